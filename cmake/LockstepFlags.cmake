@@ -1,0 +1,30 @@
+# Compiler flags for every C and C++ file of every target. The numerical contract depends on them:
+# -ffp-contract=off stops the compiler from fusing a*b+c into FMA (docs/numerics.md, rule 2), and
+# nothing here may enable fast-math. tools/contract-lint checks compile_commands.json for both.
+add_compile_options(-ffp-contract=off -fno-fast-math -Wall -Wextra)
+if(LOCKSTEP_WERROR)
+  add_compile_options(-Werror)
+endif()
+
+if(LOCKSTEP_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+if(EMSCRIPTEN)
+  if(LOCKSTEP_WASM_SIMD)
+    add_compile_options(-msimd128)
+    set(LOCKSTEP_PLATFORM "wasm-simd128")
+  else()
+    set(LOCKSTEP_PLATFORM "wasm-scalar")
+  endif()
+  # Emscripten's Node runner: no fetch of the .wasm (Node 18+ has a global fetch that cannot read
+  # files), synchronous compilation, enough memory for the test data.
+  add_link_options(-sSINGLE_FILE=1 -sWASM_ASYNC_COMPILATION=0 -sALLOW_MEMORY_GROWTH=1
+                   -sNODERAWFS=1 -sEXIT_RUNTIME=1)
+elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
+  set(LOCKSTEP_PLATFORM "aarch64")
+else()
+  set(LOCKSTEP_PLATFORM "x86_64")
+endif()
+add_compile_definitions(LOCKSTEP_PLATFORM="${LOCKSTEP_PLATFORM}")

@@ -1,0 +1,23 @@
+# Highway: the headers and the small runtime (target detection, dispatch tables) are built from
+# Debian's own source package of the installed libhwy-dev, which tools/setup.sh fetches into
+# .deps/highway. Every target (x86, AArch64, WebAssembly) then uses identical Highway code.
+set(LOCKSTEP_HIGHWAY_DIR "${PROJECT_SOURCE_DIR}/.deps/highway" CACHE PATH "Highway source tree")
+if(NOT EXISTS "${LOCKSTEP_HIGHWAY_DIR}/hwy/targets.cc")
+  message(FATAL_ERROR "Highway sources not found in ${LOCKSTEP_HIGHWAY_DIR}: run tools/setup.sh first")
+endif()
+
+add_library(lockstep_hwy STATIC
+  ${LOCKSTEP_HIGHWAY_DIR}/hwy/targets.cc
+  ${LOCKSTEP_HIGHWAY_DIR}/hwy/per_target.cc)
+target_include_directories(lockstep_hwy SYSTEM PUBLIC ${LOCKSTEP_HIGHWAY_DIR})
+set_target_properties(lockstep_hwy PROPERTIES POSITION_INDEPENDENT_CODE ON)
+
+# The target policy: every target the compiler can reach is built into one binary and chosen at
+# run time; GCC 12 marks EMU128 broken, but it builds and gives the same bits, and it is the
+# portable fallback, so it is re-enabled. AVX3_DL is included for the newest x86 chips.
+target_compile_definitions(lockstep_hwy PUBLIC HWY_COMPILE_ALL_ATTAINABLE HWY_BROKEN_EMU128=0
+                                               HWY_WANT_AVX3_DL=1)
+if(EMSCRIPTEN)
+  # WebAssembly cannot choose at run time: one module per target, each built for one target only.
+  target_compile_definitions(lockstep_hwy PUBLIC HWY_COMPILE_ONLY_STATIC=1)
+endif()

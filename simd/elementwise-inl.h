@@ -1,0 +1,136 @@
+// Per-target elementwise kernels (see elementwise.h for the semantics).
+#if defined(LOCKSTEP_SIMD_ELEMENTWISE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef LOCKSTEP_SIMD_ELEMENTWISE_INL_H_
+#undef LOCKSTEP_SIMD_ELEMENTWISE_INL_H_
+#else
+#define LOCKSTEP_SIMD_ELEMENTWISE_INL_H_
+#endif
+
+#include "hwy/highway.h"
+#include "simd/contract-inl.h"
+#include "simd/elementwise.h"
+#include "simd/loops-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lockstep {
+namespace simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <class D, class M>
+HWY_INLINE hn::Vec<D> MaskToOneZero(D d, M m) {
+  return hn::IfThenElseZero(m, hn::Set(d, 1.0f));
+}
+
+// One functor per operation; each returns contract-conforming lanes.
+struct AddFn { template <class D, class V> HWY_INLINE V operator()(D d, V a, V b) const { return Canonicalize(d, hn::Add(a, b)); } };
+struct SubFn { template <class D, class V> HWY_INLINE V operator()(D d, V a, V b) const { return Canonicalize(d, hn::Sub(a, b)); } };
+struct MulFn { template <class D, class V> HWY_INLINE V operator()(D d, V a, V b) const { return Canonicalize(d, hn::Mul(a, b)); } };
+struct DivFn { template <class D, class V> HWY_INLINE V operator()(D d, V a, V b) const { return Canonicalize(d, hn::Div(a, b)); } };
+struct MaxFn { template <class D, class V> HWY_INLINE V operator()(D d, V a, V b) const { return MaxByContract(d, a, b); } };
+struct MinFn { template <class D, class V> HWY_INLINE V operator()(D d, V a, V b) const { return MinByContract(d, a, b); } };
+struct EqFn { template <class D, class V> HWY_INLINE V operator()(D d, V a, V b) const { return MaskToOneZero(d, hn::Eq(a, b)); } };
+struct NeFn { template <class D, class V> HWY_INLINE V operator()(D d, V a, V b) const { return hn::Sub(hn::Set(d, 1.0f), MaskToOneZero(d, hn::Eq(a, b))); } };
+struct LtFn { template <class D, class V> HWY_INLINE V operator()(D d, V a, V b) const { return MaskToOneZero(d, hn::Lt(a, b)); } };
+struct LeFn { template <class D, class V> HWY_INLINE V operator()(D d, V a, V b) const { return MaskToOneZero(d, hn::Le(a, b)); } };
+struct GtFn { template <class D, class V> HWY_INLINE V operator()(D d, V a, V b) const { return MaskToOneZero(d, hn::Gt(a, b)); } };
+struct GeFn { template <class D, class V> HWY_INLINE V operator()(D d, V a, V b) const { return MaskToOneZero(d, hn::Ge(a, b)); } };
+
+struct NegFn { template <class D, class V> HWY_INLINE V operator()(D d, V a) const { return Canonicalize(d, hn::Neg(a)); } };
+struct AbsFn { template <class D, class V> HWY_INLINE V operator()(D d, V a) const { return Canonicalize(d, hn::Abs(a)); } };
+struct SqrtFn { template <class D, class V> HWY_INLINE V operator()(D d, V a) const { return Canonicalize(d, hn::Sqrt(a)); } };
+struct ReluFn {
+  template <class D, class V> HWY_INLINE V operator()(D d, V a) const {
+    return Canonicalize(d, hn::IfThenElse(hn::Or(hn::Gt(a, hn::Zero(d)), IsNaNMask(d, a)), a, hn::Zero(d)));
+  }
+};
+struct CanonicalizeFn { template <class D, class V> HWY_INLINE V operator()(D d, V a) const { return Canonicalize(d, a); } };
+struct ReciprocalFn { template <class D, class V> HWY_INLINE V operator()(D d, V a) const { return Canonicalize(d, hn::Div(hn::Set(d, 1.0f), a)); } };
+struct SquareFn { template <class D, class V> HWY_INLINE V operator()(D d, V a) const { return Canonicalize(d, hn::Mul(a, a)); } };
+
+struct SelectFn {
+  template <class D, class V> HWY_INLINE V operator()(D d, V c, V a, V b) const {
+    const auto is_false = hn::Eq(c, hn::Zero(d));  // NaN != 0, so a NaN condition is true
+    return Canonicalize(d, hn::IfThenElse(is_false, b, a));
+  }
+};
+
+// Binds one operand to a broadcast scalar.
+template <class Fn>
+struct ScalarRight {
+  Fn fn; float s;
+  template <class D, class V> HWY_INLINE V operator()(D d, V a) const { return fn(d, a, hn::Set(d, s)); }
+};
+template <class Fn>
+struct ScalarLeft {
+  Fn fn; float s;
+  template <class D, class V> HWY_INLINE V operator()(D d, V b) const { return fn(d, hn::Set(d, s), b); }
+};
+
+// Calls visit(functor) with the functor for op; one switch per call, never per element.
+template <class Visit>
+HWY_INLINE void WithBinaryFn(BinaryOp op, const Visit& visit) {
+  switch (op) {
+    case BinaryOp::kAdd: return visit(AddFn());
+    case BinaryOp::kSub: return visit(SubFn());
+    case BinaryOp::kMul: return visit(MulFn());
+    case BinaryOp::kDiv: return visit(DivFn());
+    case BinaryOp::kMax: return visit(MaxFn());
+    case BinaryOp::kMin: return visit(MinFn());
+    case BinaryOp::kEq: return visit(EqFn());
+    case BinaryOp::kNe: return visit(NeFn());
+    case BinaryOp::kLt: return visit(LtFn());
+    case BinaryOp::kLe: return visit(LeFn());
+    case BinaryOp::kGt: return visit(GtFn());
+    case BinaryOp::kGe: return visit(GeFn());
+  }
+}
+
+template <class Visit>
+HWY_INLINE void WithUnaryFn(UnaryOp op, const Visit& visit) {
+  switch (op) {
+    case UnaryOp::kNeg: return visit(NegFn());
+    case UnaryOp::kAbs: return visit(AbsFn());
+    case UnaryOp::kSqrt: return visit(SqrtFn());
+    case UnaryOp::kRelu: return visit(ReluFn());
+    case UnaryOp::kCanonicalize: return visit(CanonicalizeFn());
+    case UnaryOp::kReciprocal: return visit(ReciprocalFn());
+    case UnaryOp::kSquare: return visit(SquareFn());
+  }
+}
+
+HWY_INLINE void BinaryArraysImpl(BinaryOp op, const float* a, const float* b, float* out, size_t n) {
+  const hn::ScalableTag<float> d;
+  WithBinaryFn(op, [&](auto fn) HWY_ATTR { MapBinary(d, a, b, out, n, fn); });
+}
+
+HWY_INLINE void BinaryScalarRightImpl(BinaryOp op, const float* a, float s, float* out, size_t n) {
+  const hn::ScalableTag<float> d;
+  WithBinaryFn(op, [&](auto fn) HWY_ATTR {
+    MapUnary(d, a, out, n, ScalarRight<decltype(fn)>{fn, s});
+  });
+}
+
+HWY_INLINE void BinaryScalarLeftImpl(BinaryOp op, float s, const float* b, float* out, size_t n) {
+  const hn::ScalableTag<float> d;
+  WithBinaryFn(op, [&](auto fn) HWY_ATTR {
+    MapUnary(d, b, out, n, ScalarLeft<decltype(fn)>{fn, s});
+  });
+}
+
+HWY_INLINE void UnaryImpl(UnaryOp op, const float* a, float* out, size_t n) {
+  const hn::ScalableTag<float> d;
+  WithUnaryFn(op, [&](auto fn) HWY_ATTR { MapUnary(d, a, out, n, fn); });
+}
+
+HWY_INLINE void SelectImpl(const float* cond, const float* a, const float* b, float* out, size_t n) {
+  const hn::ScalableTag<float> d;
+  MapTernary(d, cond, a, b, out, n, SelectFn());
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace lockstep
+HWY_AFTER_NAMESPACE();
+
+#endif  // toggle guard

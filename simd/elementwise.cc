@@ -1,0 +1,74 @@
+// Dispatch for the elementwise family: compiled once per Highway target (foreach_target.h),
+// chosen once per call.
+#include "simd/elementwise.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "simd/elementwise.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "simd/elementwise-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lockstep {
+namespace simd {
+namespace HWY_NAMESPACE {
+
+void BinaryTarget(BinaryOp op, const float* a, const float* b, float* out, size_t n) {
+  BinaryArraysImpl(op, a, b, out, n);
+}
+void BinaryScalarRightTarget(BinaryOp op, const float* a, float s, float* out, size_t n) {
+  BinaryScalarRightImpl(op, a, s, out, n);
+}
+void BinaryScalarLeftTarget(BinaryOp op, float s, const float* b, float* out, size_t n) {
+  BinaryScalarLeftImpl(op, s, b, out, n);
+}
+void UnaryTarget(UnaryOp op, const float* a, float* out, size_t n) { UnaryImpl(op, a, out, n); }
+void SelectTarget(const float* cond, const float* a, const float* b, float* out, size_t n) {
+  SelectImpl(cond, a, b, out, n);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace lockstep
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace lockstep {
+namespace simd {
+
+HWY_EXPORT(BinaryTarget);
+HWY_EXPORT(BinaryScalarRightTarget);
+HWY_EXPORT(BinaryScalarLeftTarget);
+HWY_EXPORT(UnaryTarget);
+HWY_EXPORT(SelectTarget);
+
+void Binary(BinaryOp op, const float* a, const float* b, float* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(BinaryTarget)(op, a, b, out, n);
+}
+void BinaryScalarRight(BinaryOp op, const float* a, float s, float* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(BinaryScalarRightTarget)(op, a, s, out, n);
+}
+void BinaryScalarLeft(BinaryOp op, float s, const float* b, float* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(BinaryScalarLeftTarget)(op, s, b, out, n);
+}
+void Unary(UnaryOp op, const float* a, float* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(UnaryTarget)(op, a, out, n);
+}
+void Select(const float* cond, const float* a, const float* b, float* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(SelectTarget)(cond, a, b, out, n);
+}
+
+const char* BinaryOpName(BinaryOp op) {
+  static const char* const kNames[] = {"add", "sub", "mul", "div", "max", "min",
+                                       "eq",  "ne",  "lt",  "le",  "gt",  "ge"};
+  return kNames[static_cast<int>(op)];
+}
+const char* UnaryOpName(UnaryOp op) {
+  static const char* const kNames[] = {"neg", "abs", "sqrt", "relu", "canonicalize", "reciprocal",
+                                       "square"};
+  return kNames[static_cast<int>(op)];
+}
+
+}  // namespace simd
+}  // namespace lockstep
+#endif  // HWY_ONCE

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Idempotent set-up: installs everything lockstep needs from Debian's archive and the npm registry,
+# and skips what is already there. Run by `make demo` and `make test`; safe to run again.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+deps="$root/.deps"
+mkdir -p "$deps"
+
+debian_packages=(
+  build-essential cmake ninja-build pkg-config
+  libhwy-dev doctest-dev libmpfr-dev libgmp-dev
+  emscripten
+  g++-aarch64-linux-gnu qemu-user
+  python3 python3-torch python3-numpy
+  libopenblas0-openmp libopenblas-dev
+  chromium
+  dpkg-dev
+)
+
+# Node.js: keep one that is already on the machine; otherwise take Debian's.
+command -v node >/dev/null 2>&1 || debian_packages+=(nodejs npm)
+
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: Debian packages present"
+fi
+
+# Highway's runtime sources (hwy/targets.cc, per_target.cc, ...) for the AArch64 and WebAssembly
+# builds. Debian ships them compiled only for amd64, so fetch Debian's own source package through a
+# private APT configuration that mirrors this machine's binary entries as source entries.
+"$root/tools/fetch-highway-source.sh" "$deps"
+
+echo "setup: done"
