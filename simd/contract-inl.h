@@ -27,9 +27,11 @@ HWY_INLINE hn::Vec<D> CanonicalNaN(D d) {
   return hn::BitCast(d, hn::Set(du, kCanonicalNaNBits));
 }
 
+// Not Ne(v, v): Highway 1.0.3's Ne is an ordered compare on AVX2/AVX-512 (false for NaN) but an
+// unordered one on SSE4, so it differs by target. Eq is ordered everywhere.
 template <class D, class V>
 HWY_INLINE hn::Mask<D> IsNaNMask(D /*d*/, V v) {
-  return hn::Ne(v, v);
+  return hn::Not(hn::Eq(v, v));
 }
 
 // Replaces every NaN lane (any payload, any sign) by 0x7FC00000.

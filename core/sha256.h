@@ -1,0 +1,32 @@
+// SHA-256 (FIPS 180-4): model hashes are the SHA-256 of checkpoint files, and the kernel battery
+// hashes every output buffer.
+#ifndef LOCKSTEP_CORE_SHA256_H_
+#define LOCKSTEP_CORE_SHA256_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <string>
+
+namespace lockstep {
+
+class Sha256 {
+ public:
+  Sha256();
+  void Update(const void* data, size_t size);
+  // Finishes and returns the digest as 64 lowercase hex digits; the object is then spent.
+  std::string HexDigest();
+
+ private:
+  void Compress(const uint8_t* block);
+  uint32_t state_[8];
+  uint8_t buffer_[64];
+  size_t buffered_ = 0;
+  uint64_t total_bytes_ = 0;
+};
+
+std::string Sha256Hex(const void* data, size_t size);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CORE_SHA256_H_

@@ -1,0 +1,140 @@
+// Per-target GEMM: packed panels and a register-tiled microkernel of kRows x (2 vectors), the
+// K loop innermost and sequential, multiply then add (never fused).
+#if defined(LOCKSTEP_SIMD_GEMM_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef LOCKSTEP_SIMD_GEMM_INL_H_
+#undef LOCKSTEP_SIMD_GEMM_INL_H_
+#else
+#define LOCKSTEP_SIMD_GEMM_INL_H_
+#endif
+
+#include <string.h>
+
+#include "hwy/highway.h"
+#include "simd/contract-inl.h"
+#include "simd/gemm.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lockstep {
+namespace simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+constexpr size_t kGemmRows = 6;  // MR: rows of a register tile
+
+// Element (i, p) of op(A) and (p, j) of op(B).
+HWY_INLINE float ElementA(const GemmArgs& g, size_t i, size_t p) {
+  return g.trans_a ? g.a[p * g.lda + i] : g.a[i * g.lda + p];
+}
+HWY_INLINE float ElementB(const GemmArgs& g, size_t p, size_t j) {
+  return g.trans_b ? g.b[j * g.ldb + p] : g.b[p * g.ldb + j];
+}
+
+// Packs op(A)[i0 : i0+rows, p0 : p0+kc] as panels of kGemmRows rows: panel r holds, for each p,
+// kGemmRows consecutive values (zero past the last row).
+HWY_INLINE void PackA(const GemmArgs& g, size_t i0, size_t rows, size_t p0, size_t kc, float* out) {
+  for (size_t r = 0; r < rows; r += kGemmRows) {
+    const size_t valid = rows - r < kGemmRows ? rows - r : kGemmRows;
+    for (size_t p = 0; p < kc; ++p) {
+      for (size_t ii = 0; ii < kGemmRows; ++ii) {
+        *out++ = ii < valid ? ElementA(g, i0 + r + ii, p0 + p) : 0.0f;
+      }
+    }
+  }
+}
+
+// Packs op(B)[p0 : p0+kc, j0 : j0+cols] as panels of nr columns: for each p, nr consecutive
+// values (zero past the last column).
+HWY_INLINE void PackB(const GemmArgs& g, size_t p0, size_t kc, size_t j0, size_t cols, size_t nr,
+                      float* out) {
+  for (size_t c = 0; c < cols; c += nr) {
+    const size_t valid = cols - c < nr ? cols - c : nr;
+    for (size_t p = 0; p < kc; ++p) {
+      if (!g.trans_b && valid == nr) {
+        memcpy(out, g.b + (p0 + p) * g.ldb + j0 + c, nr * sizeof(float));
+        out += nr;
+        continue;
+      }
+      for (size_t jj = 0; jj < nr; ++jj) *out++ = jj < valid ? ElementB(g, p0 + p, j0 + c + jj) : 0.0f;
+    }
+  }
+}
+
+// One register tile: c[6, 2N] (+)= ap[kc, 6] x bp[kc, 2N]. `accumulate` continues the sums
+// already in c (the previous K block), otherwise they start from -0.0, the exact identity, so
+// the first step yields a0*b0 exactly.
+template <class D>
+HWY_INLINE void MicroKernel(D d, const float* HWY_RESTRICT ap, const float* HWY_RESTRICT bp,
+                            size_t kc, float* HWY_RESTRICT c, size_t ldc, bool accumulate) {
+  const size_t N = hn::Lanes(d);
+#define LOCKSTEP_GEMM_INIT(r)                                                      \
+  auto c##r##0 = accumulate ? hn::LoadU(d, c + r * ldc) : hn::Set(d, -0.0f);      \
+  auto c##r##1 = accumulate ? hn::LoadU(d, c + r * ldc + N) : hn::Set(d, -0.0f);
+  LOCKSTEP_GEMM_INIT(0) LOCKSTEP_GEMM_INIT(1) LOCKSTEP_GEMM_INIT(2)
+  LOCKSTEP_GEMM_INIT(3) LOCKSTEP_GEMM_INIT(4) LOCKSTEP_GEMM_INIT(5)
+#undef LOCKSTEP_GEMM_INIT
+  for (size_t p = 0; p < kc; ++p) {
+    const auto b0 = hn::LoadU(d, bp);
+    const auto b1 = hn::LoadU(d, bp + N);
+#define LOCKSTEP_GEMM_STEP(r)                     \
+  {                                               \
+    const auto a = hn::Set(d, ap[r]);             \
+    c##r##0 = hn::Add(c##r##0, hn::Mul(a, b0));   \
+    c##r##1 = hn::Add(c##r##1, hn::Mul(a, b1));   \
+  }
+    LOCKSTEP_GEMM_STEP(0) LOCKSTEP_GEMM_STEP(1) LOCKSTEP_GEMM_STEP(2)
+    LOCKSTEP_GEMM_STEP(3) LOCKSTEP_GEMM_STEP(4) LOCKSTEP_GEMM_STEP(5)
+#undef LOCKSTEP_GEMM_STEP
+    ap += kGemmRows;
+    bp += 2 * N;
+  }
+  // NaN payloads differ between platforms; only the canonical NaN is ever stored.
+#define LOCKSTEP_GEMM_STORE(r)                              \
+  hn::StoreU(Canonicalize(d, c##r##0), d, c + r * ldc);     \
+  hn::StoreU(Canonicalize(d, c##r##1), d, c + r * ldc + N);
+  LOCKSTEP_GEMM_STORE(0) LOCKSTEP_GEMM_STORE(1) LOCKSTEP_GEMM_STORE(2)
+  LOCKSTEP_GEMM_STORE(3) LOCKSTEP_GEMM_STORE(4) LOCKSTEP_GEMM_STORE(5)
+#undef LOCKSTEP_GEMM_STORE
+}
+
+// Computes the block C[i0 : i0+rows, j0 : j0+cols] over all of K, one K block at a time.
+// packed_a and packed_b are per-thread scratch sized by GemmScratchFloats.
+template <class D>
+HWY_INLINE void GemmBlock(D d, const GemmArgs& g, size_t i0, size_t rows, size_t j0, size_t cols,
+                          size_t kc_max, float* packed_a, float* packed_b) {
+  const size_t nr = 2 * hn::Lanes(d);
+  HWY_ALIGN float edge[kGemmRows * 2 * hn::MaxLanes(D())];
+  for (size_t p0 = 0; p0 < g.k; p0 += kc_max) {
+    const size_t kc = g.k - p0 < kc_max ? g.k - p0 : kc_max;
+    const bool accumulate = p0 != 0;
+    PackB(g, p0, kc, j0, cols, nr, packed_b);
+    PackA(g, i0, rows, p0, kc, packed_a);
+    for (size_t jr = 0; jr < cols; jr += nr) {
+      const size_t tile_cols = cols - jr < nr ? cols - jr : nr;
+      const float* bp = packed_b + jr * kc;
+      for (size_t ir = 0; ir < rows; ir += kGemmRows) {
+        const size_t tile_rows = rows - ir < kGemmRows ? rows - ir : kGemmRows;
+        const float* ap = packed_a + ir * kc;
+        float* c = g.c + (i0 + ir) * g.ldc + j0 + jr;
+        if (tile_rows == kGemmRows && tile_cols == nr) {
+          MicroKernel(d, ap, bp, kc, c, g.ldc, accumulate);
+          continue;
+        }
+        // Edge tile: run the full tile on a copy, keep only the valid part.
+        for (size_t r = 0; r < kGemmRows; ++r) {
+          for (size_t q = 0; q < nr; ++q) {
+            edge[r * nr + q] = (accumulate && r < tile_rows && q < tile_cols) ? c[r * g.ldc + q] : 0.0f;
+          }
+        }
+        MicroKernel(d, ap, bp, kc, edge, nr, accumulate);
+        for (size_t r = 0; r < tile_rows; ++r) memcpy(c + r * g.ldc, edge + r * nr, tile_cols * sizeof(float));
+      }
+    }
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace lockstep
+HWY_AFTER_NAMESPACE();
+
+#endif  // toggle guard

@@ -1,0 +1,37 @@
+// Matrix product C = op(A) * op(B), float32, row-major (docs/numerics.md, rule 4):
+// every output element sums its K products in increasing k, each product rounded and then added
+// (c = a0*b0; c = c + a1*b1; ...). Packing, blocking and threading change where data lives and
+// who computes a tile, never the order of arithmetic, so the bits are the same for every SIMD
+// target and every thread count. K == 0 gives +0.
+#ifndef LOCKSTEP_SIMD_GEMM_H_
+#define LOCKSTEP_SIMD_GEMM_H_
+
+#include <stddef.h>
+
+namespace lockstep {
+namespace simd {
+
+class ThreadPool;
+
+struct GemmArgs {
+  bool trans_a = false;  // A is stored as [k, m] (lda >= m) instead of [m, k] (lda >= k)
+  bool trans_b = false;  // B is stored as [n, k] (ldb >= k) instead of [k, n] (ldb >= n)
+  size_t m = 0, n = 0, k = 0;
+  const float* a = nullptr;
+  size_t lda = 0;
+  const float* b = nullptr;
+  size_t ldb = 0;
+  float* c = nullptr;  // [m, n], ldc >= n; must not overlap A or B
+  size_t ldc = 0;
+};
+
+// Runs on pool (the default pool when null).
+void Gemm(const GemmArgs& args, ThreadPool* pool = nullptr);
+
+// The definition, one output at a time: the reference the tests compare against.
+void GemmReference(const GemmArgs& args);
+
+}  // namespace simd
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SIMD_GEMM_H_

@@ -1,0 +1,179 @@
+// Per-target canonical reductions (order defined in reduce.h; reduce_reference.cc is the plain
+// definition). The virtual lanes live in an aligned buffer of kReduceLanes floats, covered by as
+// many hardware vectors as the target needs, so the order never depends on the vector width.
+#if defined(LOCKSTEP_SIMD_REDUCE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef LOCKSTEP_SIMD_REDUCE_INL_H_
+#undef LOCKSTEP_SIMD_REDUCE_INL_H_
+#else
+#define LOCKSTEP_SIMD_REDUCE_INL_H_
+#endif
+
+#include <string.h>
+
+#include <limits>
+
+#include <vector>
+
+#include "hwy/highway.h"
+#include "simd/contract-inl.h"
+#include "simd/reduce.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lockstep {
+namespace simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Canonical sum of one contiguous block (n <= kReduceBlock).
+HWY_INLINE float SumBlockContiguous(const float* x, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);  // a power of two <= kReduceLanes on every target
+  HWY_ALIGN float lanes[kReduceLanes];
+  for (size_t l = 0; l < kReduceLanes; l += N) hn::Store(hn::Set(d, -0.0f), d, lanes + l);
+  size_t i = 0;
+  for (; i + kReduceLanes <= n; i += kReduceLanes) {
+    for (size_t l = 0; l < kReduceLanes; l += N) {
+      hn::Store(hn::Add(hn::Load(d, lanes + l), hn::LoadU(d, x + i + l)), d, lanes + l);
+    }
+  }
+  if (i < n) {
+    HWY_ALIGN float tail[kReduceLanes];
+    for (float& t : tail) t = -0.0f;  // -0.0 leaves every lane unchanged
+    memcpy(tail, x + i, (n - i) * sizeof(float));
+    for (size_t l = 0; l < kReduceLanes; l += N) {
+      hn::Store(hn::Add(hn::Load(d, lanes + l), hn::Load(d, tail + l)), d, lanes + l);
+    }
+  }
+  // Halving tree: lane l += lane l + width, vectorised while width >= N.
+  size_t width = kReduceLanes / 2;
+  for (; width >= N; width /= 2) {
+    for (size_t l = 0; l < width; l += N) {
+      hn::Store(hn::Add(hn::Load(d, lanes + l), hn::Load(d, lanes + l + width)), d, lanes + l);
+    }
+  }
+  for (; width >= 1; width /= 2) {
+    for (size_t l = 0; l < width; ++l) lanes[l] = lanes[l] + lanes[l + width];
+  }
+  return lanes[0];
+}
+
+HWY_INLINE float SumContiguous(const float* x, size_t n) {
+  if (n == 0) return 0.0f;
+  if (n <= kReduceBlock) return SumBlockContiguous(x, n);
+  std::vector<float> blocks;
+  for (size_t start = 0; start < n; start += kReduceBlock) {
+    const size_t len = n - start < kReduceBlock ? n - start : kReduceBlock;
+    blocks.push_back(SumBlockContiguous(x + start, len));
+  }
+  return CombineBlocksPairwise(blocks.data(), blocks.size());
+}
+
+// Canonical sums of N adjacent columns at once: x points at column j of row 0, rows are `stride`
+// floats apart. lanes is scratch of kReduceLanes * N floats; writes N sums to out.
+template <class D>
+HWY_INLINE void SumBlockColumns(D d, const float* x, size_t rows, size_t stride, float* lanes,
+                                float* out) {
+  const size_t N = hn::Lanes(d);
+  for (size_t l = 0; l < kReduceLanes; ++l) hn::Store(hn::Set(d, -0.0f), d, lanes + l * N);
+  for (size_t i = 0; i < rows; ++i) {
+    float* lane = lanes + (i % kReduceLanes) * N;
+    hn::Store(hn::Add(hn::Load(d, lane), hn::LoadU(d, x + i * stride)), d, lane);
+  }
+  for (size_t width = kReduceLanes / 2; width >= 1; width /= 2) {
+    for (size_t l = 0; l < width; ++l) {
+      float* lane = lanes + l * N;
+      hn::Store(hn::Add(hn::Load(d, lane), hn::Load(d, lanes + (l + width) * N)), d, lane);
+    }
+  }
+  hn::StoreU(hn::Load(d, lanes), d, out);
+}
+
+// out[j] for j in [0, inner): canonical sum over len rows of a [len, inner] slice.
+HWY_INLINE void SumColumns(const float* x, size_t len, size_t inner, float* out) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  if (len == 0) {
+    for (size_t j = 0; j < inner; ++j) out[j] = 0.0f;
+    return;
+  }
+  const size_t num_blocks = (len + kReduceBlock - 1) / kReduceBlock;
+  HWY_ALIGN float aligned_lanes[kReduceLanes * hn::MaxLanes(hn::ScalableTag<float>())];
+  std::vector<float> block_sums(num_blocks * N);
+  std::vector<float> column(num_blocks);
+  size_t j = 0;
+  for (; j + N <= inner; j += N) {
+    for (size_t b = 0; b < num_blocks; ++b) {
+      const size_t start = b * kReduceBlock;
+      const size_t rows = len - start < kReduceBlock ? len - start : kReduceBlock;
+      SumBlockColumns(d, x + start * inner + j, rows, inner, aligned_lanes, &block_sums[b * N]);
+    }
+    if (num_blocks == 1) {
+      memcpy(out + j, block_sums.data(), N * sizeof(float));
+      continue;
+    }
+    for (size_t c = 0; c < N; ++c) {
+      for (size_t b = 0; b < num_blocks; ++b) column[b] = block_sums[b * N + c];
+      out[j + c] = CombineBlocksPairwise(column.data(), num_blocks);
+    }
+  }
+  for (; j < inner; ++j) out[j] = CanonicalSumReference(x + j, len, inner);
+}
+
+HWY_INLINE void SumAxisImpl(const float* x, size_t outer, size_t len, size_t inner, float* out) {
+  for (size_t o = 0; o < outer; ++o) {
+    if (inner == 1) {
+      out[o] = SumContiguous(x + o * len, len);
+    } else {
+      SumColumns(x + o * len * inner, len, inner, out + o * inner);
+    }
+  }
+}
+
+// Max or min (by the contract) over columns of a [len, inner] slice, or over a contiguous row.
+template <bool kMax>
+HWY_INLINE void ExtremeSlice(const float* x, size_t len, size_t inner, float* out) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const float identity = kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  auto pick = [](auto dd, auto a, auto b) HWY_ATTR {
+    return kMax ? MaxByContract(dd, a, b) : MinByContract(dd, a, b);
+  };
+  if (inner == 1) {
+    auto acc = hn::Set(d, identity);
+    size_t i = 0;
+    for (; i + N <= len; i += N) acc = pick(d, acc, hn::LoadU(d, x + i));
+    HWY_ALIGN float buf[hn::MaxLanes(hn::ScalableTag<float>())];
+    hn::Store(acc, d, buf);
+    float r = identity;
+    const hn::CappedTag<float, 1> d1;
+    for (size_t l = 0; l < N; ++l) r = hn::GetLane(pick(d1, hn::Set(d1, r), hn::Set(d1, buf[l])));
+    for (; i < len; ++i) r = hn::GetLane(pick(d1, hn::Set(d1, r), hn::Set(d1, x[i])));
+    out[0] = r;
+    return;
+  }
+  size_t j = 0;
+  for (; j + N <= inner; j += N) {
+    auto acc = hn::Set(d, identity);
+    for (size_t i = 0; i < len; ++i) acc = pick(d, acc, hn::LoadU(d, x + i * inner + j));
+    hn::StoreU(acc, d, out + j);
+  }
+  const hn::CappedTag<float, 1> d1;
+  for (; j < inner; ++j) {
+    auto acc = hn::Set(d1, identity);
+    for (size_t i = 0; i < len; ++i) acc = pick(d1, acc, hn::Set(d1, x[i * inner + j]));
+    out[j] = hn::GetLane(acc);
+  }
+}
+
+template <bool kMax>
+HWY_INLINE void ExtremeAxisImpl(const float* x, size_t outer, size_t len, size_t inner,
+                                float* out) {
+  for (size_t o = 0; o < outer; ++o) ExtremeSlice<kMax>(x + o * len * inner, len, inner, out + o * inner);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace lockstep
+HWY_AFTER_NAMESPACE();
+
+#endif  // toggle guard

@@ -1,0 +1,49 @@
+// Canonical reductions (docs/numerics.md, rule 3). The result depends only on the data, never on
+// the SIMD width or the thread count:
+//   - element i of a sequence goes to virtual lane i mod kReduceLanes; each lane adds its elements
+//     in increasing i starting from -0.0 (the exact additive identity);
+//   - the lanes are folded by a halving tree: lane l += lane l + w for w = L/2, L/4, ..., 1;
+//   - a sequence longer than kReduceBlock is cut into blocks, each reduced as above, and the block
+//     results are combined by a pairwise tree over adjacent blocks (an odd last one moves up).
+// The sum of an empty sequence is +0.0.
+//
+// Tensors are viewed as [outer, len, inner] (row-major) and reduced over the middle axis into
+// out[outer, inner]; inner == 1 is the last axis.
+#ifndef LOCKSTEP_SIMD_REDUCE_H_
+#define LOCKSTEP_SIMD_REDUCE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace lockstep {
+namespace simd {
+
+constexpr size_t kReduceLanes = 64;
+constexpr size_t kReduceBlock = 4096;
+
+// Canonical sum of x[0], x[stride], ..., x[(n-1)*stride]: the plain scalar definition, used as the
+// reference by tests and for strided leftovers.
+float CanonicalSumReference(const float* x, size_t n, size_t stride);
+
+// Combines block results in place by the pairwise tree over adjacent blocks; returns the total.
+float CombineBlocksPairwise(float* partials, size_t count);
+
+float Sum(const float* x, size_t n);
+void SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out);
+// sum / len, one float division (len converted to float, exact below 2^24).
+void MeanAxis(const float* x, size_t outer, size_t len, size_t inner, float* out);
+// Two passes: m = mean; var = sum((x - m) * (x - m)) / (len - correction). NaN when
+// len - correction <= 0.
+void VarianceAxis(const float* x, size_t outer, size_t len, size_t inner, size_t correction,
+                  float* out);
+// max/min by the contract (NaN propagates, -0 < +0); -inf / +inf for an empty axis.
+void MaxAxis(const float* x, size_t outer, size_t len, size_t inner, float* out);
+void MinAxis(const float* x, size_t outer, size_t len, size_t inner, float* out);
+// Index of the maximum in the same order as MaxAxis (the first NaN if any; +0 beats -0); the
+// lowest index among equals. 0 for an empty axis.
+void ArgmaxAxis(const float* x, size_t outer, size_t len, size_t inner, int64_t* out);
+
+}  // namespace simd
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SIMD_REDUCE_H_

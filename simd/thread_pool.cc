@@ -1,0 +1,100 @@
+#include "simd/thread_pool.h"
+
+#include <stdlib.h>
+
+#include <memory>
+
+namespace lockstep {
+namespace simd {
+
+ThreadPool::ThreadPool(size_t num_threads) {
+#ifdef __EMSCRIPTEN__
+  num_threads = 1;  // the WebAssembly builds are single-threaded
+#endif
+  for (size_t w = 1; w < num_threads; ++w) workers_.emplace_back([this, w] { WorkerLoop(w); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  work_ready_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void ThreadPool::RunTasks(size_t worker) {
+  for (;;) {
+    const size_t index = next_.fetch_add(1);
+    if (index >= count_) return;
+    (*task_)(index, worker);
+  }
+}
+
+void ThreadPool::WorkerLoop(size_t worker) {
+  size_t seen_generation = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      work_ready_.wait(lock, [&] { return stopping_ || generation_ != seen_generation; });
+      if (stopping_) return;
+      seen_generation = generation_;
+    }
+    RunTasks(worker);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--busy_workers_ == 0) work_done_.notify_one();
+    }
+  }
+}
+
+void ThreadPool::ParallelFor(size_t count, const std::function<void(size_t, size_t)>& task) {
+  if (workers_.empty() || count <= 1) {
+    for (size_t i = 0; i < count; ++i) task(i, 0);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    task_ = &task;
+    count_ = count;
+    next_.store(0);
+    busy_workers_ = workers_.size();
+    ++generation_;
+  }
+  work_ready_.notify_all();
+  RunTasks(0);
+  std::unique_lock<std::mutex> lock(mutex_);
+  work_done_.wait(lock, [&] { return busy_workers_ == 0; });
+  task_ = nullptr;
+}
+
+namespace {
+
+size_t ThreadCountFromEnvironment() {
+  if (const char* env = getenv("LOCKSTEP_NUM_THREADS")) {
+    const long n = strtol(env, nullptr, 10);
+    if (n >= 1 && n <= 1024) return static_cast<size_t>(n);
+  }
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : hw;
+}
+
+std::unique_ptr<ThreadPool>& DefaultPoolSlot() {
+  static std::unique_ptr<ThreadPool> pool;
+  return pool;
+}
+
+}  // namespace
+
+ThreadPool& DefaultThreadPool() {
+  std::unique_ptr<ThreadPool>& pool = DefaultPoolSlot();
+  if (!pool) pool = std::make_unique<ThreadPool>(ThreadCountFromEnvironment());
+  return *pool;
+}
+
+void SetDefaultThreadCount(size_t num_threads) {
+  DefaultPoolSlot() = std::make_unique<ThreadPool>(num_threads < 1 ? 1 : num_threads);
+}
+
+}  // namespace simd
+}  // namespace lockstep

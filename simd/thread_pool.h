@@ -1,0 +1,57 @@
+// A fixed pool of worker threads for kernels that parallelise over independent outputs. Which
+// thread runs a task never changes a result: every task owns its outputs and computes them in the
+// contract's fixed order (docs/numerics.md, rule 4).
+#ifndef LOCKSTEP_SIMD_THREAD_POOL_H_
+#define LOCKSTEP_SIMD_THREAD_POOL_H_
+
+#include <stddef.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace lockstep {
+namespace simd {
+
+class ThreadPool {
+ public:
+  // num_threads counts the calling thread; 1 runs everything inline and starts no thread.
+  explicit ThreadPool(size_t num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  size_t num_threads() const { return workers_.size() + 1; }
+
+  // Runs task(index, worker) for every index in [0, count) and returns when all are done.
+  // worker in [0, num_threads()) identifies per-thread scratch space.
+  void ParallelFor(size_t count, const std::function<void(size_t index, size_t worker)>& task);
+
+ private:
+  void WorkerLoop(size_t worker);
+  void RunTasks(size_t worker);
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable work_ready_, work_done_;
+  const std::function<void(size_t, size_t)>* task_ = nullptr;
+  size_t count_ = 0;
+  std::atomic<size_t> next_{0};
+  size_t busy_workers_ = 0;
+  size_t generation_ = 0;
+  bool stopping_ = false;
+};
+
+// The pool kernels use unless given one. Its size comes from SetDefaultThreadCount, else the
+// LOCKSTEP_NUM_THREADS environment variable, else the number of hardware threads (always 1 in
+// WebAssembly).
+ThreadPool& DefaultThreadPool();
+void SetDefaultThreadCount(size_t num_threads);
+
+}  // namespace simd
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SIMD_THREAD_POOL_H_

@@ -1,0 +1,27 @@
+// The kernel battery: every kernel family run on fixed inputs, its outputs kept as bytes so that
+// they can be hashed, written to a file, and compared element by element across platforms.
+#ifndef LOCKSTEP_TESTS_BATTERY_BATTERY_CASES_H_
+#define LOCKSTEP_TESTS_BATTERY_BATTERY_CASES_H_
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+namespace lockstep {
+namespace battery {
+
+struct KernelOutput {
+  std::string name;
+  std::vector<uint8_t> bytes;  // every output element of every case, in order
+
+  void Append(const void* data, size_t size);
+};
+
+// Runs every kernel on the currently dispatched SIMD target.
+std::vector<KernelOutput> RunBattery();
+
+}  // namespace battery
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_TESTS_BATTERY_BATTERY_CASES_H_

@@ -1,0 +1,247 @@
+// The kernel battery runner: runs every kernel on each SIMD target (one at a time, forced), hashes
+// each kernel's outputs with SHA-256 and compares them with the golden file. Prints one line per
+// target, `platform target hash ok|MISMATCH`, names the first kernel and element that differ, and
+// ends with `N passed, M failed`.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/contract.h"
+#include "core/fp_environment.h"
+#include "core/sha256.h"
+#include "simd/targets.h"
+#include "simd/thread_pool.h"
+#include "tests/battery/battery_cases.h"
+
+namespace lockstep {
+namespace battery {
+namespace {
+
+struct Hashes {
+  std::vector<std::pair<std::string, std::string>> per_kernel;
+  std::string total;
+};
+
+Hashes HashOutputs(const std::vector<KernelOutput>& outputs) {
+  Hashes h;
+  Sha256 total;
+  for (const KernelOutput& k : outputs) {
+    const std::string digest = Sha256Hex(k.bytes.data(), k.bytes.size());
+    h.per_kernel.emplace_back(k.name, digest);
+    const std::string line = k.name + " " + digest + "\n";
+    total.Update(line.data(), line.size());
+  }
+  h.total = total.HexDigest();
+  return h;
+}
+
+std::string GoldenText(const Hashes& h) {
+  std::ostringstream out;
+  out << "# lockstep kernel battery, contract version " << kContractVersion << "\n";
+  for (const auto& [name, digest] : h.per_kernel) out << "kernel " << name << " " << digest << "\n";
+  out << "total " << h.total << "\n";
+  return out.str();
+}
+
+bool ReadGolden(const std::string& path, std::map<std::string, std::string>* kernels,
+                std::string* total) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string kind, name, digest;
+    words >> kind;
+    if (kind == "kernel" && (words >> name >> digest)) (*kernels)[name] = digest;
+    if (kind == "total") words >> *total;
+  }
+  return !total->empty();
+}
+
+// Names the first element where two outputs of one kernel differ.
+std::string FirstDifference(const KernelOutput& got, const KernelOutput& want) {
+  const size_t n = got.bytes.size() < want.bytes.size() ? got.bytes.size() : want.bytes.size();
+  for (size_t i = 0; i + 4 <= n; i += 4) {
+    uint32_t g, w;
+    memcpy(&g, &got.bytes[i], 4);
+    memcpy(&w, &want.bytes[i], 4);
+    if (g != w) {
+      char buf[160];
+      snprintf(buf, sizeof(buf), "kernel %s, element %zu: 0x%08x (%.9g), expected 0x%08x (%.9g)",
+               got.name.c_str(), i / 4, g, *reinterpret_cast<const float*>(&got.bytes[i]), w,
+               *reinterpret_cast<const float*>(&want.bytes[i]));
+      return buf;
+    }
+  }
+  if (got.bytes.size() != want.bytes.size()) {
+    return "kernel " + got.name + ": " + std::to_string(got.bytes.size()) + " output bytes, expected " +
+           std::to_string(want.bytes.size());
+  }
+  return "kernel " + got.name + ": no element differs";
+}
+
+void WriteDump(const std::string& path, const std::vector<KernelOutput>& outputs) {
+  std::ofstream out(path, std::ios::binary);
+  for (const KernelOutput& k : outputs) {
+    const uint64_t size = k.bytes.size();
+    out << k.name << '\n';
+    out.write(reinterpret_cast<const char*>(&size), 8);
+    out.write(reinterpret_cast<const char*>(k.bytes.data()), static_cast<std::streamsize>(size));
+  }
+}
+
+std::vector<KernelOutput> ReadDump(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<KernelOutput> outputs;
+  std::string name;
+  while (std::getline(in, name)) {
+    uint64_t size = 0;
+    in.read(reinterpret_cast<char*>(&size), 8);
+    if (!in || size > (uint64_t{1} << 32)) break;
+    KernelOutput k{name, std::vector<uint8_t>(size)};
+    in.read(reinterpret_cast<char*>(k.bytes.data()), static_cast<std::streamsize>(size));
+    outputs.push_back(std::move(k));
+  }
+  return outputs;
+}
+
+int CompareDumps(const std::string& a_path, const std::string& b_path) {
+  const std::vector<KernelOutput> a = ReadDump(a_path), b = ReadDump(b_path);
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (a[i].bytes != b[i].bytes || a[i].name != b[i].name) {
+      printf("first difference: %s\n", FirstDifference(a[i], b[i]).c_str());
+      return 1;
+    }
+  }
+  if (a.size() != b.size()) {
+    printf("first difference: %zu kernels vs %zu\n", a.size(), b.size());
+    return 1;
+  }
+  printf("no difference (%zu kernels)\n", a.size());
+  return 0;
+}
+
+int Usage(const char* message) {
+  fprintf(stderr,
+          "%s\nusage: lockstep_battery [--golden FILE] [--target NAME|all] [--platform LABEL]\n"
+          "                        [--threads N] [--dump FILE] [--write-golden FILE]\n"
+          "       lockstep_battery --list-targets\n"
+          "       lockstep_battery --compare-dumps A B\n",
+          message);
+  return 2;
+}
+
+int Main(int argc, char** argv) {
+  std::string golden_path, target_name = "all", platform = LOCKSTEP_PLATFORM, dump_path,
+                           write_golden_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        Usage(("missing value after " + arg).c_str());
+        exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--golden") golden_path = value();
+    else if (arg == "--target") target_name = value();
+    else if (arg == "--platform") platform = value();
+    else if (arg == "--dump") dump_path = value();
+    else if (arg == "--write-golden") write_golden_path = value();
+    else if (arg == "--threads") simd::SetDefaultThreadCount(strtoul(value().c_str(), nullptr, 10));
+    else if (arg == "--list-targets") {
+      for (const simd::Target& t : simd::RunnableTargets()) printf("%s\n", t.name.c_str());
+      return 0;
+    } else if (arg == "--compare-dumps") {
+      const std::string a = value(), b = value();
+      return CompareDumps(a, b);
+    } else {
+      return Usage(("unknown argument: " + arg).c_str());
+    }
+  }
+  RequireContractFloatingPoint();
+
+  std::map<std::string, std::string> golden_kernels;
+  std::string golden_total;
+  if (!golden_path.empty() && !ReadGolden(golden_path, &golden_kernels, &golden_total)) {
+    fprintf(stderr, "cannot read the golden file %s\n", golden_path.c_str());
+    return 2;
+  }
+
+  std::vector<simd::Target> targets;
+  for (const simd::Target& t : simd::RunnableTargets()) {
+    if (target_name == "all" || target_name == t.name) targets.push_back(t);
+  }
+  if (targets.empty()) {
+    fprintf(stderr, "target %s is not runnable here; runnable:", target_name.c_str());
+    for (const simd::Target& t : simd::RunnableTargets()) fprintf(stderr, " %s", t.name.c_str());
+    fprintf(stderr, "\n");
+    return 2;
+  }
+
+  int passed = 0, failed = 0;
+  std::vector<KernelOutput> first_outputs;
+  Hashes first_hashes;
+  for (const simd::Target& t : targets) {
+    simd::ForceTarget(t.bits);
+    const std::vector<KernelOutput> outputs = RunBattery();
+    const Hashes h = HashOutputs(outputs);
+    std::string verdict = "ok", detail;
+    if (!golden_total.empty() && h.total != golden_total) {
+      verdict = "MISMATCH";
+      for (size_t k = 0; k < h.per_kernel.size(); ++k) {
+        const auto& [name, digest] = h.per_kernel[k];
+        if (golden_kernels[name] == digest) continue;
+        detail = "first differing kernel: " + name;
+        // Name the element when another target of this run reproduced the golden kernel.
+        if (!first_outputs.empty() && first_hashes.per_kernel[k].second == golden_kernels[name]) {
+          detail = FirstDifference(outputs[k], first_outputs[k]);
+        }
+        break;
+      }
+    } else if (golden_total.empty() && !first_outputs.empty() && h.total != first_hashes.total) {
+      verdict = "MISMATCH";
+      for (size_t k = 0; k < outputs.size(); ++k) {
+        if (outputs[k].bytes != first_outputs[k].bytes) {
+          detail = FirstDifference(outputs[k], first_outputs[k]) + " (vs " + targets[0].name + ")";
+          break;
+        }
+      }
+    }
+    printf("%s %s %s %s\n", platform.c_str(), t.name.c_str(), h.total.c_str(), verdict.c_str());
+    if (!detail.empty()) printf("  %s\n", detail.c_str());
+    fflush(stdout);
+    (verdict == "ok" ? passed : failed)++;
+    if (first_outputs.empty()) {
+      first_outputs = outputs;
+      first_hashes = h;
+      if (!write_golden_path.empty()) {
+        std::ofstream(write_golden_path) << GoldenText(h);
+        printf("wrote %s\n", write_golden_path.c_str());
+      }
+    }
+    if (!dump_path.empty()) WriteDump(dump_path, outputs);
+  }
+  simd::ForceTarget(0);
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace battery
+}  // namespace lockstep
+
+int main(int argc, char** argv) {
+  try {
+    return lockstep::battery::Main(argc, argv);
+  } catch (const std::exception& e) {
+    fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,157 @@
+// Every elementwise kernel against a plain scalar statement of its contract, on every target,
+// for every count from 0 to past two of the widest vectors and at misaligned offsets.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "simd/elementwise.h"
+#include "tests/unit/float_bits.h"
+#include "tests/unit/for_each_target.h"
+
+namespace lockstep {
+namespace {
+
+using simd::BinaryOp;
+using simd::UnaryOp;
+using testing::Bits;
+using testing::FromBits;
+
+constexpr uint32_t kNaN = 0x7FC00000u;
+
+float Canonical(float x) { return x != x ? FromBits(kNaN) : x; }
+
+float MaxRef(float a, float b) {
+  if (a != a || b != b) return FromBits(kNaN);
+  if (a == b) return FromBits(Bits(a) & Bits(b));  // +0 wins over -0
+  return a > b ? a : b;
+}
+float MinRef(float a, float b) {
+  if (a != a || b != b) return FromBits(kNaN);
+  if (a == b) return FromBits(Bits(a) | Bits(b));  // -0 wins over +0
+  return a < b ? a : b;
+}
+
+float BinaryRef(BinaryOp op, float a, float b) {
+  switch (op) {
+    case BinaryOp::kAdd: return Canonical(a + b);
+    case BinaryOp::kSub: return Canonical(a - b);
+    case BinaryOp::kMul: return Canonical(a * b);
+    case BinaryOp::kDiv: return Canonical(a / b);
+    case BinaryOp::kMax: return MaxRef(a, b);
+    case BinaryOp::kMin: return MinRef(a, b);
+    case BinaryOp::kEq: return a == b ? 1.0f : 0.0f;
+    case BinaryOp::kNe: return a != b ? 1.0f : 0.0f;
+    case BinaryOp::kLt: return a < b ? 1.0f : 0.0f;
+    case BinaryOp::kLe: return a <= b ? 1.0f : 0.0f;
+    case BinaryOp::kGt: return a > b ? 1.0f : 0.0f;
+    case BinaryOp::kGe: return a >= b ? 1.0f : 0.0f;
+  }
+  return 0.0f;
+}
+
+float UnaryRef(UnaryOp op, float a) {
+  switch (op) {
+    case UnaryOp::kNeg: return Canonical(FromBits(Bits(a) ^ 0x80000000u));
+    case UnaryOp::kAbs: return Canonical(FromBits(Bits(a) & 0x7FFFFFFFu));
+    case UnaryOp::kSqrt: return Canonical(__builtin_sqrtf(a));
+    case UnaryOp::kRelu: return a != a ? FromBits(kNaN) : (a > 0.0f ? a : 0.0f);
+    case UnaryOp::kCanonicalize: return Canonical(a);
+    case UnaryOp::kReciprocal: return Canonical(1.0f / a);
+    case UnaryOp::kSquare: return Canonical(a * a);
+  }
+  return 0.0f;
+}
+
+const BinaryOp kBinaryOps[] = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv,
+                               BinaryOp::kMax, BinaryOp::kMin, BinaryOp::kEq,  BinaryOp::kNe,
+                               BinaryOp::kLt,  BinaryOp::kLe,  BinaryOp::kGt,  BinaryOp::kGe};
+const UnaryOp kUnaryOps[] = {UnaryOp::kNeg,          UnaryOp::kAbs,        UnaryOp::kSqrt,
+                             UnaryOp::kRelu,         UnaryOp::kCanonicalize, UnaryOp::kReciprocal,
+                             UnaryOp::kSquare};
+
+constexpr size_t kMaxCount = 2 * 64 + 3;  // past two vectors of the widest target (SVE 2048)
+
+TEST_CASE("binary kernels match the scalar contract on every target, count and offset") {
+  const std::vector<float> a = testing::MixedValues(kMaxCount + 4, 1);
+  const std::vector<float> b = testing::MixedValues(kMaxCount + 4, 2);
+  testing::ForEachTarget([&](const simd::Target&) {
+    for (BinaryOp op : kBinaryOps) {
+      INFO("op " << simd::BinaryOpName(op));
+      for (size_t offset = 0; offset < 4; ++offset) {
+        for (size_t n = 0; n <= kMaxCount; ++n) {
+          std::vector<float> out(n + 1, 42.0f);
+          simd::Binary(op, a.data() + offset, b.data() + offset, out.data(), n);
+          for (size_t i = 0; i < n; ++i) {
+            const float want = BinaryRef(op, a[offset + i], b[offset + i]);
+            if (Bits(out[i]) != Bits(want)) {
+              FAIL_CHECK("n=" << n << " offset=" << offset << " i=" << i << " a=" << a[offset + i]
+                              << " b=" << b[offset + i] << " got bits " << Bits(out[i])
+                              << " want " << Bits(want));
+            }
+          }
+          CHECK(out[n] == 42.0f);  // nothing written past the end
+          std::vector<float> right(n), left(n);
+          simd::BinaryScalarRight(op, a.data() + offset, b[0], right.data(), n);
+          simd::BinaryScalarLeft(op, b[1], a.data() + offset, left.data(), n);
+          for (size_t i = 0; i < n; ++i) {
+            CHECK(Bits(right[i]) == Bits(BinaryRef(op, a[offset + i], b[0])));
+            CHECK(Bits(left[i]) == Bits(BinaryRef(op, b[1], a[offset + i])));
+          }
+        }
+      }
+    }
+  });
+}
+
+TEST_CASE("unary kernels and select match the scalar contract on every target") {
+  const std::vector<float> a = testing::MixedValues(kMaxCount + 4, 3);
+  const std::vector<float> b = testing::MixedValues(kMaxCount + 4, 4);
+  const std::vector<float> cond = testing::MixedValues(kMaxCount + 4, 5);
+  testing::ForEachTarget([&](const simd::Target&) {
+    for (size_t offset = 0; offset < 4; ++offset) {
+      for (size_t n = 0; n <= kMaxCount; ++n) {
+        for (UnaryOp op : kUnaryOps) {
+          std::vector<float> out(n);
+          simd::Unary(op, a.data() + offset, out.data(), n);
+          for (size_t i = 0; i < n; ++i) {
+            INFO("op " << simd::UnaryOpName(op) << " x=" << a[offset + i]);
+            CHECK(Bits(out[i]) == Bits(UnaryRef(op, a[offset + i])));
+          }
+        }
+        std::vector<float> out(n);
+        simd::Select(cond.data() + offset, a.data(), b.data() + offset, out.data(), n);
+        for (size_t i = 0; i < n; ++i) {
+          const float want = Canonical(cond[offset + i] != 0.0f ? a[i] : b[offset + i]);
+          CHECK(Bits(out[i]) == Bits(want));
+        }
+      }
+    }
+  });
+}
+
+TEST_CASE("special values follow the contract exactly") {
+  const float nan = FromBits(0xFFC00001u), pz = 0.0f, nz = -0.0f, inf = FromBits(0x7F800000u);
+  float out;
+  simd::Binary(BinaryOp::kMax, &pz, &nz, &out, 1);
+  CHECK(Bits(out) == 0x00000000u);  // max(+0, -0) = +0
+  simd::Binary(BinaryOp::kMin, &pz, &nz, &out, 1);
+  CHECK(Bits(out) == 0x80000000u);  // min(+0, -0) = -0
+  const float one = 1.0f;
+  simd::Binary(BinaryOp::kMax, &one, &nan, &out, 1);
+  CHECK(Bits(out) == kNaN);  // NaN propagates (NEON's fmax would give 1)
+  simd::Binary(BinaryOp::kSub, &inf, &inf, &out, 1);
+  CHECK(Bits(out) == kNaN);  // x86 would give 0xFFC00000
+  simd::Unary(UnaryOp::kRelu, &nz, &out, 1);
+  CHECK(Bits(out) == 0x00000000u);  // ReLU(-0) = +0
+  simd::Unary(UnaryOp::kRelu, &nan, &out, 1);
+  CHECK(Bits(out) == kNaN);
+  const float tiny = FromBits(0x00000001u), half = 0.5f;
+  simd::Binary(BinaryOp::kMul, &tiny, &half, &out, 1);
+  CHECK(Bits(out) == 0x00000000u);  // ties-to-even into zero, not a flush
+  const float smallest_normal = FromBits(0x00800000u);
+  simd::Binary(BinaryOp::kMul, &smallest_normal, &half, &out, 1);
+  CHECK(Bits(out) == 0x00400000u);  // subnormal result kept
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,82 @@
+// GEMM against the one-output-at-a-time definition: bit-identical for all four transpose
+// combinations, edge sizes, every target and 1, 2, 3 and 8 threads.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "simd/gemm.h"
+#include "simd/thread_pool.h"
+#include "tests/unit/float_bits.h"
+#include "tests/unit/for_each_target.h"
+
+namespace lockstep {
+namespace {
+
+using testing::Bits;
+
+struct Problem {
+  bool trans_a, trans_b;
+  size_t m, n, k;
+};
+
+// Runs one product with padded leading dimensions; returns C.
+std::vector<float> Run(const Problem& p, bool reference, simd::ThreadPool* pool) {
+  const size_t lda = (p.trans_a ? p.m : p.k) + 3, ldb = (p.trans_b ? p.k : p.n) + 1, ldc = p.n + 2;
+  const std::vector<float> a = testing::MixedValues((p.trans_a ? p.k : p.m) * lda, 7);
+  const std::vector<float> b = testing::MixedValues((p.trans_b ? p.n : p.k) * ldb, 8);
+  std::vector<float> c(p.m * ldc, 99.0f);
+  simd::GemmArgs g;
+  g.trans_a = p.trans_a; g.trans_b = p.trans_b;
+  g.m = p.m; g.n = p.n; g.k = p.k;
+  g.a = a.data(); g.lda = lda; g.b = b.data(); g.ldb = ldb; g.c = c.data(); g.ldc = ldc;
+  if (reference) {
+    simd::GemmReference(g);
+  } else {
+    simd::Gemm(g, pool);
+  }
+  return c;
+}
+
+void ExpectSame(const std::vector<float>& got, const std::vector<float>& want, const Problem& p) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (Bits(got[i]) != Bits(want[i]) && !(got[i] != got[i] && want[i] != want[i])) {
+      FAIL("m=" << p.m << " n=" << p.n << " k=" << p.k << " ta=" << p.trans_a << " tb=" << p.trans_b
+                << " element " << i << ": " << got[i] << " vs " << want[i]);
+    }
+  }
+}
+
+TEST_CASE("gemm equals the definition for all transposes, edge sizes and targets") {
+  std::vector<Problem> problems;
+  for (int t = 0; t < 4; ++t) {
+    const bool ta = t & 1, tb = t & 2;
+    const size_t shapes[][3] = {{1, 1, 1},  {5, 7, 3},   {6, 16, 9},  {13, 33, 17},
+                                {48, 256, 40}, {50, 260, 300}, {7, 1, 600}, {1, 70, 5}, {3, 4, 0}};
+    for (const auto& s : shapes) problems.push_back({ta, tb, s[0], s[1], s[2]});
+  }
+  testing::ForEachTarget([&](const simd::Target&) {
+    for (const Problem& p : problems) ExpectSame(Run(p, false, nullptr), Run(p, true, nullptr), p);
+  });
+}
+
+TEST_CASE("gemm gives the same bits for 1, 2, 3 and 8 threads") {
+  const Problem p{false, true, 131, 300, 257};
+  const std::vector<float> want = Run(p, true, nullptr);
+  for (size_t threads : {1, 2, 3, 8}) {
+    simd::ThreadPool pool(threads);
+    INFO("threads " << threads);
+    ExpectSame(Run(p, false, &pool), want, p);
+  }
+}
+
+TEST_CASE("K == 0 gives +0") {
+  const Problem p{false, false, 3, 4, 0};
+  const std::vector<float> c = Run(p, false, nullptr);
+  for (size_t i = 0; i < 3; ++i) {
+    for (size_t j = 0; j < 4; ++j) CHECK(Bits(c[i * 6 + j]) == 0u);
+  }
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,131 @@
+// Canonical reductions against the plain definition (reduce_reference.cc) on every target:
+// contiguous and strided paths, blocks, and the special-value rules.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "simd/reduce.h"
+#include "tests/unit/float_bits.h"
+#include "tests/unit/for_each_target.h"
+
+namespace lockstep {
+namespace {
+
+using testing::Bits;
+using testing::FromBits;
+
+std::vector<float> Ordinary(size_t n, uint32_t seed) {
+  std::vector<float> v = testing::MixedValues(n, seed);
+  for (float& x : v) {
+    if (x != x || x - x != 0.0f) x = 1.5f;  // keep sums finite so order differences show
+  }
+  return v;
+}
+
+TEST_CASE("sum follows the canonical order on every target") {
+  const size_t sizes[] = {0,   1,   2,   3,    7,    15,   16,   17,   63,   64,   65,    127,
+                          128, 129, 191, 200,  1000, 4095, 4096, 4097, 8192, 9001, 20000, 70001};
+  const std::vector<float> x = Ordinary(70001 + 3, 11);
+  testing::ForEachTarget([&](const simd::Target&) {
+    for (size_t n : sizes) {
+      for (size_t offset = 0; offset < 3; ++offset) {
+        const float got = simd::Sum(x.data() + offset, n);
+        const float want = simd::CanonicalSumReference(x.data() + offset, n, 1);
+        INFO("n=" << n << " offset=" << offset);
+        CHECK(Bits(got) == Bits(want));
+      }
+    }
+  });
+}
+
+TEST_CASE("the canonical order is not the sequential order") {
+  // 1 + 2^-24 * 64 sequentially loses every small term; lane-wise it keeps them.
+  std::vector<float> x(65, 0x1p-24f);
+  x[0] = 1.0f;
+  float sequential = -0.0f;
+  for (float v : x) sequential += v;
+  CHECK(sequential == 1.0f);
+  // Lane 0 holds 1 + 2^-24 -> 1 (tie to even); lanes 1..63 hold 2^-24 each and the halving tree
+  // adds them in exact power-of-two groups before they meet lane 0, so most of them survive.
+  const float canonical = simd::Sum(x.data(), x.size());
+  CHECK(canonical > 1.0f);
+  CHECK(Bits(canonical) == Bits(simd::CanonicalSumReference(x.data(), x.size(), 1)));
+}
+
+TEST_CASE("axis sums equal the contiguous sums of the same columns") {
+  const size_t shapes[][3] = {{1, 5, 1},  {2, 3, 7},   {3, 64, 9},  {2, 130, 33},
+                              {1, 4100, 17}, {2, 1, 40}, {1, 0, 5}};
+  for (const auto& s : shapes) {
+    const size_t outer = s[0], len = s[1], inner = s[2];
+    const std::vector<float> x = Ordinary(outer * len * inner, 21);
+    testing::ForEachTarget([&](const simd::Target&) {
+      std::vector<float> out(outer * inner);
+      simd::SumAxis(x.data(), outer, len, inner, out.data());
+      for (size_t o = 0; o < outer; ++o) {
+        for (size_t j = 0; j < inner; ++j) {
+          const float want = simd::CanonicalSumReference(x.data() + o * len * inner + j, len, inner);
+          INFO("shape " << outer << "x" << len << "x" << inner << " o=" << o << " j=" << j);
+          CHECK(Bits(out[o * inner + j]) == Bits(want));
+        }
+      }
+    });
+  }
+}
+
+TEST_CASE("empty sums are +0 and -0 sums stay -0") {
+  CHECK(Bits(simd::Sum(nullptr, 0)) == 0u);
+  const float zeros[3] = {-0.0f, -0.0f, -0.0f};
+  CHECK(Bits(simd::Sum(zeros, 3)) == 0x80000000u);
+}
+
+TEST_CASE("max, min and argmax follow the special-value rules") {
+  const float nan = FromBits(0xFFC00123u);
+  testing::ForEachTarget([&](const simd::Target&) {
+    std::vector<float> x(37, -5.0f);
+    x[20] = -0.0f;
+    x[30] = 0.0f;
+    float m;
+    int64_t arg;
+    simd::MaxAxis(x.data(), 1, x.size(), 1, &m);
+    simd::ArgmaxAxis(x.data(), 1, x.size(), 1, &arg);
+    CHECK(Bits(m) == 0u);
+    CHECK(arg == 30);  // +0 beats -0
+    simd::MinAxis(x.data(), 1, x.size(), 1, &m);
+    CHECK(m == -5.0f);
+    x[25] = nan;
+    x[33] = nan;
+    simd::MaxAxis(x.data(), 1, x.size(), 1, &m);
+    simd::ArgmaxAxis(x.data(), 1, x.size(), 1, &arg);
+    CHECK(Bits(m) == 0x7FC00000u);
+    CHECK(arg == 25);  // the first NaN
+    const float ties[4] = {2.0f, 7.0f, 7.0f, 1.0f};
+    simd::ArgmaxAxis(ties, 1, 4, 1, &arg);
+    CHECK(arg == 1);  // lowest index among equals
+    // Over a middle axis: [2, 3, 5], max over the 3.
+    std::vector<float> y = Ordinary(30, 5);
+    std::vector<float> out(10);
+    simd::MaxAxis(y.data(), 2, 3, 5, out.data());
+    for (size_t o = 0; o < 2; ++o) {
+      for (size_t j = 0; j < 5; ++j) {
+        float want = y[o * 15 + j];
+        for (size_t i = 1; i < 3; ++i) want = y[o * 15 + i * 5 + j] > want ? y[o * 15 + i * 5 + j] : want;
+        CHECK(out[o * 5 + j] == want);
+      }
+    }
+  });
+}
+
+TEST_CASE("mean and variance use the documented formulas") {
+  const float x[4] = {1.0f, 2.0f, 3.0f, 5.0f};
+  float mean, var;
+  simd::MeanAxis(x, 1, 4, 1, &mean);
+  CHECK(mean == 2.75f);
+  simd::VarianceAxis(x, 1, 4, 1, 1, &var);
+  // deviations: -1.75, -0.75, 0.25, 2.25; squares sum to 8.75; / 3
+  CHECK(var == 8.75f / 3.0f);
+  simd::VarianceAxis(x, 1, 1, 1, 1, &var);
+  CHECK(Bits(var) == 0x7FC00000u);  // one element, correction 1: no variance
+}
+
+}  // namespace
+}  // namespace lockstep
