@@ -28,6 +28,7 @@ std::string DescribeFloatingPointProblem() {
   if ((fpcr >> 22) & 3u) add("the rounding mode is not round-to-nearest (FPCR.RMode)");
 #else
   // WebAssembly has no floating-point control state: always round-to-nearest, never flushing.
+  (void)add;
 #endif
   return problems;
 }

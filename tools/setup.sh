@@ -38,4 +38,10 @@ fi
 # private APT configuration that mirrors this machine's binary entries as source entries.
 "$root/tools/fetch-highway-source.sh" "$deps"
 
+# doctest is header-only; the cross and WebAssembly builds must not see /usr/include, so they
+# take a private copy of just its header.
+if [ ! -f "$deps/doctest/doctest/doctest.h" ]; then
+  mkdir -p "$deps/doctest" && cp -r /usr/include/doctest "$deps/doctest/"
+fi
+
 echo "setup: done"
