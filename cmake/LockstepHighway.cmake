@@ -17,7 +17,5 @@ set_target_properties(lockstep_hwy PROPERTIES POSITION_INDEPENDENT_CODE ON)
 # portable fallback, so it is re-enabled. AVX3_DL is included for the newest x86 chips.
 target_compile_definitions(lockstep_hwy PUBLIC HWY_COMPILE_ALL_ATTAINABLE HWY_BROKEN_EMU128=0
                                                HWY_WANT_AVX3_DL=1)
-if(EMSCRIPTEN)
-  # WebAssembly cannot choose at run time: one module per target, each built for one target only.
-  target_compile_definitions(lockstep_hwy PUBLIC HWY_COMPILE_ONLY_STATIC=1)
-endif()
+# WebAssembly cannot choose at run time: one module per target, each kernel family compiled for
+# that target only (simd/CMakeLists.txt sets HWY_COMPILE_ONLY_STATIC per source).

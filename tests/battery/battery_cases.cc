@@ -4,8 +4,10 @@
 
 #include "simd/elementwise.h"
 #include "simd/gemm.h"
+#include "simd/math.h"
 #include "simd/philox.h"
 #include "simd/reduce.h"
+#include "simd/softmax.h"
 #include "simd/thread_pool.h"
 #include "tests/battery/battery_inputs.h"
 
@@ -151,6 +153,56 @@ void GemmCases(std::vector<KernelOutput>& outputs) {
   }
 }
 
+void MathCases(std::vector<KernelOutput>& outputs) {
+  const std::vector<float> mixed = MixedInputs(kLongest, 9);
+  // Moderate inputs scaled into the interesting range of each function (|x| up to about 2^8).
+  const std::vector<float> moderate = ModerateInputs(kLongest, 10);
+  std::vector<float> out(kLongest);
+  for (int f = 0; f < simd::kMathFnCount; ++f) {
+    const simd::MathFn fn = static_cast<simd::MathFn>(f);
+    KernelOutput k{std::string("math_") + simd::MathFnName(fn), {}};
+    for (size_t n : BatteryLengths()) {
+      for (size_t offset : kBatteryOffsets) {
+        for (const std::vector<float>* x : {&mixed, &moderate}) {
+          simd::Math(fn, x->data() + offset, out.data(), n);
+          k.Append(out.data(), n * 4);
+        }
+      }
+    }
+    outputs.push_back(std::move(k));
+  }
+  KernelOutput pow{"math_pow", {}};
+  for (int exponent = simd::kPowIntProvenMin; exponent <= simd::kPowIntProvenMax; ++exponent) {
+    for (size_t n : {size_t{0}, size_t{1}, size_t{17}, size_t{1000}}) {
+      simd::PowInt(mixed.data() + 1, exponent, out.data(), n);
+      pow.Append(out.data(), n * 4);
+      simd::PowInt(moderate.data() + 1, exponent, out.data(), n);
+      pow.Append(out.data(), n * 4);
+    }
+  }
+  simd::PowHalf(mixed.data(), out.data(), 1000);
+  pow.Append(out.data(), 1000 * 4);
+  outputs.push_back(std::move(pow));
+}
+
+void SoftmaxCases(std::vector<KernelOutput>& outputs) {
+  const std::vector<float> moderate = ModerateInputs(kLongest, 11);
+  const std::vector<float> mixed = MixedInputs(kLongest, 12);
+  const size_t shapes[][2] = {{1, 1}, {3, 10}, {100, 10}, {7, 65}, {2, 129}, {1, 5000}, {4, 0}};
+  KernelOutput softmax{"softmax", {}}, log_softmax{"log_softmax", {}};
+  for (const auto& s : shapes) {
+    std::vector<float> out(s[0] * s[1]);
+    for (const std::vector<float>* x : {&moderate, &mixed}) {
+      simd::Softmax(x->data(), s[0], s[1], out.data());
+      softmax.Append(out.data(), out.size() * 4);
+      simd::LogSoftmax(x->data(), s[0], s[1], out.data());
+      log_softmax.Append(out.data(), out.size() * 4);
+    }
+  }
+  outputs.push_back(std::move(softmax));
+  outputs.push_back(std::move(log_softmax));
+}
+
 void PhiloxCases(std::vector<KernelOutput>& outputs) {
   KernelOutput raw{"philox_uint32", {}}, uniform{"philox_uniform", {}}, dropout{"philox_dropout", {}};
   std::vector<uint32_t> words(1001);
@@ -165,8 +217,16 @@ void PhiloxCases(std::vector<KernelOutput>& outputs) {
       dropout.Append(values.data(), values.size() * 4);
     }
   }
+  KernelOutput normal{"philox_normal", {}};
+  for (uint64_t first : {uint64_t{0}, uint64_t{5}}) {
+    simd::PhiloxNormal(7, 14, first, 0.0f, 1.0f, values.data(), values.size());
+    normal.Append(values.data(), values.size() * 4);
+    simd::PhiloxNormal(7, 15, first, 0.5f, 0.02f, values.data(), values.size());
+    normal.Append(values.data(), values.size() * 4);
+  }
   outputs.push_back(std::move(raw));
   outputs.push_back(std::move(uniform));
+  outputs.push_back(std::move(normal));
   outputs.push_back(std::move(dropout));
 }
 
@@ -177,6 +237,8 @@ std::vector<KernelOutput> RunBattery() {
   ElementwiseCases(outputs);
   ReductionCases(outputs);
   GemmCases(outputs);
+  MathCases(outputs);
+  SoftmaxCases(outputs);
   PhiloxCases(outputs);
   return outputs;
 }

@@ -131,7 +131,7 @@ int Usage(const char* message) {
   fprintf(stderr,
           "%s\nusage: lockstep_battery [--golden FILE] [--target NAME|all] [--platform LABEL]\n"
           "                        [--threads N] [--dump FILE] [--write-golden FILE]\n"
-          "       lockstep_battery --list-targets\n"
+          "       lockstep_battery --list-targets | --list-compiled\n"
           "       lockstep_battery --compare-dumps A B\n",
           message);
   return 2;
@@ -157,6 +157,9 @@ int Main(int argc, char** argv) {
     else if (arg == "--threads") simd::SetDefaultThreadCount(strtoul(value().c_str(), nullptr, 10));
     else if (arg == "--list-targets") {
       for (const simd::Target& t : simd::RunnableTargets()) printf("%s\n", t.name.c_str());
+      return 0;
+    } else if (arg == "--list-compiled") {
+      for (const simd::Target& t : simd::CompiledTargets()) printf("%s\n", t.name.c_str());
       return 0;
     } else if (arg == "--compare-dumps") {
       const std::string a = value(), b = value();
