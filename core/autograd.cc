@@ -1,0 +1,107 @@
+#include "core/autograd.h"
+
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "core/ops.h"
+
+namespace lockstep {
+
+namespace {
+
+thread_local bool grad_enabled = true;
+thread_local uint64_t next_sequence = 0;
+
+// Adds g into the gradient slot (undefined slot: takes g). The accumulation order is the order
+// of the backward traversal, which is fixed.
+void Accumulate(std::shared_ptr<TensorImpl>& slot, const Tensor& g) {
+  if (!slot) {
+    slot = g.Contiguous().Clone().impl();
+  } else {
+    slot = Add(Tensor(slot), g).impl();
+  }
+}
+
+}  // namespace
+
+bool GradEnabled() { return grad_enabled; }
+
+NoGradGuard::NoGradGuard() : previous_(grad_enabled) { grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { grad_enabled = previous_; }
+
+bool NeedsGrad(const std::vector<Tensor>& inputs) {
+  if (!grad_enabled) return false;
+  for (const Tensor& t : inputs) {
+    if (t.defined() && t.requires_grad()) return true;
+  }
+  return false;
+}
+
+Node& RecordNode(Tensor& output, OpKind kind, std::vector<Tensor> inputs) {
+  auto node = std::make_shared<Node>();
+  node->kind = kind;
+  node->sequence = next_sequence++;
+  node->inputs = std::move(inputs);
+  output.impl()->grad_fn = node;
+  output.impl()->requires_grad = true;
+  return *node;
+}
+
+void RunBackward(const Tensor& root, const Tensor& grad_output) {
+  LOCKSTEP_REQUIRE(root.requires_grad(),
+                   "backward: the tensor does not require grad (no input of its computation "
+                   "called RequiresGrad(), or it was computed under NoGradGuard)");
+  Tensor seed = grad_output;
+  if (!seed.defined()) {
+    LOCKSTEP_REQUIRE(root.numel() == 1, "backward: a gradient is needed for a tensor of shape "
+                                            << ShapeString(root.shape())
+                                            << " (only one-element tensors default to 1)");
+    seed = Tensor::Ones(root.shape());
+  }
+  LOCKSTEP_REQUIRE(seed.shape() == root.shape(),
+                   "backward: gradient shape " << ShapeString(seed.shape())
+                                               << " does not match the tensor's shape "
+                                               << ShapeString(root.shape()));
+  NoGradGuard no_grad;
+  if (!root.grad_fn()) {  // a leaf
+    Accumulate(root.impl()->grad, seed);
+    return;
+  }
+  // Pending gradients keyed by node; processed by decreasing sequence.
+  std::map<uint64_t, std::pair<std::shared_ptr<Node>, std::shared_ptr<TensorImpl>>> pending;
+  pending[root.grad_fn()->sequence] = {root.grad_fn(), seed.impl()};
+  while (!pending.empty()) {
+    auto last = std::prev(pending.end());
+    std::shared_ptr<Node> node = last->second.first;
+    const Tensor grad(last->second.second);
+    pending.erase(last);
+    const std::vector<Tensor> input_grads = ApplyBackwardRule(*node, grad);
+    LOCKSTEP_ASSERT(input_grads.size() == node->inputs.size());
+    for (size_t i = 0; i < node->inputs.size(); ++i) {
+      const Tensor& input = node->inputs[i];
+      if (!input.defined() || !input.requires_grad() || !input_grads[i].defined()) continue;
+      LOCKSTEP_ASSERT(input_grads[i].shape() == input.shape());
+      if (input.grad_fn()) {
+        auto& slot = pending[input.grad_fn()->sequence];
+        slot.first = input.grad_fn();
+        Accumulate(slot.second, input_grads[i]);
+      } else {
+        Accumulate(input.impl()->grad, input_grads[i]);
+      }
+    }
+  }
+}
+
+const char* OpKindName(OpKind kind) {
+  static const char* const kNames[] = {
+      "add", "sub", "mul", "div", "neg", "add_scalar", "mul_scalar", "pow_scalar",
+      "relu", "gelu_erf", "gelu_tanh", "tanh", "sigmoid", "exp", "log", "sqrt",
+      "view", "permute", "slice", "expand", "copy", "concat",
+      "sum", "mean", "matmul",
+      "softmax", "log_softmax", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "layer_norm",
+      "batch_norm", "embedding", "nll_loss", "masked_fill"};
+  return kNames[static_cast<int>(kind)];
+}
+
+}  // namespace lockstep

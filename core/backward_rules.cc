@@ -1,0 +1,379 @@
+// Every backward rule, in one table. Each rule maps the gradient of a node's output to gradients
+// of its inputs, using the same kernels (and so the same contract) as the forward ops. Rules run
+// with history off. Formulas follow PyTorch's (aten's derivatives) unless a comment says otherwise.
+#include <vector>
+
+#include "core/autograd.h"
+#include "core/conv_internal.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "core/ops_internal.h"
+#include "simd/elementwise.h"
+#include "simd/gemm.h"
+#include "simd/math.h"
+
+namespace lockstep {
+
+namespace {
+
+using Grads = std::vector<Tensor>;
+
+bool Wants(const Node& node, size_t i) {
+  return node.inputs[i].defined() && node.inputs[i].requires_grad();
+}
+
+Tensor ScalarDiv(const Tensor& t, float s) {
+  const Tensor x = ContiguousData(t, "backward");
+  Tensor out = Tensor::Empty(x.shape());
+  simd::BinaryScalarRight(simd::BinaryOp::kDiv, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
+  return out;
+}
+
+Tensor MathOf(simd::MathFn fn, const Tensor& t) {
+  const Tensor x = ContiguousData(t, "backward");
+  Tensor out = Tensor::Empty(x.shape());
+  simd::Math(fn, x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
+  return out;
+}
+
+Tensor OneMinus(const Tensor& t) { return AddScalar(Neg(t), 1.0f); }
+
+// Per-channel sums of a [N, C, P] tensor over (sample, position), batch-grouped -> [C].
+Tensor ChannelSums(const Tensor& t, int64_t n, int64_t c, int64_t p) {
+  const Tensor rows = ContiguousData(t.Reshape({n, c, p}).Permute({0, 2, 1}), "backward").Reshape({n * p, c});
+  return BatchGroupedSumRows(rows, kBatchGroup * p);
+}
+
+Grads GeluErfGrad(const Tensor& x, const Tensor& g) {
+  // d/dx [x Phi(x)] = Phi(x) + x phi(x); Phi(x) = 0.5 (1 + erf(x / sqrt 2)),
+  // phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
+  const Tensor cdf = MulScalar(AddScalar(MathOf(simd::MathFn::kErf, MulScalar(x, 0.70710678118654752f)), 1.0f), 0.5f);
+  const Tensor pdf = MulScalar(MathOf(simd::MathFn::kExp, MulScalar(Mul(x, x), -0.5f)), 0.39894228040143268f);
+  return {Mul(g, Add(cdf, Mul(x, pdf)))};
+}
+
+Grads GeluTanhGrad(const Tensor& x, const Tensor& g) {
+  const float beta = 0.79788456080286536f, kappa = 0.044715f;  // sqrt(2 / pi), PyTorch's constants
+  const Tensor x_sq = Mul(x, x);
+  const Tensor inner = MulScalar(Add(x, MulScalar(Mul(x_sq, x), kappa)), beta);
+  const Tensor tanh_inner = MathOf(simd::MathFn::kTanh, inner);
+  const Tensor left = MulScalar(x, 0.5f), right = AddScalar(tanh_inner, 1.0f);
+  const Tensor left_derivative = MulScalar(right, 0.5f);
+  const Tensor tanh_derivative = OneMinus(Mul(tanh_inner, tanh_inner));
+  const Tensor inner_derivative = MulScalar(AddScalar(MulScalar(x_sq, 3.0f * kappa), 1.0f), beta);
+  const Tensor right_derivative = Mul(Mul(left, tanh_derivative), inner_derivative);
+  return {Mul(g, Add(left_derivative, right_derivative))};
+}
+
+Grads MatmulGrad(const Node& node, const Tensor& g) {
+  const Tensor& a = node.inputs[0];
+  const Tensor& b = node.inputs[1];
+  Grads out(2);
+  if (Wants(node, 0)) out[0] = Matmul(g, b.Transpose(-1, -2));
+  if (Wants(node, 1)) {
+    if (b.dim() == 2) {
+      // The right operand's gradient sums over every row of the left operand: a batch reduction.
+      const int64_t k = a.size(-1), n = b.size(-1), rows = a.numel() / (k == 0 ? 1 : k);
+      const Tensor a2 = ContiguousData(a, "matmul").Reshape({rows, k});
+      const Tensor g2 = ContiguousData(g, "matmul").Reshape({rows, n});
+      Tensor gb = Tensor::Empty({k, n});
+      simd::GemmArgs args;
+      args.trans_a = true;
+      args.m = k; args.n = n; args.k = rows;
+      args.a = a2.data_f32(); args.lda = k;
+      args.b = g2.data_f32(); args.ldb = n;
+      args.c = gb.data_f32(); args.ldc = n;
+      GemmBatchGrouped(args, kBatchGroup);
+      out[1] = gb;
+    } else {
+      out[1] = Matmul(a.Transpose(-1, -2), g);
+    }
+  }
+  return out;
+}
+
+Grads Conv2dGrad(const Node& node, const Tensor& g_in) {
+  const Tensor x = ContiguousData(node.inputs[0], "conv2d"), w = ContiguousData(node.inputs[1], "conv2d");
+  const Tensor g = ContiguousData(g_in, "conv2d");
+  const auto& v = node.ints;
+  const Conv2dOptions o{v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+  const ConvGeometry geo = MakeConvGeometry(x.shape(), w.shape(), o);
+  Grads out(3);
+  std::vector<float> cols(static_cast<size_t>(geo.k * geo.positions));
+  if (Wants(node, 0)) {
+    Tensor dx = Tensor::Zeros(x.shape());
+    for (int64_t s = 0; s < geo.n; ++s) {
+      for (int64_t grp = 0; grp < o.groups; ++grp) {
+        simd::GemmArgs args;  // cols [k, P] = W_g^T [k, c_out_g] x dY [c_out_g, P]
+        args.trans_a = true;
+        args.m = geo.k; args.n = geo.positions; args.k = geo.c_out_group;
+        args.a = w.data_f32() + grp * geo.c_out_group * geo.k; args.lda = geo.k;
+        args.b = g.data_f32() + (s * geo.c_out + grp * geo.c_out_group) * geo.positions; args.ldb = geo.positions;
+        args.c = cols.data(); args.ldc = geo.positions;
+        simd::Gemm(args);
+        Col2ImAdd(geo, cols.data(), grp, dx.data_f32() + s * geo.c_in * geo.h * geo.w);
+      }
+    }
+    out[0] = dx;
+  }
+  if (Wants(node, 1)) {
+    Tensor dw = Tensor::Empty(w.shape());
+    const int64_t np = geo.n * geo.positions;
+    std::vector<float> all_cols(static_cast<size_t>(geo.k * np)), dy(static_cast<size_t>(geo.c_out_group * np));
+    for (int64_t grp = 0; grp < o.groups; ++grp) {
+      for (int64_t s = 0; s < geo.n; ++s) {
+        Im2Col(geo, x.data_f32() + s * geo.c_in * geo.h * geo.w, grp, cols.data());
+        for (int64_t r = 0; r < geo.k; ++r) {
+          std::copy(&cols[r * geo.positions], &cols[(r + 1) * geo.positions], &all_cols[r * np + s * geo.positions]);
+        }
+        for (int64_t oc = 0; oc < geo.c_out_group; ++oc) {
+          const float* src = g.data_f32() + (s * geo.c_out + grp * geo.c_out_group + oc) * geo.positions;
+          std::copy(src, src + geo.positions, &dy[oc * np + s * geo.positions]);
+        }
+      }
+      simd::GemmArgs args;  // dW_g [c_out_g, k] = dY [c_out_g, N*P] x cols^T [N*P, k]
+      args.trans_b = true;
+      args.m = geo.c_out_group; args.n = geo.k; args.k = np;
+      args.a = dy.data(); args.lda = np;
+      args.b = all_cols.data(); args.ldb = np;
+      args.c = dw.data_f32() + grp * geo.c_out_group * geo.k; args.ldc = geo.k;
+      GemmBatchGrouped(args, kBatchGroup * geo.positions);
+    }
+    out[1] = dw;
+  }
+  if (Wants(node, 2)) out[2] = ChannelSums(g, geo.n, geo.c_out, geo.positions);
+  return out;
+}
+
+// dx for layer and batch norm: (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)) * rstd, with the
+// means over one normalisation group given as sums / count.
+void NormInputGrad(const float* dxhat, const float* xhat, float sum_dxhat, float sum_dxhat_xhat,
+                   float count, float rstd, float* dx, size_t n) {
+  const float mean_dxhat = sum_dxhat / count, mean_dxhat_xhat = sum_dxhat_xhat / count;
+  for (size_t i = 0; i < n; ++i) {
+    const float centered = dxhat[i] - mean_dxhat;
+    const float projected = xhat[i] * mean_dxhat_xhat;
+    dx[i] = (centered - projected) * rstd;
+  }
+}
+
+Grads LayerNormGrad(const Node& node, const Tensor& g_in) {
+  const Tensor g = ContiguousData(g_in, "layer_norm");
+  const Tensor& xhat = node.saved[0];
+  const Tensor& rstd = node.saved[1];
+  const int64_t rows = rstd.numel(), d = rows == 0 ? 0 : xhat.numel() / rows;
+  const Tensor& w = node.inputs[1];
+  Grads out(3);
+  if (Wants(node, 0)) {
+    const Tensor dxhat = w.defined() ? Mul(g, w) : g;
+    const Tensor prod = Mul(dxhat, xhat);
+    Tensor dx = Tensor::Empty(xhat.shape());
+    for (int64_t r = 0; r < rows; ++r) {
+      const float s1 = Sum(dxhat.Reshape({rows, d}).Select(0, r)).item();
+      const float s2 = Sum(prod.Reshape({rows, d}).Select(0, r)).item();
+      NormInputGrad(dxhat.data_f32() + r * d, xhat.data_f32() + r * d, s1, s2, static_cast<float>(d),
+                    rstd.data_f32()[r], dx.data_f32() + r * d, static_cast<size_t>(d));
+    }
+    out[0] = dx;
+  }
+  if (Wants(node, 1)) out[1] = BatchGroupedSumRows(Mul(g, xhat).Reshape({rows, d}), kBatchGroup).Reshape(w.shape());
+  if (Wants(node, 2)) out[2] = BatchGroupedSumRows(g.Reshape({rows, d}), kBatchGroup).Reshape(node.inputs[2].shape());
+  return out;
+}
+
+Grads BatchNormGrad(const Node& node, const Tensor& g_in) {
+  const Tensor g = ContiguousData(g_in, "batch_norm");
+  const Tensor& xhat = node.saved[0];
+  const Tensor& rstd = node.saved[1];
+  const bool training = node.ints[0] != 0;
+  const int64_t n = xhat.size(0), c = xhat.size(1), p = xhat.numel() / (n * c == 0 ? 1 : n * c);
+  const Tensor& w = node.inputs[1];
+  Grads out(3);
+  if (Wants(node, 0)) {
+    Tensor dx = Tensor::Empty(xhat.shape());
+    std::vector<float> scale(static_cast<size_t>(c));
+    for (int64_t ch = 0; ch < c; ++ch) scale[ch] = w.defined() ? w.data_f32()[ch] : 1.0f;
+    const Tensor weight_b = Tensor::FromVector({1, c, 1}, scale);
+    const Tensor dxhat = Mul(g.Reshape({n, c, p}), weight_b);
+    if (training) {
+      const Tensor s1 = ChannelSums(dxhat, n, c, p), s2 = ChannelSums(Mul(dxhat, xhat.Reshape({n, c, p})), n, c, p);
+      for (int64_t s = 0; s < n; ++s) {
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const int64_t at = (s * c + ch) * p;
+          NormInputGrad(dxhat.data_f32() + at, xhat.data_f32() + at, s1.data_f32()[ch], s2.data_f32()[ch],
+                        static_cast<float>(n * p), rstd.data_f32()[ch], dx.data_f32() + at, static_cast<size_t>(p));
+        }
+      }
+    } else {
+      const Tensor dxr = Mul(dxhat, rstd.Reshape({1, c, 1}));
+      dx.CopyFrom(dxr.Reshape(xhat.shape()));
+    }
+    out[0] = dx;
+  }
+  if (Wants(node, 1)) out[1] = ChannelSums(Mul(g, xhat), n, c, p);
+  if (Wants(node, 2)) out[2] = ChannelSums(g, n, c, p);
+  return out;
+}
+
+Grads PoolGrad(const Node& node, const Tensor& g_in) {
+  const Tensor g = ContiguousData(g_in, "pool");
+  const Shape& in = node.inputs[0].shape();
+  const int64_t planes = in[0] * in[1], h = in[2], w = in[3], ho = g.size(2), wo = g.size(3);
+  Tensor dx = Tensor::Zeros(in);
+  if (node.kind == OpKind::kMaxPool2d) {
+    const int64_t* argmax = node.saved[0].data_i64();
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      for (int64_t q = 0; q < ho * wo; ++q) {
+        float& target = dx.data_f32()[plane * h * w + argmax[plane * ho * wo + q]];
+        target = target + g.data_f32()[plane * ho * wo + q];
+      }
+    }
+    return {dx};
+  }
+  const auto& v = node.ints;  // kernel_h, kernel_w, stride_h, stride_w, padding_h, padding_w
+  const float divisor = static_cast<float>(v[0] * v[1]);
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    for (int64_t oy = 0; oy < ho; ++oy) {
+      for (int64_t ox = 0; ox < wo; ++ox) {
+        const float share = g.data_f32()[(plane * ho + oy) * wo + ox] / divisor;
+        for (int64_t i = 0; i < v[0]; ++i) {
+          for (int64_t j = 0; j < v[1]; ++j) {
+            const int64_t y = oy * v[2] - v[4] + i, x = ox * v[3] - v[5] + j;
+            if (y < 0 || y >= h || x < 0 || x >= w) continue;
+            float& target = dx.data_f32()[plane * h * w + y * w + x];
+            target = target + share;
+          }
+        }
+      }
+    }
+  }
+  return {dx};
+}
+
+Grads NllLossGrad(const Node& node, const Tensor& g) {
+  const Tensor& log_probs = node.inputs[0];
+  const int64_t n = log_probs.size(0), c = log_probs.size(1);
+  const auto& v = node.ints;  // n targets, ignore_index, reduction, counted
+  const int64_t ignore = v[n];
+  const auto reduction = static_cast<Reduction>(v[n + 1]);
+  const float counted = static_cast<float>(v[n + 2]);
+  const std::vector<float> gv = g.ToVector();
+  Tensor grad = Tensor::Zeros({n, c});
+  for (int64_t i = 0; i < n; ++i) {
+    if (v[i] == ignore) continue;
+    const float gi = reduction == Reduction::kNone ? gv[i] : reduction == Reduction::kSum ? gv[0] : gv[0] / counted;
+    grad.data_f32()[i * c + v[i]] = -gi;
+  }
+  return {grad};
+}
+
+}  // namespace
+
+std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& g) {
+  const std::vector<Tensor>& in = node.inputs;
+  switch (node.kind) {
+    case OpKind::kAdd:
+      return {Wants(node, 0) ? SumToShape(g, in[0].shape()) : Tensor(),
+              Wants(node, 1) ? SumToShape(g, in[1].shape()) : Tensor()};
+    case OpKind::kSub:
+      return {Wants(node, 0) ? SumToShape(g, in[0].shape()) : Tensor(),
+              Wants(node, 1) ? Neg(SumToShape(g, in[1].shape())) : Tensor()};
+    case OpKind::kMul:
+      return {Wants(node, 0) ? SumToShape(Mul(g, in[1]), in[0].shape()) : Tensor(),
+              Wants(node, 1) ? SumToShape(Mul(g, in[0]), in[1].shape()) : Tensor()};
+    case OpKind::kDiv:  // d(a/b)/db = -(a/b)/b
+      return {Wants(node, 0) ? SumToShape(Div(g, in[1]), in[0].shape()) : Tensor(),
+              Wants(node, 1) ? SumToShape(Neg(Div(Mul(g, node.saved[0]), in[1])), in[1].shape()) : Tensor()};
+    case OpKind::kNeg: return {Neg(g)};
+    case OpKind::kAddScalar: return {g};
+    case OpKind::kMulScalar: return {MulScalar(g, node.floats[0])};
+    case OpKind::kPowScalar: {
+      const int e = static_cast<int>(node.ints[0]);
+      const Tensor power = e - 1 == 0 ? Tensor::Ones(in[0].shape()) : PowScalar(in[0], e - 1);
+      return {Mul(g, MulScalar(power, static_cast<float>(e)))};
+    }
+    case OpKind::kRelu: return {Mul(g, Greater(in[0], Tensor::Scalar(0.0f)))};
+    case OpKind::kGeluErf: return GeluErfGrad(in[0], g);
+    case OpKind::kGeluTanh: return GeluTanhGrad(in[0], g);
+    case OpKind::kTanh: return {Mul(g, OneMinus(Mul(node.saved[0], node.saved[0])))};
+    case OpKind::kSigmoid: return {Mul(Mul(g, OneMinus(node.saved[0])), node.saved[0])};
+    case OpKind::kExp: return {Mul(g, node.saved[0])};
+    case OpKind::kLog: return {Div(g, in[0])};
+    case OpKind::kSqrt: return {Div(g, MulScalar(node.saved[0], 2.0f))};
+    case OpKind::kView: return {ContiguousData(g, "view").Reshape(node.shapes[0])};
+    case OpKind::kPermute: {
+      std::vector<int64_t> inverse(node.ints.size());
+      for (size_t i = 0; i < node.ints.size(); ++i) inverse[node.ints[i]] = static_cast<int64_t>(i);
+      return {g.Permute(inverse)};
+    }
+    case OpKind::kSlice: {
+      Tensor z = Tensor::Zeros(in[0].shape());
+      const int64_t d = node.ints[0], start = node.ints[1], step = node.ints[2];
+      z.Slice(d, start, start + g.shape()[d] * step, step).CopyFrom(ContiguousData(g, "slice"));
+      return {z};
+    }
+    case OpKind::kExpand: return {SumToShape(g, node.shapes[0])};
+    case OpKind::kCopy: return {g};
+    case OpKind::kConcat: {
+      Grads out;
+      int64_t at = 0;
+      for (size_t i = 1; i < node.ints.size(); ++i) {
+        out.push_back(g.Slice(node.ints[0], at, at + node.ints[i]).Contiguous());
+        at += node.ints[i];
+      }
+      return out;
+    }
+    case OpKind::kSum:
+    case OpKind::kMean: {
+      const int64_t d = node.ints[0];
+      Tensor expanded;
+      if (d < 0) {
+        expanded = Tensor::Full(in[0].shape(), g.item());
+      } else {
+        expanded = (node.ints[1] ? g : g.Unsqueeze(d)).Expand(in[0].shape()).Contiguous();
+      }
+      if (node.kind == OpKind::kSum) return {expanded};
+      const float count = static_cast<float>(d < 0 ? in[0].numel() : in[0].shape()[d]);
+      return {ScalarDiv(expanded, count)};
+    }
+    case OpKind::kMatmul: return MatmulGrad(node, g);
+    case OpKind::kSoftmax: {
+      const Tensor& y = node.saved[0];
+      return {Mul(y, Sub(g, Sum(Mul(g, y), -1, true)))};
+    }
+    case OpKind::kLogSoftmax: {
+      const Tensor& y = node.saved[0];
+      return {Sub(g, Mul(MathOf(simd::MathFn::kExp, y), Sum(g, -1, true)))};
+    }
+    case OpKind::kConv2d: return Conv2dGrad(node, g);
+    case OpKind::kMaxPool2d:
+    case OpKind::kAvgPool2d: return PoolGrad(node, g);
+    case OpKind::kDropout: return {Mul(g, node.saved[0])};
+    case OpKind::kLayerNorm: return LayerNormGrad(node, g);
+    case OpKind::kBatchNorm: return BatchNormGrad(node, g);
+    case OpKind::kEmbedding: {
+      const Tensor& w = in[0];
+      const int64_t dim = w.size(1);
+      const Tensor gc = ContiguousData(g, "embedding");
+      Tensor dw = Tensor::Zeros(w.shape());
+      for (size_t i = 0; i < node.ints.size(); ++i) {  // rows accumulate in index order
+        float* row = dw.data_f32() + node.ints[i] * dim;
+        simd::Binary(simd::BinaryOp::kAdd, row, gc.data_f32() + i * dim, row, static_cast<size_t>(dim));
+      }
+      return {dw};
+    }
+    case OpKind::kNllLoss: return NllLossGrad(node, g);
+    case OpKind::kMaskedFill: {
+      const Tensor zeros = Tensor::Zeros(in[0].shape());
+      const Tensor gc = ContiguousData(g, "masked_fill");
+      Tensor out = Tensor::Empty(in[0].shape());
+      simd::Select(node.saved[0].data_f32(), zeros.data_f32(), gc.data_f32(), out.data_f32(),
+                   static_cast<size_t>(out.numel()));
+      return {out};
+    }
+  }
+  LOCKSTEP_ASSERT(false);
+  return {};
+}
+
+}  // namespace lockstep

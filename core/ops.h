@@ -1,0 +1,124 @@
+// The differentiable functional API (PyTorch's torch.* and torch.nn.functional.* in C++). Every op
+// validates its arguments (errors name the op, what was expected and what was given), computes
+// with the simd/ kernels, and records a Node when gradients are needed. Backward rules for all of
+// them are in backward_rules.cc.
+#ifndef LOCKSTEP_CORE_OPS_H_
+#define LOCKSTEP_CORE_OPS_H_
+
+#include <stdint.h>
+
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace lockstep {
+
+// Samples per group in batch-dimension reductions (weight and bias gradients): each group is
+// reduced in the kernel's order and the group results are combined by a pairwise tree, so a run
+// that splits a batch over machines along group boundaries can reproduce the same bits
+// (docs/numerics.md, rule 4).
+constexpr int64_t kBatchGroup = 32;
+
+// ---- elementwise, with NumPy broadcasting
+Tensor Add(const Tensor& a, const Tensor& b);
+Tensor Sub(const Tensor& a, const Tensor& b);
+Tensor Mul(const Tensor& a, const Tensor& b);
+Tensor Div(const Tensor& a, const Tensor& b);
+Tensor AddScalar(const Tensor& a, float s);
+Tensor MulScalar(const Tensor& a, float s);
+Tensor PowScalar(const Tensor& a, int exponent);  // correctly rounded, exponent in [-4, 4]
+Tensor Neg(const Tensor& a);
+Tensor Relu(const Tensor& a);
+Tensor GeluErf(const Tensor& a);
+Tensor GeluTanh(const Tensor& a);
+Tensor Tanh(const Tensor& a);
+Tensor Sigmoid(const Tensor& a);
+Tensor Exp(const Tensor& a);
+Tensor Log(const Tensor& a);
+Tensor Sqrt(const Tensor& a);
+// Not differentiable: comparisons give 1.0 / 0.0.
+Tensor Maximum(const Tensor& a, const Tensor& b);
+Tensor Minimum(const Tensor& a, const Tensor& b);
+Tensor Equal(const Tensor& a, const Tensor& b);
+Tensor Greater(const Tensor& a, const Tensor& b);
+// out = mask != 0 ? value : x (mask broadcast to x).
+Tensor MaskedFill(const Tensor& x, const Tensor& mask, float value);
+
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return Add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return Sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return Mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return Div(a, b); }
+inline Tensor operator-(const Tensor& a) { return Neg(a); }
+
+// ---- reductions (canonical order, docs/numerics.md rule 3)
+Tensor Sum(const Tensor& a);  // all elements -> scalar
+Tensor Sum(const Tensor& a, int64_t dim, bool keepdim = false);
+Tensor Mean(const Tensor& a);
+Tensor Mean(const Tensor& a, int64_t dim, bool keepdim = false);
+// Not differentiable.
+Tensor Variance(const Tensor& a, int64_t dim, int64_t correction = 1, bool keepdim = false);
+Tensor Max(const Tensor& a, int64_t dim, bool keepdim = false);
+Tensor Argmax(const Tensor& a, int64_t dim, bool keepdim = false);  // int64
+
+// ---- linear algebra
+// [..., m, k] x [..., k, n] with equal batch dims, or any [..., m, k] x [k, n].
+Tensor Matmul(const Tensor& a, const Tensor& b);
+// x [..., in] * weight [out, in]^T + bias [out] (bias may be undefined).
+Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+
+// ---- shapes
+Tensor Concat(const std::vector<Tensor>& tensors, int64_t dim);
+
+// ---- neural-network functions
+Tensor Softmax(const Tensor& x, int64_t dim = -1);
+Tensor LogSoftmax(const Tensor& x, int64_t dim = -1);
+
+struct Conv2dOptions {
+  int64_t stride_h = 1, stride_w = 1, padding_h = 0, padding_w = 0, dilation_h = 1, dilation_w = 1,
+          groups = 1;
+};
+// x [N, C_in, H, W], weight [C_out, C_in / groups, kh, kw], bias [C_out] or undefined.
+Tensor Conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& options);
+
+struct Pool2dOptions {
+  int64_t kernel_h, kernel_w, stride_h, stride_w, padding_h = 0, padding_w = 0;
+};
+Tensor MaxPool2d(const Tensor& x, const Pool2dOptions& options);
+Tensor AvgPool2d(const Tensor& x, const Pool2dOptions& options);  // padding counted (PyTorch default)
+
+// Inverted dropout with a Philox mask: element i of x (row-major) keeps by draw (offset + i) of
+// stream `stream` under `seed`. Identity when !training or p == 0.
+Tensor Dropout(const Tensor& x, float p, bool training, uint64_t seed, uint64_t stream,
+               uint64_t offset);
+
+// Normalises over the last `normalized_dims` dimensions; weight/bias of that shape or undefined.
+Tensor LayerNorm(const Tensor& x, int64_t normalized_dims, const Tensor& weight, const Tensor& bias,
+                 float eps);
+
+// x [N, C] or [N, C, H, W]. In training, batch statistics are used and the running statistics
+// (when defined) are updated in place: running = (1 - momentum) * running + momentum * batch
+// (unbiased variance), as PyTorch does.
+Tensor BatchNorm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                 const Tensor& weight, const Tensor& bias, bool training, float momentum, float eps);
+
+// indices (int64, any shape) into weight [num, dim] -> [..., dim].
+Tensor Embedding(const Tensor& indices, const Tensor& weight);
+
+enum class Reduction { kMean, kSum, kNone };
+// log_probs [N, C], target int64 [N].
+Tensor NllLoss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::kMean,
+               int64_t ignore_index = -100);
+Tensor CrossEntropy(const Tensor& logits, const Tensor& target,
+                    Reduction reduction = Reduction::kMean, int64_t ignore_index = -100,
+                    float label_smoothing = 0.0f);
+Tensor MseLoss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::kMean);
+
+// ---- helpers shared by the ops and the backward rules (no history recorded)
+// Contiguous float32 data of t (t itself when it already is).
+Tensor ContiguousData(const Tensor& t, const char* op);
+// Sums a gradient of a broadcast result back to `shape` (batch-grouped over leading dims).
+Tensor SumToShape(const Tensor& grad, const Shape& shape);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CORE_OPS_H_

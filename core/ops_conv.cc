@@ -1,0 +1,211 @@
+// Convolution (im2col + the contract's GEMM) and pooling. Reduction orders (docs/numerics.md):
+//  - forward: each output sums its C_in/groups * kh * kw products in increasing (channel, kernel
+//    row, kernel column) order, then adds the bias;
+//  - input gradient: columns = W^T dY (K = output channels, increasing), then each input element
+//    starts at +0 and adds its column entries in increasing (channel, kernel row, kernel column,
+//    output row, output column) order;
+//  - weight gradient: K runs over (sample, output row, output column) in groups of kBatchGroup
+//    samples combined pairwise; bias gradient likewise.
+#include <vector>
+
+#include "core/autograd.h"
+#include "core/conv_internal.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "simd/elementwise.h"
+#include "simd/gemm.h"
+#include "simd/reduce.h"
+
+namespace lockstep {
+
+ConvGeometry MakeConvGeometry(const Shape& x, const Shape& w, const Conv2dOptions& o) {
+  ConvGeometry g;
+  g.n = x[0]; g.c_in = x[1]; g.h = x[2]; g.w = x[3];
+  g.c_out = w[0]; g.kh = w[2]; g.kw = w[3];
+  g.o = o;
+  g.c_in_group = g.c_in / o.groups;
+  g.c_out_group = g.c_out / o.groups;
+  g.h_out = (g.h + 2 * o.padding_h - o.dilation_h * (g.kh - 1) - 1) / o.stride_h + 1;
+  g.w_out = (g.w + 2 * o.padding_w - o.dilation_w * (g.kw - 1) - 1) / o.stride_w + 1;
+  g.k = g.c_in_group * g.kh * g.kw;
+  g.positions = g.h_out * g.w_out;
+  return g;
+}
+
+// cols [k, positions] for one sample and group: row (c, i, j), column (oy, ox); zero padding.
+void Im2Col(const ConvGeometry& g, const float* x_sample, int64_t group, float* cols) {
+  for (int64_t c = 0; c < g.c_in_group; ++c) {
+    const float* plane = x_sample + (group * g.c_in_group + c) * g.h * g.w;
+    for (int64_t i = 0; i < g.kh; ++i) {
+      for (int64_t j = 0; j < g.kw; ++j) {
+        float* row = cols + ((c * g.kh + i) * g.kw + j) * g.positions;
+        for (int64_t oy = 0; oy < g.h_out; ++oy) {
+          const int64_t y = oy * g.o.stride_h - g.o.padding_h + i * g.o.dilation_h;
+          for (int64_t ox = 0; ox < g.w_out; ++ox) {
+            const int64_t xx = ox * g.o.stride_w - g.o.padding_w + j * g.o.dilation_w;
+            row[oy * g.w_out + ox] = (y >= 0 && y < g.h && xx >= 0 && xx < g.w) ? plane[y * g.w + xx] : 0.0f;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Adds cols back into the sample's input-gradient planes in (c, i, j, oy, ox) order.
+void Col2ImAdd(const ConvGeometry& g, const float* cols, int64_t group, float* dx_sample) {
+  for (int64_t c = 0; c < g.c_in_group; ++c) {
+    float* plane = dx_sample + (group * g.c_in_group + c) * g.h * g.w;
+    for (int64_t i = 0; i < g.kh; ++i) {
+      for (int64_t j = 0; j < g.kw; ++j) {
+        const float* row = cols + ((c * g.kh + i) * g.kw + j) * g.positions;
+        for (int64_t oy = 0; oy < g.h_out; ++oy) {
+          const int64_t y = oy * g.o.stride_h - g.o.padding_h + i * g.o.dilation_h;
+          if (y < 0 || y >= g.h) continue;
+          for (int64_t ox = 0; ox < g.w_out; ++ox) {
+            const int64_t xx = ox * g.o.stride_w - g.o.padding_w + j * g.o.dilation_w;
+            if (xx < 0 || xx >= g.w) continue;
+            float& target = plane[y * g.w + xx];
+            target = target + row[oy * g.w_out + ox];
+          }
+        }
+      }
+    }
+  }
+}
+
+Tensor Conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, const Conv2dOptions& o) {
+  const Tensor x = ContiguousData(x_in, "conv2d"), w = ContiguousData(w_in, "conv2d");
+  LOCKSTEP_REQUIRE(x.dim() == 4, "conv2d: expected input [N, C, H, W], got " << ShapeString(x.shape()));
+  LOCKSTEP_REQUIRE(w.dim() == 4, "conv2d: expected weight [C_out, C_in/groups, kh, kw], got " << ShapeString(w.shape()));
+  LOCKSTEP_REQUIRE(o.groups >= 1 && o.stride_h >= 1 && o.stride_w >= 1 && o.dilation_h >= 1 &&
+                       o.dilation_w >= 1 && o.padding_h >= 0 && o.padding_w >= 0,
+                   "conv2d: stride, dilation and groups must be >= 1 and padding >= 0");
+  LOCKSTEP_REQUIRE(x.size(1) % o.groups == 0 && w.size(0) % o.groups == 0 && w.size(1) * o.groups == x.size(1),
+                   "conv2d: input " << ShapeString(x.shape()) << " and weight " << ShapeString(w.shape())
+                                    << " do not match with groups=" << o.groups);
+  const ConvGeometry g = MakeConvGeometry(x.shape(), w.shape(), o);
+  LOCKSTEP_REQUIRE(g.h_out >= 1 && g.w_out >= 1, "conv2d: the kernel " << ShapeString(w.shape())
+                                                                      << " does not fit the padded input "
+                                                                      << ShapeString(x.shape()));
+  Tensor bias;
+  if (bias_in.defined()) {
+    bias = ContiguousData(bias_in, "conv2d");
+    LOCKSTEP_REQUIRE(bias.shape() == Shape{g.c_out}, "conv2d: bias shape " << ShapeString(bias.shape())
+                                                                           << " does not match " << g.c_out << " output channels");
+  }
+  Tensor out = Tensor::Empty({g.n, g.c_out, g.h_out, g.w_out});
+  std::vector<float> cols(static_cast<size_t>(g.k * g.positions));
+  for (int64_t s = 0; s < g.n; ++s) {
+    for (int64_t grp = 0; grp < o.groups; ++grp) {
+      Im2Col(g, x.data_f32() + s * g.c_in * g.h * g.w, grp, cols.data());
+      simd::GemmArgs args;
+      args.m = g.c_out_group; args.n = g.positions; args.k = g.k;
+      args.a = w.data_f32() + grp * g.c_out_group * g.k; args.lda = g.k;
+      args.b = cols.data(); args.ldb = g.positions;
+      args.c = out.data_f32() + (s * g.c_out + grp * g.c_out_group) * g.positions; args.ldc = g.positions;
+      simd::Gemm(args);
+    }
+    if (bias.defined()) {
+      for (int64_t ch = 0; ch < g.c_out; ++ch) {
+        float* plane = out.data_f32() + (s * g.c_out + ch) * g.positions;
+        simd::BinaryScalarRight(simd::BinaryOp::kAdd, plane, bias.data_f32()[ch], plane, g.positions);
+      }
+    }
+  }
+  if (NeedsGrad({x_in, w_in, bias_in})) {
+    Node& node = RecordNode(out, OpKind::kConv2d, {x_in, w_in, bias_in});
+    node.ints = {o.stride_h, o.stride_w, o.padding_h, o.padding_w, o.dilation_h, o.dilation_w, o.groups};
+  }
+  return out;
+}
+
+namespace {
+
+void ValidatePool(const Tensor& x, const Pool2dOptions& o, const char* name) {
+  LOCKSTEP_REQUIRE(x.dim() == 4, name << ": expected input [N, C, H, W], got " << ShapeString(x.shape()));
+  LOCKSTEP_REQUIRE(o.kernel_h >= 1 && o.kernel_w >= 1 && o.stride_h >= 1 && o.stride_w >= 1 &&
+                       o.padding_h >= 0 && o.padding_w >= 0 && 2 * o.padding_h <= o.kernel_h &&
+                       2 * o.padding_w <= o.kernel_w,
+                   name << ": kernel and stride must be >= 1 and padding at most half the kernel");
+  LOCKSTEP_REQUIRE(x.size(2) + 2 * o.padding_h >= o.kernel_h && x.size(3) + 2 * o.padding_w >= o.kernel_w,
+                   name << ": the kernel " << o.kernel_h << "x" << o.kernel_w << " does not fit the input "
+                        << ShapeString(x.shape()));
+}
+
+int64_t PoolOut(int64_t size, int64_t kernel, int64_t stride, int64_t padding) {
+  return (size + 2 * padding - kernel) / stride + 1;
+}
+
+// True when a is after b in the contract's order (NaN on top, +0 above -0).
+bool AfterByContract(float a, float b) {
+  if (a != a || b != b) return a != a && b == b;
+  if (a == b) return a == 0.0f && !__builtin_signbit(a) && __builtin_signbit(b);
+  return a > b;
+}
+
+}  // namespace
+
+Tensor MaxPool2d(const Tensor& x_in, const Pool2dOptions& o) {
+  const Tensor x = ContiguousData(x_in, "max_pool2d");
+  ValidatePool(x, o, "max_pool2d");
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  const int64_t ho = PoolOut(h, o.kernel_h, o.stride_h, o.padding_h), wo = PoolOut(w, o.kernel_w, o.stride_w, o.padding_w);
+  Tensor out = Tensor::Empty({n, c, ho, wo}), argmax = Tensor::Empty({n, c, ho, wo}, DType::kInt64);
+  for (int64_t plane = 0; plane < n * c; ++plane) {
+    const float* in = x.data_f32() + plane * h * w;
+    for (int64_t oy = 0; oy < ho; ++oy) {
+      for (int64_t ox = 0; ox < wo; ++ox) {
+        // The first maximum in row-major window order wins ties.
+        int64_t best = -1;
+        for (int64_t i = 0; i < o.kernel_h; ++i) {
+          const int64_t y = oy * o.stride_h - o.padding_h + i;
+          if (y < 0 || y >= h) continue;
+          for (int64_t j = 0; j < o.kernel_w; ++j) {
+            const int64_t xx = ox * o.stride_w - o.padding_w + j;
+            if (xx < 0 || xx >= w) continue;
+            if (best < 0 || AfterByContract(in[y * w + xx], in[best])) best = y * w + xx;
+          }
+        }
+        const int64_t at = (plane * ho + oy) * wo + ox;
+        const float v = in[best];
+        out.data_f32()[at] = v != v ? __builtin_nanf("") : v;
+        argmax.data_i64()[at] = best;
+      }
+    }
+  }
+  if (NeedsGrad({x_in})) RecordNode(out, OpKind::kMaxPool2d, {x_in}).saved = {argmax};
+  return out;
+}
+
+Tensor AvgPool2d(const Tensor& x_in, const Pool2dOptions& o) {
+  const Tensor x = ContiguousData(x_in, "avg_pool2d");
+  ValidatePool(x, o, "avg_pool2d");
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  const int64_t ho = PoolOut(h, o.kernel_h, o.stride_h, o.padding_h), wo = PoolOut(w, o.kernel_w, o.stride_w, o.padding_w);
+  Tensor out = Tensor::Empty({n, c, ho, wo});
+  const float divisor = static_cast<float>(o.kernel_h * o.kernel_w);  // padding counted
+  std::vector<float> window(static_cast<size_t>(o.kernel_h * o.kernel_w));
+  for (int64_t plane = 0; plane < n * c; ++plane) {
+    const float* in = x.data_f32() + plane * h * w;
+    for (int64_t oy = 0; oy < ho; ++oy) {
+      for (int64_t ox = 0; ox < wo; ++ox) {
+        // The window sum is a canonical reduction over the window in row-major order.
+        size_t count = 0;
+        for (int64_t i = 0; i < o.kernel_h; ++i) {
+          for (int64_t j = 0; j < o.kernel_w; ++j) {
+            const int64_t y = oy * o.stride_h - o.padding_h + i, xx = ox * o.stride_w - o.padding_w + j;
+            window[count++] = (y >= 0 && y < h && xx >= 0 && xx < w) ? in[y * w + xx] : 0.0f;
+          }
+        }
+        out.data_f32()[(plane * ho + oy) * wo + ox] = simd::Sum(window.data(), count) / divisor;
+      }
+    }
+  }
+  if (NeedsGrad({x_in})) {
+    RecordNode(out, OpKind::kAvgPool2d, {x_in}).ints = {o.kernel_h, o.kernel_w, o.stride_h, o.stride_w,
+                                                        o.padding_h, o.padding_w};
+  }
+  return out;
+}
+
+}  // namespace lockstep

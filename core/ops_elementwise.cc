@@ -1,0 +1,167 @@
+// Elementwise ops with broadcasting. Forward only; gradients are in backward_rules.cc.
+#include <vector>
+
+#include "core/autograd.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "simd/elementwise.h"
+#include "simd/math.h"
+#include "simd/reduce.h"
+
+namespace lockstep {
+
+Tensor ContiguousData(const Tensor& t, const char* op) {
+  LOCKSTEP_REQUIRE(t.defined(), op << ": a tensor argument is undefined");
+  LOCKSTEP_REQUIRE(t.dtype() == DType::kFloat32,
+                   op << ": expected a float32 tensor, got " << DTypeName(t.dtype()) << " of shape "
+                      << ShapeString(t.shape()));
+  if (t.is_contiguous()) return t;
+  NoGradGuard no_grad;
+  return t.Clone();
+}
+
+namespace {
+
+// True when `small`, without its leading 1s, equals the trailing dimensions of `big`.
+bool IsTrailingShape(const Shape& small, const Shape& big) {
+  size_t first = 0;
+  while (first < small.size() && small[first] == 1) ++first;
+  const size_t rank = small.size() - first;
+  if (rank > big.size()) return false;
+  for (size_t i = 0; i < rank; ++i) {
+    if (small[first + i] != big[big.size() - rank + i]) return false;
+  }
+  return true;
+}
+
+Tensor BinaryForward(simd::BinaryOp op, const Tensor& a_in, const Tensor& b_in, const char* name) {
+  const Tensor a = ContiguousData(a_in, name), b = ContiguousData(b_in, name);
+  const Shape out_shape = BroadcastShapes(a.shape(), b.shape(), name);
+  Tensor out = Tensor::Empty(out_shape);
+  const size_t n = static_cast<size_t>(out.numel());
+  const size_t na = static_cast<size_t>(a.numel()), nb = static_cast<size_t>(b.numel());
+  if (n == 0) return out;
+  if (na == n && nb == n) {
+    simd::Binary(op, a.data_f32(), b.data_f32(), out.data_f32(), n);
+  } else if (na == n && nb == 1) {
+    simd::BinaryScalarRight(op, a.data_f32(), b.data_f32()[0], out.data_f32(), n);
+  } else if (nb == n && na == 1) {
+    simd::BinaryScalarLeft(op, a.data_f32()[0], b.data_f32(), out.data_f32(), n);
+  } else if (na == n && IsTrailingShape(b.shape(), out_shape)) {
+    for (size_t c = 0; c < n; c += nb) simd::Binary(op, a.data_f32() + c, b.data_f32(), out.data_f32() + c, nb);
+  } else if (nb == n && IsTrailingShape(a.shape(), out_shape)) {
+    for (size_t c = 0; c < n; c += na) simd::Binary(op, a.data_f32(), b.data_f32() + c, out.data_f32() + c, na);
+  } else {
+    NoGradGuard no_grad;
+    const Tensor ea = a.Expand(out_shape).Clone(), eb = b.Expand(out_shape).Clone();
+    simd::Binary(op, ea.data_f32(), eb.data_f32(), out.data_f32(), n);
+  }
+  return out;
+}
+
+Tensor Binary(simd::BinaryOp op, OpKind kind, const Tensor& a, const Tensor& b, const char* name) {
+  Tensor out = BinaryForward(op, a, b, name);
+  if (NeedsGrad({a, b})) {
+    Node& node = RecordNode(out, kind, {a, b});
+    if (kind == OpKind::kDiv) node.saved = {out.Detach()};
+  }
+  return out;
+}
+
+Tensor MathForward(simd::MathFn fn, const Tensor& a, const char* name) {
+  const Tensor x = ContiguousData(a, name);
+  Tensor out = Tensor::Empty(x.shape());
+  simd::Math(fn, x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
+  return out;
+}
+
+// Records a unary op whose rule needs the input (saved as inputs[0]) and the output.
+Tensor Unary(Tensor out, OpKind kind, const Tensor& a) {
+  if (NeedsGrad({a})) {
+    Node& node = RecordNode(out, kind, {a});
+    node.saved = {out.Detach()};
+  }
+  return out;
+}
+
+Tensor UnaryKernel(simd::UnaryOp op, const Tensor& a, const char* name) {
+  const Tensor x = ContiguousData(a, name);
+  Tensor out = Tensor::Empty(x.shape());
+  simd::Unary(op, x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
+  return out;
+}
+
+}  // namespace
+
+Tensor Add(const Tensor& a, const Tensor& b) { return Binary(simd::BinaryOp::kAdd, OpKind::kAdd, a, b, "add"); }
+Tensor Sub(const Tensor& a, const Tensor& b) { return Binary(simd::BinaryOp::kSub, OpKind::kSub, a, b, "sub"); }
+Tensor Mul(const Tensor& a, const Tensor& b) { return Binary(simd::BinaryOp::kMul, OpKind::kMul, a, b, "mul"); }
+Tensor Div(const Tensor& a, const Tensor& b) { return Binary(simd::BinaryOp::kDiv, OpKind::kDiv, a, b, "div"); }
+
+Tensor Maximum(const Tensor& a, const Tensor& b) { return BinaryForward(simd::BinaryOp::kMax, a, b, "maximum"); }
+Tensor Minimum(const Tensor& a, const Tensor& b) { return BinaryForward(simd::BinaryOp::kMin, a, b, "minimum"); }
+Tensor Equal(const Tensor& a, const Tensor& b) { return BinaryForward(simd::BinaryOp::kEq, a, b, "equal"); }
+Tensor Greater(const Tensor& a, const Tensor& b) { return BinaryForward(simd::BinaryOp::kGt, a, b, "greater"); }
+
+Tensor AddScalar(const Tensor& a, float s) {
+  const Tensor x = ContiguousData(a, "add_scalar");
+  Tensor out = Tensor::Empty(x.shape());
+  simd::BinaryScalarRight(simd::BinaryOp::kAdd, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
+  if (NeedsGrad({a})) RecordNode(out, OpKind::kAddScalar, {a});
+  return out;
+}
+
+Tensor MulScalar(const Tensor& a, float s) {
+  const Tensor x = ContiguousData(a, "mul_scalar");
+  Tensor out = Tensor::Empty(x.shape());
+  simd::BinaryScalarRight(simd::BinaryOp::kMul, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
+  if (NeedsGrad({a})) RecordNode(out, OpKind::kMulScalar, {a}).floats = {s};
+  return out;
+}
+
+Tensor PowScalar(const Tensor& a, int exponent) {
+  LOCKSTEP_REQUIRE(exponent >= simd::kPowIntProvenMin && exponent <= simd::kPowIntProvenMax,
+                   "pow: exponent " << exponent << " is outside the supported range ["
+                                    << simd::kPowIntProvenMin << ", " << simd::kPowIntProvenMax << "]");
+  const Tensor x = ContiguousData(a, "pow");
+  Tensor out = Tensor::Empty(x.shape());
+  simd::PowInt(x.data_f32(), exponent, out.data_f32(), static_cast<size_t>(x.numel()));
+  if (NeedsGrad({a})) RecordNode(out, OpKind::kPowScalar, {a}).ints = {exponent};
+  return out;
+}
+
+Tensor Neg(const Tensor& a) {
+  Tensor out = UnaryKernel(simd::UnaryOp::kNeg, a, "neg");
+  if (NeedsGrad({a})) RecordNode(out, OpKind::kNeg, {a});
+  return out;
+}
+
+Tensor Relu(const Tensor& a) { return Unary(UnaryKernel(simd::UnaryOp::kRelu, a, "relu"), OpKind::kRelu, a); }
+Tensor Sqrt(const Tensor& a) { return Unary(UnaryKernel(simd::UnaryOp::kSqrt, a, "sqrt"), OpKind::kSqrt, a); }
+Tensor GeluErf(const Tensor& a) { return Unary(MathForward(simd::MathFn::kGeluErf, a, "gelu"), OpKind::kGeluErf, a); }
+Tensor GeluTanh(const Tensor& a) { return Unary(MathForward(simd::MathFn::kGeluTanh, a, "gelu"), OpKind::kGeluTanh, a); }
+Tensor Tanh(const Tensor& a) { return Unary(MathForward(simd::MathFn::kTanh, a, "tanh"), OpKind::kTanh, a); }
+Tensor Sigmoid(const Tensor& a) { return Unary(MathForward(simd::MathFn::kSigmoid, a, "sigmoid"), OpKind::kSigmoid, a); }
+Tensor Exp(const Tensor& a) { return Unary(MathForward(simd::MathFn::kExp, a, "exp"), OpKind::kExp, a); }
+Tensor Log(const Tensor& a) { return Unary(MathForward(simd::MathFn::kLog, a, "log"), OpKind::kLog, a); }
+
+Tensor MaskedFill(const Tensor& x_in, const Tensor& mask_in, float value) {
+  const Tensor x = ContiguousData(x_in, "masked_fill");
+  LOCKSTEP_REQUIRE(BroadcastShapes(x.shape(), mask_in.shape(), "masked_fill") == x.shape(),
+                   "masked_fill: mask of shape " << ShapeString(mask_in.shape())
+                                                 << " does not broadcast to " << ShapeString(x.shape()));
+  Tensor mask;
+  {
+    NoGradGuard no_grad;
+    mask = ContiguousData(mask_in.To(DType::kFloat32).Expand(x.shape()).Contiguous(), "masked_fill");
+  }
+  Tensor fill = Tensor::Full(x.shape(), value), out = Tensor::Empty(x.shape());
+  simd::Select(mask.data_f32(), fill.data_f32(), x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
+  if (NeedsGrad({x_in})) {
+    Node& node = RecordNode(out, OpKind::kMaskedFill, {x_in});
+    node.saved = {mask};
+  }
+  return out;
+}
+
+}  // namespace lockstep

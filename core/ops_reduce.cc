@@ -1,0 +1,154 @@
+// Reductions over all elements or one dimension, in the canonical order (simd/reduce.h), and the
+// batch-grouped sums that gradients of broadcast operands use.
+#include "core/autograd.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "core/ops_internal.h"
+#include "simd/elementwise.h"
+#include "simd/reduce.h"
+
+namespace lockstep {
+
+namespace {
+
+// [outer, len, inner] around dimension d of shape.
+void SplitAround(const Shape& shape, int64_t d, int64_t* outer, int64_t* len, int64_t* inner) {
+  *outer = 1;
+  *inner = 1;
+  for (int64_t i = 0; i < d; ++i) *outer *= shape[i];
+  *len = shape[d];
+  for (size_t i = static_cast<size_t>(d) + 1; i < shape.size(); ++i) *inner *= shape[i];
+}
+
+Shape ReducedShape(const Shape& shape, int64_t d, bool keepdim) {
+  Shape out = shape;
+  if (keepdim) {
+    out[d] = 1;
+  } else {
+    out.erase(out.begin() + d);
+  }
+  return out;
+}
+
+using AxisKernel = void (*)(const float*, size_t, size_t, size_t, float*);
+
+Tensor ReduceDim(const Tensor& a, int64_t dim, bool keepdim, const char* name, AxisKernel kernel) {
+  const Tensor x = ContiguousData(a, name);
+  const int64_t d = NormalizeDim(dim, x.dim(), name);
+  int64_t outer, len, inner;
+  SplitAround(x.shape(), d, &outer, &len, &inner);
+  Tensor out = Tensor::Empty(ReducedShape(x.shape(), d, keepdim));
+  kernel(x.data_f32(), outer, len, inner, out.data_f32());
+  return out;
+}
+
+}  // namespace
+
+Tensor BatchGroupedSumRows(const Tensor& x2d, int64_t rows_per_group) {
+  const int64_t rows = x2d.shape()[0], inner = x2d.shape()[1];
+  const float* x = x2d.data_f32();
+  Tensor out = Tensor::Empty({inner});
+  if (rows <= rows_per_group) {
+    simd::SumAxis(x, 1, rows, inner, out.data_f32());
+    return out;
+  }
+  const int64_t groups = (rows + rows_per_group - 1) / rows_per_group;
+  std::vector<float> partials(static_cast<size_t>(groups * inner));
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t first = g * rows_per_group;
+    const int64_t count = rows - first < rows_per_group ? rows - first : rows_per_group;
+    simd::SumAxis(x + first * inner, 1, count, inner, &partials[g * inner]);
+  }
+  CombinePairwise(partials.data(), groups, inner);
+  std::copy(partials.begin(), partials.begin() + inner, out.data_f32());
+  return out;
+}
+
+void CombinePairwise(float* partials, int64_t count, int64_t inner) {
+  // Adjacent pairs, level by level; an odd last one moves up (as simd::CombineBlocksPairwise).
+  while (count > 1) {
+    int64_t next = 0;
+    for (int64_t i = 0; i + 1 < count; i += 2, ++next) {
+      simd::Binary(simd::BinaryOp::kAdd, partials + i * inner, partials + (i + 1) * inner,
+                   partials + next * inner, static_cast<size_t>(inner));
+    }
+    if (count % 2 == 1) {
+      std::copy(partials + (count - 1) * inner, partials + count * inner, partials + next * inner);
+      ++next;
+    }
+    count = next;
+  }
+}
+
+Tensor SumToShape(const Tensor& grad_in, const Shape& shape) {
+  if (grad_in.shape() == shape) return grad_in;
+  NoGradGuard no_grad;
+  Tensor grad = ContiguousData(grad_in, "sum_to_shape");
+  const int64_t lead = grad.dim() - static_cast<int64_t>(shape.size());
+  LOCKSTEP_ASSERT(lead >= 0);
+  if (lead > 0) {
+    Shape rest(grad.shape().begin() + lead, grad.shape().end());
+    const int64_t rows = grad.numel() / (NumElements(rest) == 0 ? 1 : NumElements(rest));
+    if (NumElements(rest) == 0) return Tensor::Zeros(shape);
+    grad = BatchGroupedSumRows(grad.Reshape({rows, NumElements(rest)}), kBatchGroup).Reshape(rest);
+  }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1 && grad.shape()[d] != 1) grad = Sum(grad, static_cast<int64_t>(d), true);
+  }
+  return grad.Reshape(shape);
+}
+
+Tensor Sum(const Tensor& a) {
+  const Tensor x = ContiguousData(a, "sum");
+  Tensor out = Tensor::Scalar(simd::Sum(x.data_f32(), static_cast<size_t>(x.numel())));
+  if (NeedsGrad({a})) RecordNode(out, OpKind::kSum, {a}).ints = {-1, 0};
+  return out;
+}
+
+Tensor Sum(const Tensor& a, int64_t dim, bool keepdim) {
+  Tensor out = ReduceDim(a, dim, keepdim, "sum", simd::SumAxis);
+  if (NeedsGrad({a})) RecordNode(out, OpKind::kSum, {a}).ints = {NormalizeDim(dim, a.dim(), "sum"), keepdim};
+  return out;
+}
+
+Tensor Mean(const Tensor& a) {
+  const Tensor x = ContiguousData(a, "mean");
+  const float total = simd::Sum(x.data_f32(), static_cast<size_t>(x.numel()));
+  Tensor out = Tensor::Scalar(total / static_cast<float>(x.numel()));
+  if (NeedsGrad({a})) RecordNode(out, OpKind::kMean, {a}).ints = {-1, 0};
+  return out;
+}
+
+Tensor Mean(const Tensor& a, int64_t dim, bool keepdim) {
+  Tensor out = ReduceDim(a, dim, keepdim, "mean", simd::MeanAxis);
+  if (NeedsGrad({a})) RecordNode(out, OpKind::kMean, {a}).ints = {NormalizeDim(dim, a.dim(), "mean"), keepdim};
+  return out;
+}
+
+Tensor Variance(const Tensor& a, int64_t dim, int64_t correction, bool keepdim) {
+  LOCKSTEP_REQUIRE(correction >= 0, "variance: correction must be >= 0, got " << correction);
+  const Tensor x = ContiguousData(a, "variance");
+  const int64_t d = NormalizeDim(dim, x.dim(), "variance");
+  int64_t outer, len, inner;
+  SplitAround(x.shape(), d, &outer, &len, &inner);
+  Tensor out = Tensor::Empty(ReducedShape(x.shape(), d, keepdim));
+  simd::VarianceAxis(x.data_f32(), outer, len, inner, static_cast<size_t>(correction), out.data_f32());
+  return out;
+}
+
+Tensor Max(const Tensor& a, int64_t dim, bool keepdim) {
+  return ReduceDim(a, dim, keepdim, "max", simd::MaxAxis);
+}
+
+Tensor Argmax(const Tensor& a, int64_t dim, bool keepdim) {
+  const Tensor x = ContiguousData(a, "argmax");
+  const int64_t d = NormalizeDim(dim, x.dim(), "argmax");
+  int64_t outer, len, inner;
+  SplitAround(x.shape(), d, &outer, &len, &inner);
+  LOCKSTEP_REQUIRE(len > 0, "argmax: dimension " << d << " of " << ShapeString(x.shape()) << " is empty");
+  Tensor out = Tensor::Empty(ReducedShape(x.shape(), d, keepdim), DType::kInt64);
+  simd::ArgmaxAxis(x.data_f32(), outer, len, inner, out.data_i64());
+  return out;
+}
+
+}  // namespace lockstep

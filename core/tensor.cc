@@ -1,0 +1,385 @@
+#include "core/tensor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <sstream>
+
+#include "core/autograd.h"
+#include "core/error.h"
+
+namespace lockstep {
+
+Storage::Storage(size_t bytes) : bytes_(bytes) {
+  const size_t rounded = (bytes + 63) / 64 * 64;
+  data_ = static_cast<uint8_t*>(aligned_alloc(64, rounded == 0 ? 64 : rounded));
+  LOCKSTEP_REQUIRE(data_ != nullptr, "out of memory allocating " << bytes << " bytes");
+}
+
+Storage::~Storage() { free(data_); }
+
+namespace {
+
+// Calls f(element_offset) for every element of a strided view, in row-major order.
+template <class Func>
+void ForEachOffset(const Shape& shape, const Shape& strides, int64_t offset, const Func& f) {
+  const int64_t n = NumElements(shape);
+  if (n == 0) return;
+  const size_t rank = shape.size();
+  std::vector<int64_t> index(rank, 0);
+  int64_t at = offset;
+  for (int64_t count = 0; count < n; ++count) {
+    f(at);
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < shape[d]) {
+        at += strides[d];
+        break;
+      }
+      at -= strides[d] * (shape[d] - 1);
+      index[d] = 0;
+    }
+  }
+}
+
+std::shared_ptr<TensorImpl> NewImpl(const Shape& shape, DType dtype) {
+  ValidateShape(shape, "tensor creation");
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::make_shared<Storage>(static_cast<size_t>(NumElements(shape)) * DTypeSize(dtype));
+  impl->shape = shape;
+  impl->strides = ContiguousStrides(shape);
+  impl->dtype = dtype;
+  return impl;
+}
+
+}  // namespace
+
+Tensor Tensor::Empty(const Shape& shape, DType dtype) { return Tensor(NewImpl(shape, dtype)); }
+
+Tensor Tensor::Zeros(const Shape& shape, DType dtype) {
+  Tensor t = Empty(shape, dtype);
+  memset(t.impl_->storage->data(), 0, t.impl_->storage->bytes());
+  return t;
+}
+
+Tensor Tensor::Ones(const Shape& shape) { return Full(shape, 1.0f); }
+
+Tensor Tensor::Full(const Shape& shape, float value) {
+  Tensor t = Empty(shape);
+  float* p = t.data_f32();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = value;
+  return t;
+}
+
+Tensor Tensor::Arange(int64_t end, DType dtype) {
+  LOCKSTEP_REQUIRE(end >= 0, "arange: end must be >= 0, got " << end);
+  Tensor t = Empty({end}, dtype);
+  for (int64_t i = 0; i < end; ++i) {
+    if (dtype == DType::kFloat32) t.data_f32()[i] = static_cast<float>(i);
+    else if (dtype == DType::kInt32) t.data_i32()[i] = static_cast<int32_t>(i);
+    else t.data_i64()[i] = i;
+  }
+  return t;
+}
+
+Tensor Tensor::FromVector(const Shape& shape, const std::vector<float>& values) {
+  ValidateShape(shape, "FromVector");
+  LOCKSTEP_REQUIRE(NumElements(shape) == static_cast<int64_t>(values.size()),
+                   "FromVector: shape " << ShapeString(shape) << " holds " << NumElements(shape)
+                                        << " elements, but " << values.size() << " values were given");
+  Tensor t = Empty(shape);
+  if (!values.empty()) memcpy(t.data_f32(), values.data(), values.size() * 4);
+  return t;
+}
+
+Tensor Tensor::FromInt64(const Shape& shape, const std::vector<int64_t>& values) {
+  ValidateShape(shape, "FromInt64");
+  LOCKSTEP_REQUIRE(NumElements(shape) == static_cast<int64_t>(values.size()),
+                   "FromInt64: shape " << ShapeString(shape) << " holds " << NumElements(shape)
+                                       << " elements, but " << values.size() << " values were given");
+  Tensor t = Empty(shape, DType::kInt64);
+  if (!values.empty()) memcpy(t.data_i64(), values.data(), values.size() * 8);
+  return t;
+}
+
+int64_t Tensor::size(int64_t d) const { return impl_->shape[NormalizeDim(d, dim(), "size")]; }
+
+bool Tensor::is_contiguous() const {
+  return impl_->strides == ContiguousStrides(impl_->shape) || numel() <= 1;
+}
+
+float* Tensor::data_f32() const {
+  LOCKSTEP_ASSERT(impl_->dtype == DType::kFloat32);
+  return reinterpret_cast<float*>(impl_->storage->data()) + impl_->offset;
+}
+int32_t* Tensor::data_i32() const {
+  LOCKSTEP_ASSERT(impl_->dtype == DType::kInt32);
+  return reinterpret_cast<int32_t*>(impl_->storage->data()) + impl_->offset;
+}
+int64_t* Tensor::data_i64() const {
+  LOCKSTEP_ASSERT(impl_->dtype == DType::kInt64);
+  return reinterpret_cast<int64_t*>(impl_->storage->data()) + impl_->offset;
+}
+
+std::vector<float> Tensor::ToVector() const {
+  std::vector<float> out;
+  out.reserve(static_cast<size_t>(numel()));
+  const uint8_t* base = impl_->storage->data();
+  ForEachOffset(shape(), strides(), impl_->offset, [&](int64_t at) {
+    switch (impl_->dtype) {
+      case DType::kFloat32: out.push_back(reinterpret_cast<const float*>(base)[at]); break;
+      case DType::kInt32: out.push_back(static_cast<float>(reinterpret_cast<const int32_t*>(base)[at])); break;
+      case DType::kInt64: out.push_back(static_cast<float>(reinterpret_cast<const int64_t*>(base)[at])); break;
+    }
+  });
+  return out;
+}
+
+std::vector<int64_t> Tensor::ToInt64Vector() const {
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(numel()));
+  const uint8_t* base = impl_->storage->data();
+  ForEachOffset(shape(), strides(), impl_->offset, [&](int64_t at) {
+    switch (impl_->dtype) {
+      case DType::kFloat32: {
+        const float v = reinterpret_cast<const float*>(base)[at];
+        // Clamp, NaN -> 0 (docs/numerics.md, rule 6).
+        out.push_back(v != v ? 0 : v >= 9.2233720368547758e18f ? INT64_MAX
+                                 : v <= -9.2233720368547758e18f ? INT64_MIN
+                                                                : static_cast<int64_t>(v));
+        break;
+      }
+      case DType::kInt32: out.push_back(reinterpret_cast<const int32_t*>(base)[at]); break;
+      case DType::kInt64: out.push_back(reinterpret_cast<const int64_t*>(base)[at]); break;
+    }
+  });
+  return out;
+}
+
+float Tensor::item() const {
+  LOCKSTEP_REQUIRE(numel() == 1, "item: the tensor has " << numel() << " elements "
+                                     << ShapeString(shape()) << ", expected exactly 1");
+  return ToVector()[0];
+}
+
+Tensor Tensor::MakeView(const Shape& shape, const Shape& strides, int64_t offset) const {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = impl_->storage;
+  impl->offset = offset;
+  impl->shape = shape;
+  impl->strides = strides;
+  impl->dtype = impl_->dtype;
+  return Tensor(impl);
+}
+
+Tensor Tensor::Reshape(const Shape& new_shape_in) const {
+  Shape new_shape = new_shape_in;
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < new_shape.size(); ++i) {
+    if (new_shape[i] == -1) {
+      LOCKSTEP_REQUIRE(infer < 0, "reshape: only one dimension may be -1, got " << ShapeString(new_shape_in));
+      infer = static_cast<int64_t>(i);
+    } else {
+      LOCKSTEP_REQUIRE(new_shape[i] >= 0, "reshape: invalid shape " << ShapeString(new_shape_in));
+      known *= new_shape[i];
+    }
+  }
+  if (infer >= 0) {
+    LOCKSTEP_REQUIRE(known != 0 && numel() % known == 0,
+                     "reshape: cannot reshape " << ShapeString(shape()) << " into " << ShapeString(new_shape_in));
+    new_shape[infer] = numel() / known;
+  }
+  LOCKSTEP_REQUIRE(NumElements(new_shape) == numel(),
+                   "reshape: cannot reshape " << ShapeString(shape()) << " (" << numel()
+                                              << " elements) into " << ShapeString(new_shape_in));
+  const Tensor source = Contiguous();
+  Tensor out = source.MakeView(new_shape, ContiguousStrides(new_shape), source.impl_->offset);
+  if (NeedsGrad({source})) {
+    Node& node = RecordNode(out, OpKind::kView, {source});
+    node.shapes = {source.shape()};
+  }
+  return out;
+}
+
+Tensor Tensor::Permute(const std::vector<int64_t>& dims) const {
+  LOCKSTEP_REQUIRE(static_cast<int64_t>(dims.size()) == dim(),
+                   "permute: " << dims.size() << " dimensions given for a tensor of rank " << dim());
+  Shape new_shape(dims.size()), new_strides(dims.size());
+  std::vector<bool> seen(dims.size(), false);
+  std::vector<int64_t> normalized(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t d = NormalizeDim(dims[i], dim(), "permute");
+    LOCKSTEP_REQUIRE(!seen[d], "permute: dimension " << d << " appears twice");
+    seen[d] = true;
+    normalized[i] = d;
+    new_shape[i] = shape()[d];
+    new_strides[i] = strides()[d];
+  }
+  Tensor out = MakeView(new_shape, new_strides, impl_->offset);
+  if (NeedsGrad({*this})) {
+    Node& node = RecordNode(out, OpKind::kPermute, {*this});
+    node.ints = normalized;
+  }
+  return out;
+}
+
+Tensor Tensor::Transpose(int64_t dim0, int64_t dim1) const {
+  std::vector<int64_t> dims(static_cast<size_t>(dim()));
+  for (int64_t i = 0; i < dim(); ++i) dims[i] = i;
+  std::swap(dims[NormalizeDim(dim0, dim(), "transpose")], dims[NormalizeDim(dim1, dim(), "transpose")]);
+  return Permute(dims);
+}
+
+Tensor Tensor::Slice(int64_t d_in, int64_t start, int64_t end, int64_t step) const {
+  const int64_t d = NormalizeDim(d_in, dim(), "slice");
+  const int64_t extent = shape()[d];
+  LOCKSTEP_REQUIRE(step >= 1, "slice: step must be >= 1, got " << step);
+  if (start < 0) start += extent;
+  if (end < 0) end += extent;
+  start = start < 0 ? 0 : (start > extent ? extent : start);
+  end = end < start ? start : (end > extent ? extent : end);
+  Shape new_shape = shape(), new_strides = strides();
+  new_shape[d] = (end - start + step - 1) / step;
+  new_strides[d] = strides()[d] * step;
+  Tensor out = MakeView(new_shape, new_strides, impl_->offset + start * strides()[d]);
+  if (NeedsGrad({*this})) {
+    Node& node = RecordNode(out, OpKind::kSlice, {*this});
+    node.ints = {d, start, step};
+  }
+  return out;
+}
+
+Tensor Tensor::Squeeze(int64_t d_in) const {
+  const int64_t d = NormalizeDim(d_in, dim(), "squeeze");
+  LOCKSTEP_REQUIRE(shape()[d] == 1, "squeeze: dimension " << d << " of " << ShapeString(shape())
+                                                           << " has extent " << shape()[d] << ", expected 1");
+  Shape new_shape = shape();
+  new_shape.erase(new_shape.begin() + d);
+  return Reshape(new_shape);
+}
+
+Tensor Tensor::Unsqueeze(int64_t d_in) const {
+  const int64_t d = NormalizeDim(d_in, dim() + 1, "unsqueeze");
+  Shape new_shape = shape();
+  new_shape.insert(new_shape.begin() + d, 1);
+  return Reshape(new_shape);
+}
+
+Tensor Tensor::Select(int64_t d, int64_t index) const {
+  const int64_t nd = NormalizeDim(d, dim(), "select");
+  LOCKSTEP_REQUIRE(index >= -shape()[nd] && index < shape()[nd],
+                   "select: index " << index << " is out of range for dimension " << nd << " of "
+                                    << ShapeString(shape()));
+  const int64_t i = index < 0 ? index + shape()[nd] : index;
+  return Slice(nd, i, i + 1).Squeeze(nd);
+}
+
+Tensor Tensor::Expand(const Shape& target) const {
+  LOCKSTEP_REQUIRE(target.size() >= shape().size(),
+                   "expand: cannot expand " << ShapeString(shape()) << " to fewer dimensions " << ShapeString(target));
+  const size_t lead = target.size() - shape().size();
+  Shape new_strides(target.size(), 0);
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (i < lead) continue;
+    const int64_t have = shape()[i - lead];
+    LOCKSTEP_REQUIRE(have == target[i] || have == 1,
+                     "expand: cannot expand " << ShapeString(shape()) << " to " << ShapeString(target));
+    new_strides[i] = have == 1 && target[i] != 1 ? 0 : strides()[i - lead];
+  }
+  Tensor out = MakeView(target, new_strides, impl_->offset);
+  if (NeedsGrad({*this})) {
+    Node& node = RecordNode(out, OpKind::kExpand, {*this});
+    node.shapes = {shape()};
+  }
+  return out;
+}
+
+Tensor Tensor::Flatten(int64_t start_in, int64_t end_in) const {
+  if (dim() == 0) return Reshape({1});
+  const int64_t start = NormalizeDim(start_in, dim(), "flatten");
+  const int64_t end = NormalizeDim(end_in, dim(), "flatten");
+  LOCKSTEP_REQUIRE(start <= end, "flatten: start dimension " << start << " is after end " << end);
+  Shape new_shape(shape().begin(), shape().begin() + start);
+  int64_t merged = 1;
+  for (int64_t d = start; d <= end; ++d) merged *= shape()[d];
+  new_shape.push_back(merged);
+  new_shape.insert(new_shape.end(), shape().begin() + end + 1, shape().end());
+  return Reshape(new_shape);
+}
+
+Tensor Tensor::Clone() const {
+  Tensor out = Empty(shape(), dtype());
+  uint8_t* dst = out.impl_->storage->data();
+  const uint8_t* base = impl_->storage->data();
+  const size_t size = DTypeSize(dtype());
+  int64_t i = 0;
+  ForEachOffset(shape(), strides(), impl_->offset, [&](int64_t at) {
+    memcpy(dst + (i++) * size, base + at * size, size);
+  });
+  if (NeedsGrad({*this})) RecordNode(out, OpKind::kCopy, {*this});
+  return out;
+}
+
+void Tensor::CopyFrom(const Tensor& src) const {
+  LOCKSTEP_REQUIRE(src.shape() == shape() && src.dtype() == dtype(),
+                   "copy: cannot copy a " << DTypeName(src.dtype()) << " tensor of shape "
+                                          << ShapeString(src.shape()) << " into a " << DTypeName(dtype())
+                                          << " tensor of shape " << ShapeString(shape()));
+  const Tensor source = src.is_contiguous() ? src : src.Detach().Clone();
+  const uint8_t* from = source.impl_->storage->data() + source.impl_->offset * DTypeSize(dtype());
+  uint8_t* base = impl_->storage->data();
+  const size_t size = DTypeSize(dtype());
+  int64_t i = 0;
+  ForEachOffset(shape(), strides(), impl_->offset, [&](int64_t at) {
+    memcpy(base + at * size, from + (i++) * size, size);
+  });
+}
+
+Tensor Tensor::Contiguous() const { return is_contiguous() ? *this : Clone(); }
+
+Tensor Tensor::To(DType target) const {
+  if (target == dtype()) return *this;
+  Tensor out = Empty(shape(), target);
+  if (target == DType::kFloat32) {
+    const std::vector<float> v = ToVector();
+    if (!v.empty()) memcpy(out.data_f32(), v.data(), v.size() * 4);
+  } else {
+    const std::vector<int64_t> v = ToInt64Vector();
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (target == DType::kInt64) {
+        out.data_i64()[i] = v[i];
+      } else {
+        out.data_i32()[i] = static_cast<int32_t>(v[i] > INT32_MAX ? INT32_MAX : v[i] < INT32_MIN ? INT32_MIN : v[i]);
+      }
+    }
+  }
+  return out;
+}
+
+Tensor& Tensor::RequiresGrad(bool requires) {
+  LOCKSTEP_REQUIRE(!requires || dtype() == DType::kFloat32,
+                   "RequiresGrad: only float32 tensors can require gradients, this one is " << DTypeName(dtype()));
+  LOCKSTEP_REQUIRE(!impl_->grad_fn, "RequiresGrad: only leaf tensors can be marked; this one was computed by "
+                                        << OpKindName(impl_->grad_fn->kind) << " (use Detach() first)");
+  impl_->requires_grad = requires;
+  return *this;
+}
+
+Tensor Tensor::Detach() const { return MakeView(shape(), strides(), impl_->offset); }
+
+void Tensor::Backward(const Tensor& grad_output) const { RunBackward(*this, grad_output); }
+
+std::string Tensor::ToString(int64_t max_elements) const {
+  std::ostringstream out;
+  out << "tensor(" << ShapeString(shape()) << ", " << DTypeName(dtype());
+  if (requires_grad()) out << ", requires_grad";
+  out << ")\n[";
+  const std::vector<float> v = ToVector();
+  for (size_t i = 0; i < v.size() && static_cast<int64_t>(i) < max_elements; ++i) {
+    out << (i ? ", " : "") << v[i];
+  }
+  if (static_cast<int64_t>(v.size()) > max_elements) out << ", ... (" << v.size() << " in all)";
+  out << "]";
+  return out.str();
+}
+
+}  // namespace lockstep

@@ -1,0 +1,118 @@
+// Tensor: a strided view of shared storage, float32, int32 or int64, with autograd metadata.
+// Copies of a Tensor share everything (like PyTorch's Python objects); Clone() copies the data.
+// Compute ops read any strided view and write fresh contiguous results.
+#ifndef LOCKSTEP_CORE_TENSOR_H_
+#define LOCKSTEP_CORE_TENSOR_H_
+
+#include <stdint.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/shape.h"
+
+namespace lockstep {
+
+struct Node;
+
+// Bytes shared by views; 64-byte aligned.
+class Storage {
+ public:
+  explicit Storage(size_t bytes);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  uint8_t* data() { return data_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  uint8_t* data_;
+  size_t bytes_;
+};
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  int64_t offset = 0;  // in elements
+  Shape shape, strides;
+  DType dtype = DType::kFloat32;
+  // Autograd: a leaf that requires grad accumulates into grad; a computed tensor has grad_fn.
+  bool requires_grad = false;
+  std::shared_ptr<TensorImpl> grad;
+  std::shared_ptr<Node> grad_fn;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // Creation (contiguous, fresh storage).
+  static Tensor Empty(const Shape& shape, DType dtype = DType::kFloat32);
+  static Tensor Zeros(const Shape& shape, DType dtype = DType::kFloat32);
+  static Tensor Ones(const Shape& shape);
+  static Tensor Full(const Shape& shape, float value);
+  static Tensor Arange(int64_t end, DType dtype = DType::kInt64);
+  static Tensor FromVector(const Shape& shape, const std::vector<float>& values);
+  static Tensor FromInt64(const Shape& shape, const std::vector<int64_t>& values);
+  static Tensor Scalar(float value) { return FromVector({}, {value}); }
+
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const { return impl_->shape; }
+  const Shape& strides() const { return impl_->strides; }
+  int64_t dim() const { return static_cast<int64_t>(impl_->shape.size()); }
+  int64_t size(int64_t d) const;
+  int64_t numel() const { return NumElements(impl_->shape); }
+  DType dtype() const { return impl_->dtype; }
+  bool is_contiguous() const;
+  bool same(const Tensor& other) const { return impl_ == other.impl_; }
+
+  // Raw element pointers at the view's first element (respect strides unless contiguous).
+  float* data_f32() const;
+  int32_t* data_i32() const;
+  int64_t* data_i64() const;
+
+  // Copies out in row-major order (any dtype converted to float / int64).
+  std::vector<float> ToVector() const;
+  std::vector<int64_t> ToInt64Vector() const;
+  float item() const;  // the single element of a one-element float tensor
+
+  // Views (share storage; differentiable).
+  Tensor Reshape(const Shape& shape) const;  // copies first when not contiguous
+  Tensor Transpose(int64_t dim0, int64_t dim1) const;
+  Tensor Permute(const std::vector<int64_t>& dims) const;
+  Tensor Slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor Squeeze(int64_t dim) const;
+  Tensor Unsqueeze(int64_t dim) const;
+  Tensor Expand(const Shape& shape) const;
+  Tensor Flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor Select(int64_t dim, int64_t index) const;  // Slice then Squeeze
+
+  Tensor Contiguous() const;  // this when already contiguous, else a differentiable copy
+  Tensor Clone() const;       // always a fresh contiguous copy (differentiable)
+  Tensor To(DType dtype) const;  // conversion; float->int rounds toward zero, clamps, NaN -> 0
+  // Writes src's elements (same shape and dtype) into this view, in place, without history.
+  void CopyFrom(const Tensor& src) const;
+
+  // Autograd.
+  Tensor& RequiresGrad(bool requires = true);
+  bool requires_grad() const { return impl_->requires_grad; }
+  Tensor grad() const { return Tensor(impl_->grad); }
+  void SetGrad(const Tensor& grad) { impl_->grad = grad.impl_; }
+  void ZeroGrad() { impl_->grad.reset(); }
+  const std::shared_ptr<Node>& grad_fn() const { return impl_->grad_fn; }
+  Tensor Detach() const;  // shares data, no history
+  void Backward(const Tensor& grad_output = Tensor()) const;
+
+  std::string ToString(int64_t max_elements = 64) const;
+  const std::shared_ptr<TensorImpl>& impl() const { return impl_; }
+
+ private:
+  Tensor MakeView(const Shape& shape, const Shape& strides, int64_t offset) const;
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CORE_TENSOR_H_

@@ -1,0 +1,172 @@
+// Gradient check for every op with a backward rule, from one table: the analytic gradient of
+// L = sum(op(inputs) * w) (w fixed random weights) against central finite differences.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/autograd.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "simd/philox.h"
+
+namespace lockstep {
+namespace {
+
+Tensor Random(const Shape& shape, uint64_t stream, float low = -1.0f, float high = 1.0f) {
+  std::vector<float> v(static_cast<size_t>(NumElements(shape)));
+  simd::PhiloxUniformRange(2026, stream, 0, low, high, v.data(), v.size());
+  return Tensor::FromVector(shape, v);
+}
+
+struct OpCase {
+  std::string name;
+  std::vector<Shape> shapes;
+  std::function<Tensor(const std::vector<Tensor>&)> fn;
+  float low = -1.0f, high = 1.0f;  // input range (e.g. positive for log)
+};
+
+std::vector<OpCase> OpTable() {
+  const Tensor target = Tensor::FromInt64({4}, {1, 0, 2, 1});
+  return {
+      {"add (broadcast)", {{3, 4}, {4}}, [](auto& x) { return Add(x[0], x[1]); }},
+      {"sub (broadcast)", {{2, 3, 4}, {3, 1}}, [](auto& x) { return Sub(x[0], x[1]); }},
+      {"mul (broadcast)", {{3, 4}, {1, 4}}, [](auto& x) { return Mul(x[0], x[1]); }},
+      {"div", {{3, 4}, {3, 4}}, [](auto& x) { return Div(x[0], x[1]); }, 0.5f, 2.0f},
+      {"neg", {{5}}, [](auto& x) { return Neg(x[0]); }},
+      {"add_scalar", {{5}}, [](auto& x) { return AddScalar(x[0], 3.0f); }},
+      {"mul_scalar", {{5}}, [](auto& x) { return MulScalar(x[0], -2.5f); }},
+      {"pow 3", {{6}}, [](auto& x) { return PowScalar(x[0], 3); }},
+      {"pow -2", {{6}}, [](auto& x) { return PowScalar(x[0], -2); }, 0.5f, 2.0f},
+      {"relu", {{7}}, [](auto& x) { return Relu(x[0]); }},
+      {"gelu erf", {{7}}, [](auto& x) { return GeluErf(x[0]); }, -3.0f, 3.0f},
+      {"gelu tanh", {{7}}, [](auto& x) { return GeluTanh(x[0]); }, -3.0f, 3.0f},
+      {"tanh", {{7}}, [](auto& x) { return Tanh(x[0]); }},
+      {"sigmoid", {{7}}, [](auto& x) { return Sigmoid(x[0]); }},
+      {"exp", {{7}}, [](auto& x) { return Exp(x[0]); }},
+      {"log", {{7}}, [](auto& x) { return Log(x[0]); }, 0.5f, 3.0f},
+      {"sqrt", {{7}}, [](auto& x) { return Sqrt(x[0]); }, 0.5f, 3.0f},
+      {"reshape", {{2, 6}}, [](auto& x) { return Mul(x[0].Reshape({3, 4}), Tensor::Arange(4, DType::kFloat32)); }},
+      {"permute", {{2, 3, 4}}, [](auto& x) { return x[0].Permute({2, 0, 1}).Contiguous(); }},
+      {"slice", {{5, 4}}, [](auto& x) { return x[0].Slice(0, 1, 5, 2); }},
+      {"expand", {{3, 1}}, [](auto& x) { return x[0].Expand({2, 3, 4}); }},
+      {"concat", {{2, 3}, {2, 2}}, [](auto& x) { return Concat({x[0], x[1]}, 1); }},
+      {"sum all", {{3, 4}}, [](auto& x) { return Sum(x[0]); }},
+      {"sum dim", {{3, 4, 2}}, [](auto& x) { return Sum(x[0], 1); }},
+      {"mean dim keepdim", {{3, 4}}, [](auto& x) { return Mean(x[0], 0, true); }},
+      {"mean all", {{3, 4}}, [](auto& x) { return Mean(x[0]); }},
+      {"matmul 2d", {{3, 5}, {5, 4}}, [](auto& x) { return Matmul(x[0], x[1]); }},
+      {"matmul batched", {{2, 3, 5}, {2, 5, 4}}, [](auto& x) { return Matmul(x[0], x[1]); }},
+      {"matmul batch x 2d", {{2, 3, 5}, {5, 4}}, [](auto& x) { return Matmul(x[0], x[1]); }},
+      {"linear", {{4, 5}, {3, 5}, {3}}, [](auto& x) { return Linear(x[0], x[1], x[2]); }},
+      {"softmax", {{3, 5}}, [](auto& x) { return Softmax(x[0], -1); }},
+      {"softmax dim 0", {{3, 5}}, [](auto& x) { return Softmax(x[0], 0); }},
+      {"log_softmax", {{3, 5}}, [](auto& x) { return LogSoftmax(x[0], -1); }},
+      {"conv2d", {{2, 2, 6, 5}, {3, 2, 3, 2}, {3}},
+       [](auto& x) { return Conv2d(x[0], x[1], x[2], Conv2dOptions{1, 2, 1, 0, 1, 1, 1}); }},
+      {"conv2d groups dilation", {{1, 4, 7, 7}, {4, 2, 2, 2}, {4}},
+       [](auto& x) { return Conv2d(x[0], x[1], x[2], Conv2dOptions{2, 1, 1, 1, 2, 1, 2}); }},
+      {"max_pool2d", {{2, 2, 4, 6}}, [](auto& x) { return MaxPool2d(x[0], Pool2dOptions{2, 2, 2, 2}); }},
+      {"avg_pool2d padded", {{1, 2, 5, 5}}, [](auto& x) { return AvgPool2d(x[0], Pool2dOptions{3, 3, 2, 2, 1, 1}); }},
+      {"dropout", {{4, 6}}, [](auto& x) { return Dropout(x[0], 0.3f, true, 1, 2, 0); }},
+      {"layer_norm", {{3, 6}, {6}, {6}}, [](auto& x) { return LayerNorm(x[0], 1, x[1], x[2], 1e-5f); }},
+      {"batch_norm train", {{4, 3, 2, 2}, {3}, {3}},
+       [](auto& x) { return BatchNorm(x[0], Tensor(), Tensor(), x[1], x[2], true, 0.1f, 1e-5f); }},
+      {"batch_norm eval", {{4, 3}, {3}, {3}},
+       [](auto& x) {
+         return BatchNorm(x[0], Tensor::Full({3}, 0.1f), Tensor::Full({3}, 2.0f), x[1], x[2], false, 0.1f, 1e-5f);
+       }},
+      {"embedding", {{5, 3}}, [](auto& x) { return Embedding(Tensor::FromInt64({2, 2}, {4, 0, 4, 2}), x[0]); }},
+      {"nll_loss", {{4, 3}}, [target](auto& x) { return NllLoss(LogSoftmax(x[0]), target); }},
+      {"cross_entropy smoothed, ignore", {{4, 3}},
+       [](auto& x) { return CrossEntropy(x[0], Tensor::FromInt64({4}, {2, -100, 0, 1}), Reduction::kMean, -100, 0.1f); }},
+      {"mse_loss", {{3, 4}, {3, 4}}, [](auto& x) { return MseLoss(x[0], x[1]); }},
+      {"masked_fill", {{3, 4}}, [](auto& x) {
+         return MaskedFill(x[0], Tensor::FromVector({1, 4}, {0, 1, 0, 1}), -5.0f);
+       }},
+  };
+}
+
+double Loss(const OpCase& op, const std::vector<Tensor>& inputs, const std::vector<float>& weights) {
+  NoGradGuard no_grad;
+  const std::vector<float> out = op.fn(inputs).ToVector();
+  double total = 0;
+  for (size_t i = 0; i < out.size(); ++i) total += static_cast<double>(out[i]) * weights[i];
+  return total;
+}
+
+TEST_CASE("every backward rule matches central finite differences") {
+  uint64_t stream = 0;
+  for (const OpCase& op : OpTable()) {
+    INFO("op " << op.name);
+    std::vector<Tensor> inputs;
+    for (const Shape& s : op.shapes) inputs.push_back(Random(s, ++stream, op.low, op.high).RequiresGrad());
+    const Tensor out = op.fn(inputs);
+    std::vector<float> weights(static_cast<size_t>(out.numel()));
+    simd::PhiloxUniformRange(7, ++stream, 0, 0.5f, 1.5f, weights.data(), weights.size());
+    Sum(Mul(out, Tensor::FromVector(out.shape(), weights))).Backward();
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      REQUIRE(inputs[k].grad().defined());
+      const std::vector<float> analytic = inputs[k].grad().ToVector();
+      for (int64_t i = 0; i < inputs[k].numel(); ++i) {
+        const float h = 1e-2f;
+        float* p = inputs[k].data_f32() + i;
+        const float saved = *p;
+        *p = saved + h;
+        const double up = Loss(op, inputs, weights);
+        *p = saved - h;
+        const double down = Loss(op, inputs, weights);
+        *p = saved;
+        const double numeric = (up - down) / (2.0 * h);
+        INFO("input " << k << " element " << i << " analytic " << analytic[i] << " numeric " << numeric);
+        CHECK(std::abs(analytic[i] - numeric) <= 2e-2 * (1.0 + std::abs(numeric)));
+      }
+    }
+  }
+}
+
+TEST_CASE("gradients accumulate across backward calls and ZeroGrad clears them") {
+  Tensor x = Tensor::FromVector({3}, {1, 2, 3}).RequiresGrad();
+  Sum(Mul(x, x)).Backward();
+  Sum(Mul(x, x)).Backward();
+  CHECK(x.grad().ToVector() == std::vector<float>{4, 8, 12});
+  x.ZeroGrad();
+  CHECK(!x.grad().defined());
+}
+
+TEST_CASE("a tensor used twice gets both contributions, in a fixed order") {
+  Tensor x = Tensor::FromVector({2}, {3, -1}).RequiresGrad();
+  const Tensor y = Add(Mul(x, x), MulScalar(x, 4.0f));  // dy/dx = 2x + 4
+  Sum(y).Backward();
+  CHECK(x.grad().ToVector() == std::vector<float>{10, 2});
+}
+
+TEST_CASE("no_grad and detach record no history") {
+  Tensor x = Tensor::FromVector({2}, {1, 2}).RequiresGrad();
+  {
+    NoGradGuard guard;
+    CHECK(!Mul(x, x).requires_grad());
+  }
+  CHECK(!Mul(x.Detach(), x.Detach()).requires_grad());
+  CHECK_THROWS_AS(Sum(Mul(x.Detach(), x.Detach())).Backward(), Error);
+}
+
+TEST_CASE("shape errors name both shapes") {
+  const Tensor a = Tensor::Zeros({2, 3}), b = Tensor::Zeros({4});
+  try {
+    Add(a, b);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    CHECK(message.find("[2, 3]") != std::string::npos);
+    CHECK(message.find("[4]") != std::string::npos);
+  }
+  CHECK_THROWS_AS(Matmul(Tensor::Zeros({2, 3}), Tensor::Zeros({4, 5})), Error);
+  CHECK_THROWS_AS(Tensor::Zeros({2, 3}).Reshape({4}), Error);
+  CHECK_THROWS_AS(Embedding(Tensor::FromInt64({1}, {9}), Tensor::Zeros({3, 2})), Error);
+}
+
+}  // namespace
+}  // namespace lockstep
