@@ -1,0 +1,190 @@
+#include "core/optim/optimizer.h"
+
+#include <map>
+
+#include "core/error.h"
+#include "core/ops_internal.h"
+#include "simd/elementwise.h"
+#include "simd/math.h"
+#include "simd/optimizer.h"
+#include "simd/reduce.h"
+
+namespace lockstep {
+namespace optim {
+
+namespace {
+
+// base^exponent in float64 by repeated squaring: a fixed sequence of multiplications.
+double IntPow(double base, int64_t exponent) {
+  double result = 1.0;
+  while (exponent > 0) {
+    if (exponent & 1) result = result * base;
+    base = base * base;
+    exponent >>= 1;
+  }
+  return result;
+}
+
+std::vector<ParamGroup> OneGroup(const nn::NamedTensors& params, float weight_decay) {
+  return {ParamGroup{params, weight_decay}};
+}
+
+// Zeros shaped like every parameter, in group order.
+std::vector<Tensor> ZerosLike(const std::vector<ParamGroup>& groups) {
+  std::vector<Tensor> out;
+  for (const ParamGroup& g : groups) {
+    for (const auto& [name, p] : g.params) out.push_back(Tensor::Zeros(p.shape()));
+  }
+  return out;
+}
+
+}  // namespace
+
+Optimizer::Optimizer(std::vector<ParamGroup> groups, float lr) : groups_(std::move(groups)), lr_(lr) {
+  for (const ParamGroup& g : groups_) {
+    for (const auto& [name, p] : g.params) {
+      LOCKSTEP_REQUIRE(p.dtype() == DType::kFloat32 && p.is_contiguous() && p.requires_grad(),
+                       "optimizer: parameter '" << name << "' must be a contiguous float32 tensor that requires grad");
+    }
+  }
+}
+
+void Optimizer::ZeroGrad() {
+  for (ParamGroup& g : groups_) {
+    for (auto& [name, p] : g.params) p.ZeroGrad();
+  }
+}
+
+void Optimizer::ValidateState(const nn::NamedTensors& state) const {
+  std::map<std::string, Tensor> given(state.begin(), state.end());
+  for (const auto& [name, t] : State()) {
+    auto it = given.find(name);
+    LOCKSTEP_REQUIRE(it != given.end(), "optimizer state: missing tensor '" << name << "'");
+    LOCKSTEP_REQUIRE(it->second.shape() == t.shape(), "optimizer state: '" << name << "' has shape "
+                                                                            << ShapeString(it->second.shape())
+                                                                            << ", expected " << ShapeString(t.shape()));
+  }
+  LOCKSTEP_REQUIRE(given.size() == State().size(), "optimizer state: " << given.size() << " tensors, expected "
+                                                                         << State().size());
+}
+
+void Optimizer::LoadState(const nn::NamedTensors& state, int64_t step) {
+  ValidateState(state);
+  std::map<std::string, Tensor> given(state.begin(), state.end());
+  for (const auto& [name, t] : State()) t.CopyFrom(given[name]);
+  step_ = step;
+}
+
+Sgd::Sgd(std::vector<ParamGroup> groups, const SgdOptions& options)
+    : Optimizer(std::move(groups), options.lr), options_(options), momentum_(ZerosLike(groups_)) {
+  LOCKSTEP_REQUIRE(!options.nesterov || (options.momentum > 0.0f && options.dampening == 0.0f),
+                   "SGD: Nesterov momentum needs momentum > 0 and dampening 0");
+}
+
+Sgd::Sgd(const nn::NamedTensors& params, const SgdOptions& options)
+    : Sgd(OneGroup(params, options.weight_decay), options) {}
+
+void Sgd::Step() {
+  size_t k = 0;
+  for (ParamGroup& group : groups_) {
+    for (auto& [name, p] : group.params) {
+      Tensor& buf = momentum_[k++];
+      if (!p.grad().defined()) continue;
+      const Tensor grad = p.grad().Contiguous();
+      simd::SgdUpdate(p.data_f32(), grad.data_f32(), buf.data_f32(), static_cast<size_t>(p.numel()), lr_,
+                      options_.momentum, options_.dampening, group.weight_decay, options_.nesterov, step_ == 0);
+    }
+  }
+  ++step_;
+}
+
+nn::NamedTensors Sgd::State() const {
+  nn::NamedTensors out;
+  size_t k = 0;
+  for (const ParamGroup& g : groups_) {
+    for (const auto& [name, p] : g.params) out.emplace_back("momentum_buffer." + name, momentum_[k++]);
+  }
+  return out;
+}
+
+Adam::Adam(std::vector<ParamGroup> groups, const AdamOptions& options)
+    : Optimizer(std::move(groups), options.lr), options_(options), exp_avg_(ZerosLike(groups_)),
+      exp_avg_sq_(ZerosLike(groups_)) {
+  LOCKSTEP_REQUIRE(options.beta1 >= 0.0f && options.beta1 < 1.0f && options.beta2 >= 0.0f && options.beta2 < 1.0f,
+                   "Adam: betas must be in [0, 1), got " << options.beta1 << ", " << options.beta2);
+}
+
+Adam::Adam(const nn::NamedTensors& params, const AdamOptions& options)
+    : Adam(OneGroup(params, options.weight_decay), options) {}
+
+void Adam::Step() {
+  ++step_;
+  const double bias_correction1 = 1.0 - IntPow(options_.beta1, step_);
+  const double bias_correction2 = 1.0 - IntPow(options_.beta2, step_);
+  const float step_size = static_cast<float>(static_cast<double>(lr_) / bias_correction1);
+  const float sqrt_bias_correction2 = static_cast<float>(__builtin_sqrt(bias_correction2));
+  size_t k = 0;
+  for (ParamGroup& group : groups_) {
+    for (auto& [name, p] : group.params) {
+      Tensor& m = exp_avg_[k];
+      Tensor& v = exp_avg_sq_[k++];
+      if (!p.grad().defined()) continue;
+      const Tensor grad = p.grad().Contiguous();
+      simd::AdamUpdate(p.data_f32(), grad.data_f32(), m.data_f32(), v.data_f32(), static_cast<size_t>(p.numel()),
+                       lr_, options_.beta1, options_.beta2, options_.eps, group.weight_decay,
+                       options_.decoupled_weight_decay, step_size, sqrt_bias_correction2);
+    }
+  }
+}
+
+nn::NamedTensors Adam::State() const {
+  nn::NamedTensors out;
+  size_t k = 0;
+  for (const ParamGroup& g : groups_) {
+    for (const auto& [name, p] : g.params) {
+      out.emplace_back("exp_avg." + name, exp_avg_[k]);
+      out.emplace_back("exp_avg_sq." + name, exp_avg_sq_[k++]);
+    }
+  }
+  return out;
+}
+
+float ClipGradNorm(const std::vector<Tensor>& params, float max_norm) {
+  std::vector<float> sums;
+  for (const Tensor& p : params) {
+    if (!p.grad().defined()) continue;
+    const Tensor g = p.grad().Contiguous();
+    std::vector<float> squares(static_cast<size_t>(g.numel()));
+    simd::Unary(simd::UnaryOp::kSquare, g.data_f32(), squares.data(), squares.size());
+    sums.push_back(simd::Sum(squares.data(), squares.size()));
+  }
+  if (sums.empty()) return 0.0f;
+  CombinePairwise(sums.data(), static_cast<int64_t>(sums.size()), 1);
+  const float norm = __builtin_sqrtf(sums[0]);
+  const float coefficient = max_norm / (norm + 1e-6f);
+  if (coefficient < 1.0f) {
+    for (const Tensor& p : params) {
+      if (!p.grad().defined()) continue;
+      Tensor g = p.grad().Contiguous();
+      simd::BinaryScalarRight(simd::BinaryOp::kMul, g.data_f32(), coefficient, g.data_f32(), static_cast<size_t>(g.numel()));
+      const_cast<Tensor&>(p).SetGrad(g);
+    }
+  }
+  return norm;
+}
+
+float StepLr(float base_lr, int64_t epoch, int64_t step_size, float gamma) {
+  LOCKSTEP_REQUIRE(step_size > 0, "StepLr: step_size must be positive, got " << step_size);
+  return static_cast<float>(base_lr * IntPow(gamma, epoch / step_size));
+}
+
+float CosineWithWarmup(float base_lr, float min_lr, int64_t step, int64_t warmup, int64_t decay_steps) {
+  if (step < warmup) return static_cast<float>(static_cast<double>(base_lr) * static_cast<double>(step + 1) / static_cast<double>(warmup + 1));
+  if (step > decay_steps) return min_lr;
+  const double ratio = static_cast<double>(step - warmup) / static_cast<double>(decay_steps - warmup);
+  const double coefficient = 0.5 * (1.0 + simd::CosPiF64(ratio));
+  return static_cast<float>(min_lr + coefficient * (static_cast<double>(base_lr) - min_lr));
+}
+
+}  // namespace optim
+}  // namespace lockstep

@@ -1,0 +1,98 @@
+// Optimizers: SGD (momentum, Nesterov, weight decay), Adam and AdamW, over parameter groups with
+// their own weight decay. Updates run the kernels of simd/optimizer.h; per-step scalars (bias
+// corrections) are computed in float64 by fixed sequences of basic operations and rounded once.
+#ifndef LOCKSTEP_CORE_OPTIM_OPTIMIZER_H_
+#define LOCKSTEP_CORE_OPTIM_OPTIMIZER_H_
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "core/nn/module.h"
+
+namespace lockstep {
+namespace optim {
+
+struct ParamGroup {
+  nn::NamedTensors params;
+  float weight_decay = 0.0f;
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  virtual void Step() = 0;
+  void ZeroGrad();
+  float lr() const { return lr_; }
+  void set_lr(float lr) { lr_ = lr; }
+  int64_t step_count() const { return step_; }
+  // Optimizer state for checkpoints: "<kind>.<param name>" tensors plus the step count.
+  virtual nn::NamedTensors State() const = 0;
+  void LoadState(const nn::NamedTensors& state, int64_t step);
+  void ValidateState(const nn::NamedTensors& state) const;
+
+ protected:
+  Optimizer(std::vector<ParamGroup> groups, float lr);
+  std::vector<ParamGroup> groups_;
+  float lr_;
+  int64_t step_ = 0;
+};
+
+struct SgdOptions {
+  float lr = 0.01f, momentum = 0.0f, dampening = 0.0f, weight_decay = 0.0f;
+  bool nesterov = false;
+};
+
+class Sgd : public Optimizer {
+ public:
+  Sgd(std::vector<ParamGroup> groups, const SgdOptions& options);
+  Sgd(const nn::NamedTensors& params, const SgdOptions& options);
+  void Step() override;
+  nn::NamedTensors State() const override;
+
+ private:
+  SgdOptions options_;
+  std::vector<Tensor> momentum_;  // one per parameter, in group order
+};
+
+struct AdamOptions {
+  float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.0f;
+  bool decoupled_weight_decay = false;  // true: AdamW
+};
+
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<ParamGroup> groups, const AdamOptions& options);
+  Adam(const nn::NamedTensors& params, const AdamOptions& options);
+  void Step() override;
+  nn::NamedTensors State() const override;
+
+ private:
+  AdamOptions options_;
+  std::vector<Tensor> exp_avg_, exp_avg_sq_;
+};
+
+// AdamW with PyTorch's defaults (weight decay 0.01).
+inline AdamOptions AdamWOptions(float lr = 1e-3f, float weight_decay = 0.01f) {
+  AdamOptions o;
+  o.lr = lr;
+  o.weight_decay = weight_decay;
+  o.decoupled_weight_decay = true;
+  return o;
+}
+
+// Scales every gradient by max_norm / (norm + 1e-6) when the global norm exceeds max_norm.
+// norm = sqrt(pairwise sum over parameters, in order, of each gradient's canonical sum of
+// squares). Returns the norm before clipping.
+float ClipGradNorm(const std::vector<Tensor>& params, float max_norm);
+
+// Learning-rate schedules.
+float StepLr(float base_lr, int64_t epoch, int64_t step_size, float gamma);
+// nanoGPT's: linear warmup over warmup steps, then cosine decay to min_lr at decay_steps.
+float CosineWithWarmup(float base_lr, float min_lr, int64_t step, int64_t warmup, int64_t decay_steps);
+
+}  // namespace optim
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CORE_OPTIM_OPTIMIZER_H_

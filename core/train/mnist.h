@@ -1,0 +1,47 @@
+// The MNIST reference run: LeNet-5, Adam (lr 1e-3), batch 100, cross-entropy, a fixed seed. It
+// reports what RepDL's example prints: the hash of the initial model, the loss as it trains, the
+// hash of the trained model, the test accuracy and the hash of the test logits.
+#ifndef LOCKSTEP_CORE_TRAIN_MNIST_H_
+#define LOCKSTEP_CORE_TRAIN_MNIST_H_
+
+#include <stdint.h>
+
+#include <functional>
+#include <string>
+
+namespace lockstep {
+namespace train {
+
+struct MnistConfig {
+  std::string data_dir;          // holds train-images.idx, train-labels.idx, test-*.idx
+  int64_t epochs = 4;
+  uint64_t seed = 1;
+  int64_t batch_size = 100;
+  float lr = 1e-3f;
+  int64_t max_steps = -1;        // stop early (the shortened run of check-matrix); -1: all epochs
+  int64_t max_test = -1;         // evaluate on the first N test images; -1: all
+  std::string save_path;         // trained model checkpoint (optional)
+  std::string resume_path;       // training checkpoint to resume from (optional)
+  std::string state_path;        // where to save the training state at `save_state_at_step`
+  int64_t save_state_at_step = -1;
+};
+
+struct MnistProgress {
+  int64_t step, total_steps, epoch;
+  float loss;
+};
+
+struct MnistResult {
+  std::string initial_hash, trained_hash, logits_hash;
+  double test_accuracy = 0;
+  int64_t steps = 0, test_examples = 0;
+  float final_loss = 0;
+};
+
+// Runs training and evaluation; progress(p) is called after every step.
+MnistResult RunMnist(const MnistConfig& config, const std::function<void(const MnistProgress&)>& progress);
+
+}  // namespace train
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CORE_TRAIN_MNIST_H_

@@ -1,0 +1,82 @@
+// The MNIST reference run (see core/train/mnist.h): prints the initial model hash, the loss with
+// progress, the trained model hash, the test accuracy and the test-logits hash.
+//
+// usage: lockstep_mnist [--data DIR] [--epochs N] [--seed S] [--threads T] [--steps N] [--out FILE]
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <chrono>
+#include <string>
+
+#include "core/train/mnist.h"
+#include "simd/targets.h"
+#include "simd/thread_pool.h"
+
+namespace {
+
+int Usage(const std::string& problem) {
+  fprintf(stderr,
+          "%s\nusage: lockstep_mnist [--data DIR] [--epochs N] [--seed S] [--threads T] [--steps N]\n"
+          "                      [--test N] [--out FILE] [--quiet]\n",
+          problem.c_str());
+  return 2;
+}
+
+bool ParseInt(const char* text, long long* out) {
+  char* end = nullptr;
+  *out = strtoll(text, &end, 10);
+  return end != text && *end == '\0';
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  lockstep::train::MnistConfig config;
+  config.data_dir = ".deps/data/mnist";
+  bool quiet = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--quiet") {
+      quiet = true;
+      continue;
+    }
+    if (i + 1 >= argc) return Usage("missing value after " + arg);
+    const char* value = argv[++i];
+    long long n = 0;
+    const bool numeric = ParseInt(value, &n);
+    if (arg == "--data") config.data_dir = value;
+    else if (arg == "--out") config.save_path = value;
+    else if (!numeric || n < 0) return Usage("expected a non-negative integer after " + arg + ", got '" + value + "'");
+    else if (arg == "--epochs") config.epochs = n;
+    else if (arg == "--seed") config.seed = static_cast<uint64_t>(n);
+    else if (arg == "--steps") config.max_steps = n;
+    else if (arg == "--test") config.max_test = n;
+    else if (arg == "--threads") lockstep::simd::SetDefaultThreadCount(n < 1 ? 1 : static_cast<size_t>(n));
+    else return Usage("unknown option " + arg);
+  }
+  try {
+    printf("lockstep MNIST: LeNet-5, Adam lr %g, batch %lld, seed %llu, %lld epochs, SIMD target %s\n",
+           config.lr, static_cast<long long>(config.batch_size), static_cast<unsigned long long>(config.seed),
+           static_cast<long long>(config.epochs), lockstep::simd::ActiveTargetName().c_str());
+    const auto start = std::chrono::steady_clock::now();
+    bool printed_initial = false;
+    lockstep::train::MnistResult result = lockstep::train::RunMnist(config, [&](const lockstep::train::MnistProgress& p) {
+      if (!quiet && (p.step % 20 == 0 || p.step == p.total_steps)) {
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        printf("step %5lld/%lld  epoch %lld  loss %.6f  %.1f steps/s\n", static_cast<long long>(p.step),
+               static_cast<long long>(p.total_steps), static_cast<long long>(p.epoch + 1), p.loss, p.step / seconds);
+        fflush(stdout);
+      }
+      (void)printed_initial;
+    });
+    printf("initial model hash  %s\n", result.initial_hash.c_str());
+    printf("trained model hash  %s\n", result.trained_hash.c_str());
+    printf("test accuracy       %.4f (%lld images)\n", result.test_accuracy, static_cast<long long>(result.test_examples));
+    printf("test logits hash    %s\n", result.logits_hash.c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    fprintf(stderr, "lockstep_mnist: %s\n", e.what());
+    return 1;
+  }
+}
