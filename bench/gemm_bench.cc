@@ -1,19 +1,24 @@
 // lockstep_gemm_bench: GFLOP/s of lockstep::simd::Gemm per SIMD target and thread count.
 //
-// For every (shape, target, threads): one warm-up call, then --samples timed samples, each running
-// the product enough times to last at least --min-ms; GFLOP/s = 2*m*n*k*calls / seconds. Prints
+// For every (shape, target, threads): one warm-up call, a calibration that doubles the number of
+// calls until a batch lasts --min-ms, then --samples timed samples of that many calls; GFLOP/s = 2*m*n*k*calls / seconds. Prints
 // min / median / max over the samples. It also checks the contract while it is at it: the output
 // of every (target, threads) run of a shape must be bit-identical to the first one.
 //
 //   lockstep_gemm_bench [--quick] [--sizes LIST] [--targets LIST|best|all] [--threads LIST]
-//                       [--samples N] [--min-ms MS] [--tsv]
+//                       [--samples N] [--min-ms MS] [--clock wall|cpu] [--tsv]
 //
+// --clock cpu divides by the process's CPU time instead of the wall time, times the thread count:
+// on a machine shared with other work it measures what the code does while it runs (exact for one
+// thread; with more, any time a thread spends waiting lowers the figure).
 // A shape is MxNxK (or one number for a square product), optionally followed by :TT with T in
 // {N, T} for op(A), op(B) (e.g. 100x120x400:TN). Targets are Highway names (AVX2, SSE4, ...).
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -84,7 +89,14 @@ bool ParseShape(const std::string& text, Shape* shape) {
   return true;
 }
 
+bool g_cpu_clock = false;
+
 double Seconds() {
+  if (g_cpu_clock) {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+  }
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
@@ -115,13 +127,15 @@ Stats Summarise(std::vector<double> v) {
 void Usage() {
   fprintf(stderr,
           "usage: lockstep_gemm_bench [--quick] [--sizes LIST] [--targets LIST|best|all]\n"
-          "                           [--threads LIST] [--samples N] [--min-ms MS] [--tsv]\n"
+          "                           [--threads LIST] [--samples N] [--min-ms MS] [--clock wall|cpu]\n"
+          "                           [--tsv]\n"
           "  --sizes    comma list of MxNxK[:TT] or N (square); default %s\n"
           "  --targets  Highway target names (e.g. AVX2,SSE4), 'best' or 'all' (default all)\n"
           "  --threads  comma list of thread counts (default 1,2)\n"
           "  --samples  timed samples per case (default 7; --quick 5)\n"
           "  --min-ms   minimum duration of one sample in ms (default 50; --quick 20)\n"
           "  --quick    fewer samples, shorter samples, no 2048 unless --sizes names it\n"
+          "  --clock    wall (default) or cpu: process CPU time / threads (for a busy machine)\n"
           "  --tsv      machine-readable output: one line per sample set\n",
           kDefaultSizes);
 }
@@ -154,6 +168,13 @@ int main(int argc, char** argv) {
       threads_arg = value();
     } else if (a == "--samples") {
       samples = atoi(value().c_str());
+    } else if (a == "--clock") {
+      const std::string c = value();
+      if (c != "wall" && c != "cpu") {
+        fprintf(stderr, "--clock wants wall or cpu\n");
+        return 2;
+      }
+      g_cpu_clock = c == "cpu";
     } else if (a == "--min-ms") {
       min_ms = atof(value().c_str());
     } else if (a == "-h" || a == "--help") {
@@ -214,13 +235,13 @@ int main(int argc, char** argv) {
   std::string runnable_names;
   for (const auto& t : runnable) runnable_names += (runnable_names.empty() ? "" : ",") + t.name;
   if (tsv) {
-    printf("# lockstep_gemm_bench runnable=%s samples=%d min_ms=%g\n", runnable_names.c_str(), samples,
-           min_ms);
+    printf("# lockstep_gemm_bench runnable=%s samples=%d min_ms=%g clock=%s\n", runnable_names.c_str(),
+           samples, min_ms, g_cpu_clock ? "cpu" : "wall");
     printf("impl\tsize\ttarget\tthreads\tgflops_min\tgflops_median\tgflops_max\tcalls_per_sample\n");
   } else {
     printf("lockstep GEMM (C = op(A) op(B), float32, K-sequential, no FMA)\n");
-    printf("runnable targets: %s; %d samples of >= %g ms after one warm-up call\n\n",
-           runnable_names.c_str(), samples, min_ms);
+    printf("runnable targets: %s; %d samples of >= %g ms (%s clock) after one warm-up call\n\n",
+           runnable_names.c_str(), samples, min_ms, g_cpu_clock ? "process CPU" : "wall");
     printf("%-18s %-8s %7s %10s %10s %10s %6s\n", "size MxNxK", "target", "threads", "min", "median",
            "max", "calls");
     printf("%-18s %-8s %7s %10s %10s %10s %6s\n", "", "", "", "GFLOP/s", "GFLOP/s", "GFLOP/s", "");
@@ -258,10 +279,8 @@ int main(int argc, char** argv) {
       lockstep::simd::ForceTarget(target.bits);
       for (size_t ti = 0; ti < thread_counts.size(); ++ti) {
         lockstep::simd::ThreadPool* pool = pools[ti];
-        // Warm-up, which also sizes a sample.
-        double t0 = Seconds();
+        // Warm-up; its bits must equal those of the first (target, threads) run.
         lockstep::simd::Gemm(g, pool);
-        double once = Seconds() - t0;
         const uint64_t h = HashBits(c.data(), c.size());
         if (!have_reference) {
           reference_hash = h;
@@ -271,17 +290,22 @@ int main(int argc, char** argv) {
           fprintf(stderr, "CONTRACT VIOLATION: %s on %s with %zu threads gives different bits\n",
                   s.label.c_str(), target.name.c_str(), thread_counts[ti]);
         }
-        if (once < 1e-3 * min_ms) {  // a second warm-up for short products, timed again
-          t0 = Seconds();
-          lockstep::simd::Gemm(g, pool);
-          once = Seconds() - t0;
+        // Calibration (more warm-up): double the calls until one batch lasts min_ms.
+        const double per_thread = g_cpu_clock ? static_cast<double>(thread_counts[ti]) : 1.0;
+        size_t calls = 1;
+        for (;;) {
+          const double t0 = Seconds();
+          for (size_t q = 0; q < calls; ++q) lockstep::simd::Gemm(g, pool);
+          const double dt = (Seconds() - t0) / per_thread;
+          if (dt >= 1e-3 * min_ms) break;
+          const double scale = dt > 0 ? 1.2e-3 * min_ms / dt : 8.0;
+          calls = static_cast<size_t>(calls * std::min(std::max(scale, 2.0), 8.0));
         }
-        size_t calls = static_cast<size_t>(1e-3 * min_ms / std::max(once, 1e-7)) + 1;
         std::vector<double> gflops;
         for (int r = 0; r < samples; ++r) {
-          t0 = Seconds();
+          const double t0 = Seconds();
           for (size_t q = 0; q < calls; ++q) lockstep::simd::Gemm(g, pool);
-          const double dt = Seconds() - t0;
+          const double dt = (Seconds() - t0) / per_thread;  // CPU seconds per thread with --clock cpu
           gflops.push_back(flops * calls / dt * 1e-9);
         }
         const Stats st = Summarise(gflops);

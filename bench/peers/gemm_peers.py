@@ -2,7 +2,8 @@
 """GEMM speed of the peers, measured like bench/gemm_bench.cc measures lockstep.
 
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 bench/peers/gemm_peers.py \
-      --peer openblas|torch --threads N [--quick] [--sizes LIST] [--samples N] [--min-ms MS] [--tsv]
+      --peer openblas|torch --threads N [--quick] [--sizes LIST] [--samples N] [--min-ms MS]
+      [--clock wall|cpu] [--tsv]
 
 --peer openblas: cblas_sgemm from libopenblas.so.0 through ctypes, on numpy float32 arrays.
 --peer torch:    torch.matmul(a, b, out=c) on float32 tensors (torch calls sgemm_ of whatever BLAS
@@ -17,8 +18,10 @@ Fairness (docs: shared/design/PLATFORMS.md, "Measuring peers fairly"):
   torch.set_num_threads are called, and the counts in force are printed.
 - Buffers are allocated once per shape and reused (out=), as lockstep's benchmark does.
 
-Timing: one warm-up call (two for short products), then --samples samples of enough calls to last
---min-ms each; GFLOP/s = 2*m*n*k*calls/seconds; min / median / max over the samples.
+Timing: one warm-up call, a calibration that doubles the calls until a batch lasts --min-ms, then
+--samples samples of that many calls; GFLOP/s = 2*m*n*k*calls/seconds; min / median / max over the samples. --clock cpu
+uses the process CPU time divided by the thread count (as lockstep_gemm_bench --clock cpu; OpenBLAS
+threads that spin while waiting count, which lowers the figure).
 """
 import argparse
 import ctypes
@@ -40,6 +43,7 @@ def parse_args():
     p.add_argument("--min-ms", type=float, default=None)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--tsv", action="store_true")
+    p.add_argument("--clock", choices=["wall", "cpu"], default="wall")
     p.add_argument("--openblas", default="libopenblas.so.0", help="library for --peer openblas")
     p.add_argument("--allow-coretype", action="store_true",
                    help="measure even though OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE are set (not a fair peer)")
@@ -114,20 +118,24 @@ def stats(values):
 
 
 def measure(call, flops, samples, min_ms):
-    t0 = time.perf_counter()
-    call()
-    once = time.perf_counter() - t0
-    if once < 1e-3 * min_ms:
-        t0 = time.perf_counter()
-        call()
-        once = time.perf_counter() - t0
-    calls = int(1e-3 * min_ms / max(once, 1e-7)) + 1
-    rates = []
-    for _ in range(samples):
-        t0 = time.perf_counter()
+    clock = time.process_time if ARGS.clock == "cpu" else time.perf_counter
+    per_thread = ARGS.threads if ARGS.clock == "cpu" else 1
+    call()  # warm-up
+    calls = 1
+    while True:  # calibration (more warm-up): double the calls until a batch lasts min_ms
+        t0 = clock()
         for _ in range(calls):
             call()
-        dt = time.perf_counter() - t0
+        dt = (clock() - t0) / per_thread
+        if dt >= 1e-3 * min_ms:
+            break
+        calls = int(calls * min(max(1.2e-3 * min_ms / dt if dt > 0 else 8.0, 2.0), 8.0))
+    rates = []
+    for _ in range(samples):
+        t0 = clock()
+        for _ in range(calls):
+            call()
+        dt = (clock() - t0) / per_thread
         rates.append(flops * calls / dt * 1e-9)
     return stats(rates) + (calls,)
 
@@ -163,6 +171,7 @@ def main():
                         torch.get_num_threads(), " ".join(blas),
                         "; ".join("OpenBLAS core=%s threads=%d (%s)" % (h["core"], h["threads"], h["parallel"])
                                   for h in handles) or "no OpenBLAS"))
+    notes.append("clock=%s" % ARGS.clock)
     if FORCED:
         notes.append("WARNING: measured with %s set (forced kernel, not a fair peer)" % FORCED)
 

@@ -15,8 +15,14 @@ namespace train {
 
 MnistResult RunMnist(const MnistConfig& config, const std::function<void(const MnistProgress&)>& progress) {
   RequireContractFloatingPoint();
-  const Dataset train_set = LoadIdxDataset(config.data_dir + "/train-images.idx", config.data_dir + "/train-labels.idx");
-  const Dataset test_set = LoadIdxDataset(config.data_dir + "/test-images.idx", config.data_dir + "/test-labels.idx");
+  Dataset train_set = LoadIdxDataset(config.data_dir + "/train-images.idx", config.data_dir + "/train-labels.idx");
+  Dataset test_set = LoadIdxDataset(config.data_dir + "/test-images.idx", config.data_dir + "/test-labels.idx");
+  if (config.normalize) {
+    for (Dataset* d : {&train_set, &test_set}) {
+      NoGradGuard no_grad;
+      d->inputs = MulScalar(AddScalar(d->inputs, -0.1307f), 1.0f / 0.3081f);
+    }
+  }
   LOCKSTEP_REQUIRE(train_set.inputs.size(2) == 28 && train_set.inputs.size(3) == 28,
                    "mnist: expected 28x28 images, got " << ShapeString(train_set.inputs.shape()));
 

@@ -18,6 +18,7 @@ struct MnistConfig {
   uint64_t seed = 1;
   int64_t batch_size = 100;
   float lr = 1e-3f;
+  bool normalize = true;         // x = (x - 0.1307) * (1 / 0.3081): MNIST's usual normalisation
   int64_t max_steps = -1;        // stop early (the shortened run of check-matrix); -1: all epochs
   int64_t max_test = -1;         // evaluate on the first N test images; -1: all
   std::string save_path;         // trained model checkpoint (optional)

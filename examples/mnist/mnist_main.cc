@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
     long long n = 0;
     const bool numeric = ParseInt(value, &n);
     if (arg == "--data") config.data_dir = value;
+    else if (arg == "--lr") config.lr = strtof(value, nullptr);
     else if (arg == "--out") config.save_path = value;
     else if (!numeric || n < 0) return Usage("expected a non-negative integer after " + arg + ", got '" + value + "'");
     else if (arg == "--epochs") config.epochs = n;
