@@ -18,7 +18,7 @@ namespace {
 int Usage(const std::string& problem) {
   fprintf(stderr,
           "%s\nusage: lockstep_mnist [--data DIR] [--epochs N] [--seed S] [--threads T] [--steps N]\n"
-          "                      [--test N] [--out FILE] [--quiet]\n",
+          "                      [--test N] [--lr LR] [--target NAME] [--out FILE] [--quiet]\n",
           problem.c_str());
   return 2;
 }
@@ -46,6 +46,16 @@ int main(int argc, char** argv) {
     long long n = 0;
     const bool numeric = ParseInt(value, &n);
     if (arg == "--data") config.data_dir = value;
+    else if (arg == "--target") {
+      bool found = false;
+      for (const auto& t : lockstep::simd::RunnableTargets()) {
+        if (t.name == value) {
+          lockstep::simd::ForceTarget(t.bits);
+          found = true;
+        }
+      }
+      if (!found) return Usage(std::string("SIMD target ") + value + " is not runnable here");
+    }
     else if (arg == "--lr") config.lr = strtof(value, nullptr);
     else if (arg == "--out") config.save_path = value;
     else if (!numeric || n < 0) return Usage("expected a non-negative integer after " + arg + ", got '" + value + "'");
