@@ -6,6 +6,7 @@
 //    output row, output column) order;
 //  - weight gradient: K runs over (sample, output row, output column) in groups of kBatchGroup
 //    samples combined pairwise; bias gradient likewise.
+#include <algorithm>
 #include <vector>
 
 #include "core/autograd.h"
@@ -32,6 +33,18 @@ ConvGeometry MakeConvGeometry(const Shape& x, const Shape& w, const Conv2dOption
   return g;
 }
 
+// The output columns [begin, end) whose input column ox * stride - padding + offset is inside
+// [0, width).
+static void ValidColumns(int64_t width, int64_t out_width, int64_t stride, int64_t padding,
+                         int64_t offset, int64_t* begin, int64_t* end) {
+  // First ox with ox * stride >= padding - offset; last with ox * stride < width + padding - offset.
+  const int64_t low = padding - offset, high = width + padding - offset;
+  *begin = low <= 0 ? 0 : (low + stride - 1) / stride;
+  *end = high <= 0 ? 0 : (high + stride - 1) / stride;
+  if (*end > out_width) *end = out_width;
+  if (*begin > *end) *begin = *end;
+}
+
 // cols [k, positions] for one sample and group: row (c, i, j), column (oy, ox); zero padding.
 void Im2Col(const ConvGeometry& g, const float* x_sample, int64_t group, float* cols) {
   for (int64_t c = 0; c < g.c_in_group; ++c) {
@@ -39,33 +52,53 @@ void Im2Col(const ConvGeometry& g, const float* x_sample, int64_t group, float* 
     for (int64_t i = 0; i < g.kh; ++i) {
       for (int64_t j = 0; j < g.kw; ++j) {
         float* row = cols + ((c * g.kh + i) * g.kw + j) * g.positions;
+        int64_t begin, end;
+        ValidColumns(g.w, g.w_out, g.o.stride_w, g.o.padding_w, j * g.o.dilation_w, &begin, &end);
         for (int64_t oy = 0; oy < g.h_out; ++oy) {
+          float* out = row + oy * g.w_out;
           const int64_t y = oy * g.o.stride_h - g.o.padding_h + i * g.o.dilation_h;
-          for (int64_t ox = 0; ox < g.w_out; ++ox) {
-            const int64_t xx = ox * g.o.stride_w - g.o.padding_w + j * g.o.dilation_w;
-            row[oy * g.w_out + ox] = (y >= 0 && y < g.h && xx >= 0 && xx < g.w) ? plane[y * g.w + xx] : 0.0f;
+          if (y < 0 || y >= g.h) {
+            std::fill(out, out + g.w_out, 0.0f);
+            continue;
           }
+          std::fill(out, out + begin, 0.0f);
+          const float* in = plane + y * g.w - g.o.padding_w + j * g.o.dilation_w;
+          if (g.o.stride_w == 1) {
+            std::copy(in + begin, in + end, out + begin);
+          } else {
+            for (int64_t ox = begin; ox < end; ++ox) out[ox] = in[ox * g.o.stride_w];
+          }
+          std::fill(out + end, out + g.w_out, 0.0f);
         }
       }
     }
   }
 }
 
-// Adds cols back into the sample's input-gradient planes in (c, i, j, oy, ox) order.
+// Adds cols back into the sample's input-gradient planes in (c, i, j, oy, ox) order. Each target
+// element receives at most one entry per (c, i, j, oy), so adding a whole ox segment at once keeps
+// every element's order of additions.
 void Col2ImAdd(const ConvGeometry& g, const float* cols, int64_t group, float* dx_sample) {
   for (int64_t c = 0; c < g.c_in_group; ++c) {
     float* plane = dx_sample + (group * g.c_in_group + c) * g.h * g.w;
     for (int64_t i = 0; i < g.kh; ++i) {
       for (int64_t j = 0; j < g.kw; ++j) {
         const float* row = cols + ((c * g.kh + i) * g.kw + j) * g.positions;
+        int64_t begin, end;
+        ValidColumns(g.w, g.w_out, g.o.stride_w, g.o.padding_w, j * g.o.dilation_w, &begin, &end);
         for (int64_t oy = 0; oy < g.h_out; ++oy) {
           const int64_t y = oy * g.o.stride_h - g.o.padding_h + i * g.o.dilation_h;
-          if (y < 0 || y >= g.h) continue;
-          for (int64_t ox = 0; ox < g.w_out; ++ox) {
-            const int64_t xx = ox * g.o.stride_w - g.o.padding_w + j * g.o.dilation_w;
-            if (xx < 0 || xx >= g.w) continue;
-            float& target = plane[y * g.w + xx];
-            target = target + row[oy * g.w_out + ox];
+          if (y < 0 || y >= g.h || begin == end) continue;
+          float* target = plane + y * g.w - g.o.padding_w + j * g.o.dilation_w;
+          const float* source = row + oy * g.w_out;
+          if (g.o.stride_w == 1) {
+            simd::Binary(simd::BinaryOp::kAdd, target + begin, source + begin, target + begin,
+                         static_cast<size_t>(end - begin));
+          } else {
+            for (int64_t ox = begin; ox < end; ++ox) {
+              float& t = target[ox * g.o.stride_w];
+              t = t + source[ox];
+            }
           }
         }
       }

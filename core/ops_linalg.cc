@@ -45,8 +45,20 @@ void PlainGemm(const float* a, const float* b, float* c, int64_t m, int64_t n, i
 
 }  // namespace
 
+namespace {
+
+// A 2-D operand that is the transpose of a contiguous matrix (e.g. weight.Transpose(0, 1) in
+// Linear) is read in place with the GEMM's transpose flag instead of being copied.
+bool IsTransposedMatrix(const Tensor& t) {
+  return t.defined() && t.dtype() == DType::kFloat32 && t.dim() == 2 && t.size(0) > 1 && t.size(1) > 1 &&
+         t.strides()[0] == 1 && t.strides()[1] == t.size(0);
+}
+
+}  // namespace
+
 Tensor Matmul(const Tensor& a_in, const Tensor& b_in) {
-  const Tensor a = ContiguousData(a_in, "matmul"), b = ContiguousData(b_in, "matmul");
+  const bool b_transposed = IsTransposedMatrix(b_in);
+  const Tensor a = ContiguousData(a_in, "matmul"), b = b_transposed ? b_in : ContiguousData(b_in, "matmul");
   LOCKSTEP_REQUIRE(a.dim() >= 2 && b.dim() >= 2,
                    "matmul: expected operands of rank >= 2, got " << ShapeString(a.shape()) << " and "
                                                                   << ShapeString(b.shape()));
@@ -64,7 +76,13 @@ Tensor Matmul(const Tensor& a_in, const Tensor& b_in) {
   out_shape.push_back(n);
   Tensor out = Tensor::Empty(out_shape);
   const int64_t batches = NumElements(batch);
-  if (b.dim() == 2) {
+  if (b_transposed) {
+    simd::GemmArgs g;  // B stored as [n, k]
+    g.trans_b = true;
+    g.m = batches * m; g.n = n; g.k = k;
+    g.a = a.data_f32(); g.lda = k; g.b = b.data_f32(); g.ldb = k; g.c = out.data_f32(); g.ldc = n;
+    simd::Gemm(g);
+  } else if (b.dim() == 2) {
     PlainGemm(a.data_f32(), b.data_f32(), out.data_f32(), batches * m, n, k);
   } else {
     for (int64_t i = 0; i < batches; ++i) {

@@ -311,10 +311,25 @@ Tensor Tensor::Clone() const {
   uint8_t* dst = out.impl_->storage->data();
   const uint8_t* base = impl_->storage->data();
   const size_t size = DTypeSize(dtype());
-  int64_t i = 0;
-  ForEachOffset(shape(), strides(), impl_->offset, [&](int64_t at) {
-    memcpy(dst + (i++) * size, base + at * size, size);
-  });
+  if (is_contiguous()) {
+    memcpy(dst, base + impl_->offset * size, static_cast<size_t>(numel()) * size);
+  } else if (dtype() != DType::kInt64 && dim() >= 1) {
+    // 4-byte elements: walk all but the last dimension, copy rows with the last stride.
+    const int64_t inner = shape().back(), inner_stride = strides().back();
+    Shape outer_shape(shape().begin(), shape().end() - 1), outer_strides(strides().begin(), strides().end() - 1);
+    const uint32_t* from = reinterpret_cast<const uint32_t*>(base);
+    uint32_t* to = reinterpret_cast<uint32_t*>(dst);
+    int64_t row = 0;
+    ForEachOffset(outer_shape, outer_strides, impl_->offset, [&](int64_t at) {
+      uint32_t* out_row = to + (row++) * inner;
+      for (int64_t k = 0; k < inner; ++k) out_row[k] = from[at + k * inner_stride];
+    });
+  } else {
+    int64_t i = 0;
+    ForEachOffset(shape(), strides(), impl_->offset, [&](int64_t at) {
+      memcpy(dst + (i++) * size, base + at * size, size);
+    });
+  }
   if (NeedsGrad({*this})) RecordNode(out, OpKind::kCopy, {*this});
   return out;
 }
