@@ -96,38 +96,35 @@ HWY_INLINE void MicroKernel(D d, const float* HWY_RESTRICT ap, const float* HWY_
 #undef LOCKSTEP_GEMM_STORE
 }
 
-// Computes the block C[i0 : i0+rows, j0 : j0+cols] over all of K, one K block at a time.
-// packed_a and packed_b are per-thread scratch sized by GemmScratchFloats.
+// One K block of C[i0 : i0+rows, j0 : j0+cols] against an already packed B block (packed_b holds
+// the columns of the current column block from column 0; jr0 is this task's first column in it).
+// `accumulate` continues the sums of the previous K block stored in C.
 template <class D>
-HWY_INLINE void GemmBlock(D d, const GemmArgs& g, size_t i0, size_t rows, size_t j0, size_t cols,
-                          size_t kc_max, float* packed_a, float* packed_b) {
+HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, size_t j0, size_t jr0,
+                             size_t cols, size_t p0, size_t kc, bool accumulate,
+                             const float* packed_b, float* packed_a) {
   const size_t nr = 2 * hn::Lanes(d);
   HWY_ALIGN float edge[kGemmRows * 2 * hn::MaxLanes(D())];
-  for (size_t p0 = 0; p0 < g.k; p0 += kc_max) {
-    const size_t kc = g.k - p0 < kc_max ? g.k - p0 : kc_max;
-    const bool accumulate = p0 != 0;
-    PackB(g, p0, kc, j0, cols, nr, packed_b);
-    PackA(g, i0, rows, p0, kc, packed_a);
-    for (size_t jr = 0; jr < cols; jr += nr) {
-      const size_t tile_cols = cols - jr < nr ? cols - jr : nr;
-      const float* bp = packed_b + jr * kc;
-      for (size_t ir = 0; ir < rows; ir += kGemmRows) {
-        const size_t tile_rows = rows - ir < kGemmRows ? rows - ir : kGemmRows;
-        const float* ap = packed_a + ir * kc;
-        float* c = g.c + (i0 + ir) * g.ldc + j0 + jr;
-        if (tile_rows == kGemmRows && tile_cols == nr) {
-          MicroKernel(d, ap, bp, kc, c, g.ldc, accumulate);
-          continue;
-        }
-        // Edge tile: run the full tile on a copy, keep only the valid part.
-        for (size_t r = 0; r < kGemmRows; ++r) {
-          for (size_t q = 0; q < nr; ++q) {
-            edge[r * nr + q] = (accumulate && r < tile_rows && q < tile_cols) ? c[r * g.ldc + q] : 0.0f;
-          }
-        }
-        MicroKernel(d, ap, bp, kc, edge, nr, accumulate);
-        for (size_t r = 0; r < tile_rows; ++r) memcpy(c + r * g.ldc, edge + r * nr, tile_cols * sizeof(float));
+  PackA(g, i0, rows, p0, kc, packed_a);
+  for (size_t jr = jr0; jr < jr0 + cols; jr += nr) {
+    const size_t tile_cols = jr0 + cols - jr < nr ? jr0 + cols - jr : nr;
+    const float* bp = packed_b + jr * kc;
+    for (size_t ir = 0; ir < rows; ir += kGemmRows) {
+      const size_t tile_rows = rows - ir < kGemmRows ? rows - ir : kGemmRows;
+      const float* ap = packed_a + ir * kc;
+      float* c = g.c + (i0 + ir) * g.ldc + j0 + jr;
+      if (tile_rows == kGemmRows && tile_cols == nr) {
+        MicroKernel(d, ap, bp, kc, c, g.ldc, accumulate);
+        continue;
       }
+      // Edge tile: run the full tile on a copy, keep only the valid part.
+      for (size_t r = 0; r < kGemmRows; ++r) {
+        for (size_t q = 0; q < nr; ++q) {
+          edge[r * nr + q] = (accumulate && r < tile_rows && q < tile_cols) ? c[r * g.ldc + q] : 0.0f;
+        }
+      }
+      MicroKernel(d, ap, bp, kc, edge, nr, accumulate);
+      for (size_t r = 0; r < tile_rows; ++r) memcpy(c + r * g.ldc, edge + r * nr, tile_cols * sizeof(float));
     }
   }
 }
