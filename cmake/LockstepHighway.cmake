@@ -19,3 +19,11 @@ target_compile_definitions(lockstep_hwy PUBLIC HWY_COMPILE_ALL_ATTAINABLE HWY_BR
                                                HWY_WANT_AVX3_DL=1)
 # WebAssembly cannot choose at run time: one module per target, each kernel family compiled for
 # that target only (simd/CMakeLists.txt sets HWY_COMPILE_ONLY_STATIC per source).
+
+if(LOCKSTEP_SANITIZE AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  # The sanitizer build instruments one target, SSE4 (any x86-64 of the last decade), instead of
+  # all six: instrumenting every target multiplies compile time several-fold (the elementary
+  # functions alone took over ten minutes). The release build tests every target.
+  target_compile_definitions(lockstep_hwy PUBLIC HWY_COMPILE_ONLY_STATIC=1)
+  target_compile_options(lockstep_hwy PUBLIC -msse4.2 -mpclmul -maes)
+endif()

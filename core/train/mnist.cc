@@ -45,6 +45,7 @@ MnistResult RunMnist(const MnistConfig& config, const std::function<void(const M
     const int64_t epoch = step / per_epoch, batch = step % per_epoch;
     Tensor x, y;
     loader.GetBatch(epoch, batch, &x, &y);
+    if (config.lr_step_epochs > 0) optimizer.set_lr(optim::StepLr(config.lr, epoch, config.lr_step_epochs, config.lr_gamma));
     optimizer.ZeroGrad();
     const Tensor loss = CrossEntropy((*model)(x), y);
     loss.Backward();

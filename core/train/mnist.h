@@ -18,6 +18,8 @@ struct MnistConfig {
   uint64_t seed = 1;
   int64_t batch_size = 100;
   float lr = 1e-3f;
+  int64_t lr_step_epochs = 0;    // StepLR: multiply lr by lr_gamma every this many epochs (0: off)
+  float lr_gamma = 0.1f;
   bool normalize = true;         // x = (x - 0.1307) * (1 / 0.3081): MNIST's usual normalisation
   int64_t max_steps = -1;        // stop early (the shortened run of check-matrix); -1: all epochs
   int64_t max_test = -1;         // evaluate on the first N test images; -1: all

@@ -57,11 +57,13 @@ int main(int argc, char** argv) {
       if (!found) return Usage(std::string("SIMD target ") + value + " is not runnable here");
     }
     else if (arg == "--lr") config.lr = strtof(value, nullptr);
+    else if (arg == "--lr-gamma") config.lr_gamma = strtof(value, nullptr);
     else if (arg == "--out") config.save_path = value;
     else if (!numeric || n < 0) return Usage("expected a non-negative integer after " + arg + ", got '" + value + "'");
     else if (arg == "--epochs") config.epochs = n;
     else if (arg == "--seed") config.seed = static_cast<uint64_t>(n);
     else if (arg == "--steps") config.max_steps = n;
+    else if (arg == "--lr-step") config.lr_step_epochs = n;
     else if (arg == "--test") config.max_test = n;
     else if (arg == "--threads") lockstep::simd::SetDefaultThreadCount(n < 1 ? 1 : static_cast<size_t>(n));
     else return Usage("unknown option " + arg);
