@@ -11,7 +11,9 @@ namespace lockstep {
 
 namespace {
 
-constexpr size_t kMaxCheckpointBytes = size_t{4} << 30;
+// 4 GiB, or what a 32-bit address space (WebAssembly) can hold.
+constexpr size_t kMaxCheckpointBytes =
+    sizeof(size_t) >= 8 ? static_cast<size_t>(uint64_t{4} << 30) : static_cast<size_t>(0xFFFFFFFFu);
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "checkpoints are written little-endian");
 

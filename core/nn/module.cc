@@ -61,7 +61,8 @@ void Module::ValidateStateDict(const NamedTensors& state) const {
                                       << ShapeString(it->second.shape()) << " in the checkpoint, expected "
                                       << DTypeName(t.dtype()) << " " << ShapeString(t.shape()));
   }
-  for (const auto& [name, value] : given) {
+  for (const auto& entry : given) {
+    const std::string& name = entry.first;
     const bool known = std::any_of(mine.begin(), mine.end(), [&](const auto& m) { return m.first == name; });
     LOCKSTEP_REQUIRE(known, "load: the checkpoint has an unexpected tensor '" << name << "'");
   }
