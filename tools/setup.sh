@@ -71,4 +71,18 @@ else
   node "$root/tools/prepare-mnist.mjs" "$mnist"
 fi
 
+# Fashion-MNIST (Debian's dataset-fashion-mnist ships it gzipped) unpacked under the names the
+# loader expects, so `--data .deps/data/fashion-mnist` works as is.
+fashion_src=/usr/share/datasets/fashion-mnist
+fashion="$deps/data/fashion-mnist"
+if [ -d "$fashion_src" ] && [ ! -f "$fashion/test-labels.idx" ]; then
+  mkdir -p "$fashion"
+  for pair in train-images:train-images-idx3-ubyte train-labels:train-labels-idx1-ubyte \
+              test-images:t10k-images-idx3-ubyte test-labels:t10k-labels-idx1-ubyte; do
+    gunzip -c "$fashion_src/${pair#*:}.gz" > "$fashion/${pair%%:*}.idx.tmp" &&
+      mv "$fashion/${pair%%:*}.idx.tmp" "$fashion/${pair%%:*}.idx"
+  done
+  echo "setup: Fashion-MNIST IDX files in $fashion"
+fi
+
 echo "setup: done"
