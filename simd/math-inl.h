@@ -33,6 +33,7 @@ HWY_BEFORE_NAMESPACE();
 namespace lockstep {
 namespace simd {
 namespace HWY_NAMESPACE {
+#if HWY_HAVE_FLOAT64
 namespace mathfn {
 namespace hn = hwy::HWY_NAMESPACE;
 namespace mt = ::lockstep::simd::math_tables;
@@ -163,7 +164,8 @@ struct GeluErfF {
     return hn::IfThenElse(hn::Lt(xs, hn::Set(d, -1.0)), tail, near);
   }
   template <class DF, class VF> HWY_INLINE VF Fix(DF df, VF xf, VF r) const {
-    return NaNFix(df, xf, r);
+    // gelu(+-0) = +-0 (the float64 assembly gives +0 for -0)
+    return NaNFix(df, xf, hn::IfThenElse(hn::Eq(xf, hn::Zero(df)), xf, r));
   }
 };
 
@@ -193,7 +195,8 @@ struct GeluTanhF {
     return hn::IfThenElse(hn::Lt(xs, hn::Set(d, -1.0)), tail, near);
   }
   template <class DF, class VF> HWY_INLINE VF Fix(DF df, VF xf, VF r) const {
-    return NaNFix(df, xf, r);
+    // gelu(+-0) = +-0 (the float64 assembly gives +0 for -0)
+    return NaNFix(df, xf, hn::IfThenElse(hn::Eq(xf, hn::Zero(df)), xf, r));
   }
 };
 
@@ -351,6 +354,20 @@ HWY_INLINE void ApplyPowHalf(const float* in, float* out, size_t n) {
   const hn::ScalableTag<float> df;
   MapUnary(df, in, out, n, mathfn::PowHalfFn());
 }
+
+#else  // !HWY_HAVE_FLOAT64
+// A target without float64 lanes (Highway 1.0.3's WASM): math.cc is built for EMU128 there (same
+// op sequence, proven identical bits on x86), and these forward to it.
+HWY_INLINE void ApplyMath(MathFn fn, const float* in, float* out, size_t n) {
+  ::lockstep::simd::Math(fn, in, out, n);
+}
+HWY_INLINE void ApplyPowInt(const float* in, int exponent, float* out, size_t n) {
+  ::lockstep::simd::PowInt(in, exponent, out, n);
+}
+HWY_INLINE void ApplyPowHalf(const float* in, float* out, size_t n) {
+  ::lockstep::simd::PowHalf(in, out, n);
+}
+#endif  // HWY_HAVE_FLOAT64
 
 }  // namespace HWY_NAMESPACE
 }  // namespace simd

@@ -3,6 +3,18 @@
 // LogF64 / SinPiF64 / CosPiF64 (plain C++: basic operations only, no libm).
 #include "simd/math.h"
 
+// WebAssembly: Highway 1.0.3's WASM target has no float64 lanes, so this file alone is built for
+// EMU128 (portable C++ lanes; the same operation sequence as every other target, whose bits the
+// x86 tests prove identical), called by static dispatch. math-inl.h forwards to it there.
+#if defined(__wasm__) || defined(__EMSCRIPTEN__)
+#undef HWY_COMPILE_ONLY_STATIC
+#undef HWY_COMPILE_ALL_ATTAINABLE
+#define HWY_COMPILE_ONLY_EMU128 1
+#define LOCKSTEP_MATH_STATIC_DISPATCH 1
+#else
+#define LOCKSTEP_MATH_STATIC_DISPATCH 0
+#endif
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/math.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -34,6 +46,17 @@ HWY_AFTER_NAMESPACE();
 namespace lockstep {
 namespace simd {
 
+#if LOCKSTEP_MATH_STATIC_DISPATCH
+void Math(MathFn fn, const float* in, float* out, size_t n) {
+  HWY_STATIC_DISPATCH(MathTarget)(fn, in, out, n);
+}
+void PowInt(const float* in, int exponent, float* out, size_t n) {
+  HWY_STATIC_DISPATCH(PowIntTarget)(in, exponent, out, n);
+}
+void PowHalf(const float* in, float* out, size_t n) {
+  HWY_STATIC_DISPATCH(PowHalfTarget)(in, out, n);
+}
+#else
 HWY_EXPORT(MathTarget);
 HWY_EXPORT(PowIntTarget);
 HWY_EXPORT(PowHalfTarget);
@@ -47,6 +70,7 @@ void PowInt(const float* in, int exponent, float* out, size_t n) {
 void PowHalf(const float* in, float* out, size_t n) {
   HWY_DYNAMIC_DISPATCH(PowHalfTarget)(in, out, n);
 }
+#endif
 
 const char* MathFnName(MathFn fn) {
   static const char* const kNames[] = {"exp", "log", "tanh", "sigmoid", "erf",

@@ -15,6 +15,7 @@
 #include "hwy/highway.h"
 #include "simd/math_tables.h"
 
+#if HWY_HAVE_FLOAT64  // (targets without float64 lanes use EMU128's build of math.cc)
 HWY_BEFORE_NAMESPACE();
 namespace lockstep {
 namespace simd {
@@ -173,5 +174,6 @@ HWY_INLINE hn::Vec<DF> DemoteSat(D d, DF df, V y) {
 }  // namespace simd
 }  // namespace lockstep
 HWY_AFTER_NAMESPACE();
+#endif  // HWY_HAVE_FLOAT64
 
 #endif  // toggle guard

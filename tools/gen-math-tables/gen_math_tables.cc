@@ -57,7 +57,7 @@ void SplitHiLo(const M& x, int bits, double* hi, double* lo) {
 
 FILE* out;
 
-void EmitArray(const char* name, const std::vector<double>& v, int per_line = 3) {
+void EmitArray(const char* name, const std::vector<double>& v, size_t per_line = 3) {
   fprintf(out, "alignas(64) static const double %s[%zu] = {\n", name, v.size());
   for (size_t i = 0; i < v.size(); ++i) {
     if (i % per_line == 0) fprintf(out, "    ");
