@@ -1,0 +1,175 @@
+// The C ABI: IDX data sets, evaluation, and the MNIST reference run.
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bindings/native/c_api_internal.h"
+#include "bindings/native/models.h"
+#include "core/autograd.h"
+#include "core/ops.h"
+#include "core/sha256.h"
+#include "core/train/mnist.h"
+
+using lockstep::capi::Boundary;
+using lockstep::capi::Fail;
+using lockstep::capi::RequireNonNull;
+
+namespace {
+
+void RequireRange(const lockstep_dataset* dataset, int64_t start, int64_t count) {
+  const int64_t size = dataset->data.size();
+  if (start < 0 || count < 1 || start > size || count > size - start) {
+    Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "examples [" + std::to_string(start) + ", " + std::to_string(start) + " + " +
+                                              std::to_string(count) + ") are not in the data set of " +
+                                              std::to_string(size));
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+lockstep_status lockstep_dataset_load_idx(const char* images_path, const char* labels_path, int normalize,
+                                          lockstep_dataset** out) {
+  return Boundary(__func__, LOCKSTEP_ERROR_FORMAT, [&] {
+    RequireNonNull(images_path, "images_path");
+    RequireNonNull(labels_path, "labels_path");
+    RequireNonNull(out, "out");
+    lockstep::capi::RequireReadable(images_path);
+    lockstep::capi::RequireReadable(labels_path);
+    lockstep::Dataset data = lockstep::LoadIdxDataset(images_path, labels_path);
+    if (normalize) {  // exactly as the reference run (core/train/mnist.cc)
+      lockstep::NoGradGuard no_grad;
+      data.inputs = lockstep::MulScalar(lockstep::AddScalar(data.inputs, -0.1307f), 1.0f / 0.3081f);
+    }
+    *out = new lockstep_dataset{data};
+  });
+}
+
+lockstep_status lockstep_dataset_free(lockstep_dataset* dataset) {
+  return Boundary(__func__, LOCKSTEP_ERROR_INTERNAL, [&] { delete dataset; });
+}
+
+lockstep_status lockstep_dataset_size(const lockstep_dataset* dataset, int64_t* out) {
+  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+    RequireNonNull(dataset, "dataset");
+    RequireNonNull(out, "out");
+    *out = dataset->data.size();
+  });
+}
+
+lockstep_status lockstep_dataset_batch(const lockstep_dataset* dataset, int64_t start, int64_t count,
+                                       lockstep_tensor** inputs, int64_t* labels) {
+  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+    RequireNonNull(dataset, "dataset");
+    RequireNonNull(inputs, "inputs");
+    RequireNonNull(labels, "labels");
+    RequireRange(dataset, start, count);
+    lockstep::Tensor x = dataset->data.inputs.Slice(0, start, start + count).Clone();
+    const std::vector<int64_t> y = dataset->data.labels.Slice(0, start, start + count).ToInt64Vector();
+    auto handle = std::make_unique<lockstep_tensor>(lockstep_tensor{x});
+    std::copy(y.begin(), y.end(), labels);
+    *inputs = handle.release();
+  });
+}
+
+lockstep_status lockstep_evaluate(lockstep_model* model, const lockstep_dataset* dataset, int64_t batch_size,
+                                  lockstep_eval_result* out) {
+  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+    RequireNonNull(model, "model");
+    RequireNonNull(dataset, "dataset");
+    RequireNonNull(out, "out");
+    if (batch_size <= 0) batch_size = 100;
+    const int64_t size = dataset->data.size();
+    if (size == 0) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "the data set is empty");
+    lockstep::capi::RequireInputShape(model->arch, dataset->data.inputs.shape());
+    lockstep::capi::RequireContractEnvironment();
+    // The reference run's evaluation: logits in file order, hashed as little-endian float32.
+    lockstep::NoGradGuard no_grad;
+    model->module->Eval();
+    lockstep::Sha256 logits_hash;
+    int64_t correct = 0;
+    for (int64_t start = 0; start < size; start += batch_size) {
+      const int64_t end = std::min(size, start + batch_size);
+      const lockstep::Tensor x = dataset->data.inputs.Slice(0, start, end).Contiguous();
+      const lockstep::Tensor logits = (*model->module)(x);
+      logits_hash.Update(logits.data_f32(), static_cast<size_t>(logits.numel()) * sizeof(float));
+      const std::vector<int64_t> predicted = lockstep::Argmax(logits, 1).ToInt64Vector();
+      const std::vector<int64_t> labels = dataset->data.labels.Slice(0, start, end).ToInt64Vector();
+      for (size_t i = 0; i < labels.size(); ++i) correct += predicted[i] == labels[i];
+    }
+    model->module->Train();
+    lockstep_eval_result result;
+    result.examples = size;
+    result.correct = correct;
+    result.accuracy = static_cast<double>(correct) / static_cast<double>(size);
+    lockstep::capi::CopyHash(logits_hash.HexDigest(), result.logits_hash);
+    *out = result;
+  });
+}
+
+lockstep_status lockstep_mnist_config_default(lockstep_mnist_config* out) {
+  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+    RequireNonNull(out, "out");
+    const lockstep::train::MnistConfig d;
+    *out = lockstep_mnist_config{".deps/data/mnist", d.epochs, d.seed, d.batch_size, d.lr, d.max_steps, d.max_test,
+                                 nullptr};
+  });
+}
+
+lockstep_status lockstep_train_mnist(const lockstep_mnist_config* config, lockstep_progress_fn progress,
+                                     void* user_data, lockstep_mnist_result* out) {
+  return Boundary(__func__, LOCKSTEP_ERROR_FORMAT, [&] {
+    RequireNonNull(config, "config");
+    RequireNonNull(out, "out");
+    RequireNonNull(config->data_dir, "config->data_dir");
+    if (config->epochs < 0) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "epochs must be >= 0");
+    if (config->batch_size < 1) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "batch_size must be >= 1");
+    if (!std::isfinite(config->lr) || config->lr <= 0) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "lr must be finite and > 0");
+    lockstep::train::MnistConfig c;
+    c.data_dir = config->data_dir;
+    for (const char* file : {"/train-images.idx", "/train-labels.idx", "/test-images.idx", "/test-labels.idx"}) {
+      lockstep::capi::RequireReadable(c.data_dir + file);
+    }
+    lockstep::capi::RequireContractEnvironment();
+    c.epochs = config->epochs;
+    c.seed = config->seed;
+    c.batch_size = config->batch_size;
+    c.lr = config->lr;
+    c.max_steps = config->max_steps < 0 ? -1 : config->max_steps;
+    c.max_test = config->max_test < 0 ? -1 : config->max_test;
+    if (config->save_path != nullptr) {
+      // Fail before training, not after it, when the checkpoint cannot be written.
+      c.save_path = config->save_path;
+      const size_t slash = c.save_path.rfind('/');
+      const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : c.save_path.substr(0, slash);
+      if (access(dir.c_str(), W_OK) != 0) {
+        Fail(LOCKSTEP_ERROR_IO, "cannot write '" + c.save_path + "': directory '" + dir + "': " + strerror(errno));
+      }
+    }
+    std::function<void(const lockstep::train::MnistProgress&)> report;
+    if (progress != nullptr) {
+      report = [&](const lockstep::train::MnistProgress& p) {
+        const lockstep_mnist_progress cp{p.step, p.total_steps, p.epoch, p.loss};
+        if (progress(&cp, user_data) != 0) Fail(LOCKSTEP_ERROR_CANCELLED, "stopped by the progress callback");
+      };
+    }
+    const lockstep::train::MnistResult r = lockstep::train::RunMnist(c, report);
+    lockstep_mnist_result result;
+    lockstep::capi::CopyHash(r.initial_hash, result.initial_hash);
+    lockstep::capi::CopyHash(r.trained_hash, result.trained_hash);
+    lockstep::capi::CopyHash(r.logits_hash, result.logits_hash);
+    result.test_accuracy = r.test_accuracy;
+    result.steps = r.steps;
+    result.test_examples = r.test_examples;
+    result.final_loss = r.final_loss;
+    *out = result;
+  });
+}
+
+}  // extern "C"

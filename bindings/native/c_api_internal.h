@@ -1,0 +1,83 @@
+// Shared by the C ABI's implementation files: the handle structs and the error boundary that turns
+// every C++ exception into a lockstep_status plus a thread-local message.
+#ifndef LOCKSTEP_BINDINGS_NATIVE_C_API_INTERNAL_H_
+#define LOCKSTEP_BINDINGS_NATIVE_C_API_INTERNAL_H_
+
+#include <memory>
+#include <string>
+
+#include "core/data.h"
+#include "core/error.h"
+#include "core/nn/module.h"
+#include "core/optim/optimizer.h"
+#include "core/tensor.h"
+#include "lockstep/lockstep.h"
+
+struct lockstep_tensor {
+  lockstep::Tensor tensor;
+};
+struct lockstep_model {
+  const char* arch;  // static: "lenet5" or "mlp"
+  std::shared_ptr<lockstep::nn::Module> module;
+};
+struct lockstep_optimizer {
+  std::shared_ptr<lockstep::nn::Module> module;  // the model it was created for
+  std::unique_ptr<lockstep::optim::Optimizer> optimizer;
+};
+struct lockstep_dataset {
+  lockstep::Dataset data;
+};
+
+namespace lockstep {
+namespace capi {
+
+// Thrown inside the boundary to return a specific status.
+struct ApiError {
+  lockstep_status status;
+  std::string message;
+};
+[[noreturn]] void Fail(lockstep_status status, const std::string& message);
+
+// Fails with LOCKSTEP_ERROR_INVALID_ARGUMENT "<what> is NULL" when p is null.
+inline void RequireNonNull(const void* p, const char* what) {
+  if (p == nullptr) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, std::string(what) + " is NULL");
+}
+// Fails with LOCKSTEP_ERROR_IO naming the file when it cannot be opened for reading.
+void RequireReadable(const std::string& path);
+// Fails with LOCKSTEP_ERROR_STATE when the floating-point environment breaks the contract.
+void RequireContractEnvironment();
+
+void ClearError();
+lockstep_status SetError(lockstep_status status, const std::string& message);
+
+// Runs body, mapping exceptions: ApiError keeps its status; lockstep::Error (bad input detected
+// by the core) becomes core_error_status; anything else is LOCKSTEP_ERROR_INTERNAL. Messages are
+// prefixed with the function's name.
+template <class Body>
+lockstep_status Boundary(const char* function, lockstep_status core_error_status, Body&& body) noexcept {
+  ClearError();
+  try {
+    body();
+    return LOCKSTEP_OK;
+  } catch (const ApiError& e) {
+    return SetError(e.status, std::string(function) + ": " + e.message);
+  } catch (const lockstep::Error& e) {
+    return SetError(core_error_status, std::string(function) + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    return SetError(LOCKSTEP_ERROR_INTERNAL, std::string(function) + ": out of memory");
+  } catch (const std::exception& e) {
+    return SetError(LOCKSTEP_ERROR_INTERNAL, std::string(function) + ": " + e.what());
+  } catch (...) {
+    return SetError(LOCKSTEP_ERROR_INTERNAL, std::string(function) + ": unknown exception");
+  }
+}
+
+// Copies s into buf[size] with a NUL; fails when it does not fit.
+void CopyString(const std::string& s, char* buf, size_t size);
+// Copies a 64-digit hash into out[LOCKSTEP_HASH_SIZE].
+void CopyHash(const std::string& hash, char* out);
+
+}  // namespace capi
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_BINDINGS_NATIVE_C_API_INTERNAL_H_

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Exercises every `lockstep` command, including error cases and exit codes.
+# usage: bindings/native/cli/cli_test.sh BUILD_DIR   (run from anywhere; data from .deps/data/mnist)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+build=$(cd "${1:?usage: cli_test.sh BUILD_DIR}" && pwd)
+cli=$build/bindings/native/cli/lockstep
+data=$root/.deps/data/mnist
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+# expect STATUS PATTERN command... : exit status must be STATUS and stdout+stderr match PATTERN.
+expect() {
+  local want=$1 pattern=$2; shift 2
+  local out got
+  out=$("$@" 2>&1); got=$?
+  if [ "$got" -ne "$want" ] || ! grep -Eq -- "$pattern" <<<"$out"; then
+    echo "FAIL: $* -> exit $got (want $want), output:"; sed 's/^/    /' <<<"$out"
+    failures=$((failures + 1))
+  else
+    echo "ok: $* -> $got"
+  fi
+}
+
+# help and usage errors
+expect 0 "usage: lockstep <command>" "$cli" --help
+expect 2 "usage: lockstep <command>" "$cli"
+expect 2 "unknown command 'frobnicate'" "$cli" frobnicate
+for cmd in "train" "eval" "hash" "verify" "info"; do
+  expect 0 "usage: lockstep $cmd" "$cli" $cmd --help
+  expect 2 "unknown option '--bogus'" "$cli" $cmd --bogus
+done
+expect 2 "missing the model" "$cli" train
+expect 2 "expected 'mnist', got 'cifar'" "$cli" train cifar
+expect 2 "invalid value 'abc' for --epochs" "$cli" train mnist --epochs abc
+expect 2 "invalid value '0' for --threads" "$cli" train mnist --threads 0
+expect 2 "needs a value" "$cli" train mnist --seed
+expect 2 "LOCKSTEP_ERROR_IO.*cannot open" "$cli" train mnist --epochs 1 --data "$work/nowhere"
+expect 2 "LOCKSTEP_ERROR_IO.*cannot write" "$cli" train mnist --epochs 1 --data "$data" --out "$work/nowhere/m.safetensors"
+expect 2 "missing MODEL" "$cli" eval
+expect 2 "invalid value 'resnet' for --arch" "$cli" eval x --arch resnet
+expect 2 "missing FILE" "$cli" hash
+expect 2 "missing --expect" "$cli" verify "$cli"
+expect 2 "expected 64 hex digits" "$cli" verify "$cli" --expect abc
+
+# info
+expect 0 "contract version: [0-9]+" "$cli" info
+expect 0 "SIMD target in use: [A-Z0-9_]+" "$cli" info
+expect 2 "unexpected argument" "$cli" info extra
+
+# hash and verify agree with sha256sum
+printf 'lockstep\n' >"$work/file.txt"
+sum=$(sha256sum "$work/file.txt" | cut -d' ' -f1)
+expect 0 "^$sum  " "$cli" hash "$work/file.txt"
+expect 0 "^OK" "$cli" verify "$work/file.txt" --expect "$sum"
+expect 0 "^OK" "$cli" verify "$work/file.txt" --expect "$(tr a-f A-F <<<"$sum")"
+expect 1 "MISMATCH" "$cli" verify "$work/file.txt" --expect "$(printf '0%.0s' {1..64})"
+expect 2 "LOCKSTEP_ERROR_IO.*cannot open" "$cli" hash "$work/missing"
+expect 2 "LOCKSTEP_ERROR_IO" "$cli" verify "$work/missing" --expect "$sum"
+expect 2 "LOCKSTEP_ERROR_IO" "$cli" eval "$work/missing" --data "$data"
+expect 2 "LOCKSTEP_ERROR_FORMAT" "$cli" eval "$work/file.txt" --data "$data"
+
+# train (one epoch) piped: plain progress lines, the four results; the saved model re-evaluates
+# to the same logits hash, and its file hash is the trained hash.
+if [ -f "$data/train-images.idx" ]; then
+  out=$("$cli" train mnist --epochs 1 --seed 2 --threads 2 --data "$data" --out "$work/m.safetensors" 2>&1)
+  status=$?
+  echo "$out" | tail -5
+  trained=$(sed -n 's/^trained hash: *//p' <<<"$out")
+  logits=$(sed -n 's/^logits hash: *//p' <<<"$out")
+  if [ $status -ne 0 ] || ! grep -q "^step 80/80 epoch 1 loss .* steps/s ETA" <<<"$out" || [ ${#trained} -ne 64 ] ||
+     ! grep -q "^initial hash: *[0-9a-f]\{64\}$" <<<"$out" || ! grep -q "^test accuracy: 0\.[0-9]\{4\}" <<<"$out"; then
+    echo "FAIL: train mnist --epochs 1 (exit $status)"; failures=$((failures + 1))
+  else
+    echo "ok: train mnist --epochs 1"
+  fi
+  expect 0 "^OK" "$cli" verify "$work/m.safetensors" --expect "$trained"
+  expect 0 "logits hash: *$logits" "$cli" eval "$work/m.safetensors" --data "$data"
+  expect 0 "model hash: *$trained" "$cli" eval "$work/m.safetensors" --data "$data" --arch lenet5
+  expect 2 "LOCKSTEP_ERROR_FORMAT" "$cli" eval "$work/m.safetensors" --data "$data" --arch mlp
+  # the same run with one thread gives the same bits
+  expect 0 "trained hash: *$trained" "$cli" train mnist --epochs 1 --threads 1 --data "$data"
+else
+  echo "skipped: train mnist (no data in $data)"
+fi
+
+echo
+[ "$failures" -eq 0 ] && echo "cli_test: all passed" || echo "cli_test: $failures failed"
+[ "$failures" -eq 0 ]

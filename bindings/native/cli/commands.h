@@ -1,0 +1,19 @@
+// The subcommands of the `lockstep` tool; each takes the arguments after its name and returns the
+// process exit status (0 ok, 1 verify mismatch, 2 usage error or failure).
+#ifndef LOCKSTEP_BINDINGS_NATIVE_CLI_COMMANDS_H_
+#define LOCKSTEP_BINDINGS_NATIVE_CLI_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace lockstep_cli {
+
+int TrainCommand(const std::vector<std::string>& args);
+int EvalCommand(const std::vector<std::string>& args);
+int HashCommand(const std::vector<std::string>& args);
+int VerifyCommand(const std::vector<std::string>& args);
+int InfoCommand(const std::vector<std::string>& args);
+
+}  // namespace lockstep_cli
+
+#endif  // LOCKSTEP_BINDINGS_NATIVE_CLI_COMMANDS_H_

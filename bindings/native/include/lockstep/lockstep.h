@@ -1,0 +1,174 @@
+/* lockstep's C ABI: bitwise-reproducible training from C, C++ or any language with a C FFI.
+ *
+ * Conventions:
+ * - Every function returns a lockstep_status (LOCKSTEP_OK = 0) except lockstep_last_error and
+ *   lockstep_status_name, which return text.
+ * - Results come back through out-parameters, which are written only on success.
+ * - After a call fails, lockstep_last_error() on the same thread describes why; after a call
+ *   succeeds it returns "".
+ * - Objects are opaque handles, created by *_create / *_load and released by *_free (free on NULL
+ *   does nothing). A handle may be used from one thread at a time.
+ * - Hashes are 64 lowercase hex digits plus a terminating NUL: pass a char[LOCKSTEP_HASH_SIZE].
+ * - Checkpoints are canonical safetensors files; a model's hash is the SHA-256 of its checkpoint.
+ *
+ * The header is C99 and C++ compatible. */
+#ifndef LOCKSTEP_LOCKSTEP_H_
+#define LOCKSTEP_LOCKSTEP_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define LOCKSTEP_API
+#else
+#define LOCKSTEP_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LOCKSTEP_HASH_SIZE 65 /* 64 hex digits + NUL */
+
+typedef enum lockstep_status {
+  LOCKSTEP_OK = 0,
+  LOCKSTEP_ERROR_INVALID_ARGUMENT = 1, /* NULL pointer, bad shape, bad value, unknown name */
+  LOCKSTEP_ERROR_IO = 2,               /* a file could not be opened, read or written */
+  LOCKSTEP_ERROR_FORMAT = 3,           /* a file was read but its contents are not valid */
+  LOCKSTEP_ERROR_STATE = 4,            /* wrong state: FP environment, mismatched handles */
+  LOCKSTEP_ERROR_INTERNAL = 5,         /* out of memory or a bug in lockstep */
+  LOCKSTEP_ERROR_CANCELLED = 6         /* a progress callback asked to stop */
+} lockstep_status;
+
+typedef struct lockstep_tensor lockstep_tensor;       /* float32 tensor */
+typedef struct lockstep_model lockstep_model;         /* a network with its parameters */
+typedef struct lockstep_optimizer lockstep_optimizer; /* an optimizer bound to one model */
+typedef struct lockstep_dataset lockstep_dataset;     /* inputs [N, 1, rows, cols] + labels */
+
+/* ---- errors and library information */
+/* Why the last failing call on this thread failed; "" when the last call succeeded. */
+LOCKSTEP_API const char* lockstep_last_error(void);
+/* A static name such as "LOCKSTEP_ERROR_IO". */
+LOCKSTEP_API const char* lockstep_status_name(lockstep_status status);
+/* "MAJOR.MINOR.PATCH"; the string is static. */
+LOCKSTEP_API lockstep_status lockstep_version(const char** out);
+/* The numerical contract's version: equal versions give equal bits. */
+LOCKSTEP_API lockstep_status lockstep_contract_version(int* out);
+/* The SIMD target kernels dispatch to (e.g. "AVX2"), NUL-terminated into buf[size]. */
+LOCKSTEP_API lockstep_status lockstep_simd_target(char* buf, size_t size);
+/* The SIMD targets this CPU can run, best first, separated by ", ". */
+LOCKSTEP_API lockstep_status lockstep_simd_targets_available(char* buf, size_t size);
+/* Threads used by kernels (including the caller); results do not depend on it. n >= 1. */
+LOCKSTEP_API lockstep_status lockstep_set_num_threads(int n);
+LOCKSTEP_API lockstep_status lockstep_get_num_threads(int* out);
+/* SHA-256 of a file's bytes (what `sha256sum` prints). */
+LOCKSTEP_API lockstep_status lockstep_file_sha256(const char* path, char out[LOCKSTEP_HASH_SIZE]);
+
+/* ---- tensors (float32, contiguous, row-major) */
+#define LOCKSTEP_MAX_RANK 8
+/* Copies numel = product(shape) floats from data. rank in [0, LOCKSTEP_MAX_RANK], dims >= 0. */
+LOCKSTEP_API lockstep_status lockstep_tensor_create(const float* data, const int64_t* shape, int rank,
+                                                    lockstep_tensor** out);
+LOCKSTEP_API lockstep_status lockstep_tensor_free(lockstep_tensor* tensor);
+LOCKSTEP_API lockstep_status lockstep_tensor_rank(const lockstep_tensor* tensor, int* out);
+/* Writes rank() dimensions into shape[capacity]; capacity must be >= rank. */
+LOCKSTEP_API lockstep_status lockstep_tensor_shape(const lockstep_tensor* tensor, int64_t* shape, int capacity);
+LOCKSTEP_API lockstep_status lockstep_tensor_numel(const lockstep_tensor* tensor, int64_t* out);
+/* Copies the elements out; count must equal numel. */
+LOCKSTEP_API lockstep_status lockstep_tensor_copy_data(const lockstep_tensor* tensor, float* out, int64_t count);
+
+/* ---- models
+ * "lenet5": LeNet-5 (input [N, 1, 28, 28]), the MNIST reference model.
+ * "mlp":    Flatten, Linear(784, 128), ReLU, Linear(128, 10) (input [N, 784] or [N, 1, 28, 28]).
+ * Both give 10 logits per example; parameters are drawn from the seed's "init" stream. */
+LOCKSTEP_API lockstep_status lockstep_model_create(const char* arch, uint64_t seed, lockstep_model** out);
+/* Loads a checkpoint. arch NULL or "auto" picks the architecture whose state dict matches. */
+LOCKSTEP_API lockstep_status lockstep_model_load(const char* arch, const char* path, lockstep_model** out);
+LOCKSTEP_API lockstep_status lockstep_model_free(lockstep_model* model);
+/* The architecture name; static string. */
+LOCKSTEP_API lockstep_status lockstep_model_arch(const lockstep_model* model, const char** out);
+/* Inference (evaluation mode, no gradients): logits [N, 10] into a new tensor. */
+LOCKSTEP_API lockstep_status lockstep_model_forward(lockstep_model* model, const lockstep_tensor* input,
+                                                    lockstep_tensor** out);
+/* Writes the checkpoint atomically; hash_out (may be NULL) receives its SHA-256. */
+LOCKSTEP_API lockstep_status lockstep_model_save(const lockstep_model* model, const char* path,
+                                                 char hash_out[LOCKSTEP_HASH_SIZE]);
+/* The hash the model's checkpoint would have, without writing it. */
+LOCKSTEP_API lockstep_status lockstep_model_hash(const lockstep_model* model, char out[LOCKSTEP_HASH_SIZE]);
+
+/* ---- optimizer and training */
+typedef struct lockstep_adam_options {
+  float lr, beta1, beta2, eps, weight_decay;
+  int decoupled_weight_decay; /* nonzero: AdamW */
+} lockstep_adam_options;
+/* PyTorch's defaults: lr 1e-3, betas (0.9, 0.999), eps 1e-8, no weight decay. */
+LOCKSTEP_API lockstep_status lockstep_adam_options_default(lockstep_adam_options* out);
+/* Adam over the model's parameters; options NULL means the defaults. The optimizer keeps the
+ * parameters alive and must only be used with this model. */
+LOCKSTEP_API lockstep_status lockstep_adam_create(lockstep_model* model, const lockstep_adam_options* options,
+                                                  lockstep_optimizer** out);
+LOCKSTEP_API lockstep_status lockstep_optimizer_free(lockstep_optimizer* optimizer);
+/* One step: zero the gradients, cross-entropy of model(inputs) against labels (count = N, each in
+ * [0, 10)), backward, optimizer step. loss_out (may be NULL) receives the loss before the step. */
+LOCKSTEP_API lockstep_status lockstep_train_step(lockstep_model* model, lockstep_optimizer* optimizer,
+                                                 const lockstep_tensor* inputs, const int64_t* labels,
+                                                 int64_t label_count, float* loss_out);
+
+/* ---- data sets */
+/* Reads an IDX image file and label file (MNIST's layout). normalize != 0 applies MNIST's
+ * (x - 0.1307) / 0.3081, as the reference run does. */
+LOCKSTEP_API lockstep_status lockstep_dataset_load_idx(const char* images_path, const char* labels_path,
+                                                       int normalize, lockstep_dataset** out);
+LOCKSTEP_API lockstep_status lockstep_dataset_free(lockstep_dataset* dataset);
+LOCKSTEP_API lockstep_status lockstep_dataset_size(const lockstep_dataset* dataset, int64_t* out);
+/* Examples [start, start + count) in file order: inputs into a new tensor, labels into labels[count]. */
+LOCKSTEP_API lockstep_status lockstep_dataset_batch(const lockstep_dataset* dataset, int64_t start, int64_t count,
+                                                    lockstep_tensor** inputs, int64_t* labels);
+
+typedef struct lockstep_eval_result {
+  double accuracy;                       /* correct / examples */
+  int64_t examples, correct;
+  char logits_hash[LOCKSTEP_HASH_SIZE];  /* SHA-256 of all logits, in order, little-endian float32 */
+} lockstep_eval_result;
+/* Evaluates in file order in batches of batch_size (<= 0: 100, as the reference run). */
+LOCKSTEP_API lockstep_status lockstep_evaluate(lockstep_model* model, const lockstep_dataset* dataset,
+                                               int64_t batch_size, lockstep_eval_result* out);
+
+/* ---- the MNIST reference run (LeNet-5, Adam, cross-entropy) */
+typedef struct lockstep_mnist_config {
+  const char* data_dir;   /* train-images.idx, train-labels.idx, test-images.idx, test-labels.idx */
+  int64_t epochs;         /* 20 */
+  uint64_t seed;          /* 2 */
+  int64_t batch_size;     /* 100 */
+  float lr;               /* 1e-3 */
+  int64_t max_steps;      /* -1: all epochs */
+  int64_t max_test;       /* -1: the whole test set */
+  const char* save_path;  /* trained checkpoint, or NULL */
+} lockstep_mnist_config;
+
+typedef struct lockstep_mnist_progress {
+  int64_t step, total_steps, epoch;
+  float loss;
+} lockstep_mnist_progress;
+
+/* Called after every step; return nonzero to stop the run (LOCKSTEP_ERROR_CANCELLED). */
+typedef int (*lockstep_progress_fn)(const lockstep_mnist_progress* progress, void* user_data);
+
+typedef struct lockstep_mnist_result {
+  char initial_hash[LOCKSTEP_HASH_SIZE], trained_hash[LOCKSTEP_HASH_SIZE], logits_hash[LOCKSTEP_HASH_SIZE];
+  double test_accuracy;
+  int64_t steps, test_examples;
+  float final_loss;
+} lockstep_mnist_result;
+
+/* Fills the reference run's defaults (data_dir ".deps/data/mnist"). */
+LOCKSTEP_API lockstep_status lockstep_mnist_config_default(lockstep_mnist_config* out);
+/* progress may be NULL. */
+LOCKSTEP_API lockstep_status lockstep_train_mnist(const lockstep_mnist_config* config, lockstep_progress_fn progress,
+                                                  void* user_data, lockstep_mnist_result* out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LOCKSTEP_LOCKSTEP_H_ */

@@ -1,0 +1,46 @@
+#include "bindings/native/models.h"
+
+#include <string.h>
+
+#include <string>
+
+#include "bindings/native/c_api_internal.h"
+#include "core/models/lenet.h"
+#include "core/nn/layers.h"
+#include "core/random.h"
+
+namespace lockstep {
+namespace capi {
+
+std::shared_ptr<nn::Module> MakeModel(const char* arch, uint64_t seed, const char** canonical) {
+  if (strcmp(arch, "lenet5") == 0) {
+    *canonical = "lenet5";
+    return models::MakeLeNet5(seed);
+  }
+  if (strcmp(arch, "mlp") == 0) {
+    *canonical = "mlp";
+    Generator init(seed, "init");
+    auto model = std::make_shared<nn::Sequential>();
+    model->Add(std::make_shared<nn::Flatten>())
+        .Add(std::make_shared<nn::Linear>(784, 128, true, init))
+        .Add(std::make_shared<nn::ReLU>())
+        .Add(std::make_shared<nn::Linear>(128, kNumClasses, true, init));
+    return model;
+  }
+  return nullptr;
+}
+
+void RequireInputShape(const char* arch, const Shape& shape) {
+  const bool image = shape.size() == 4 && shape[1] == 1 && shape[2] == 28 && shape[3] == 28;
+  const bool flat = shape.size() == 2 && shape[1] == 784;
+  const bool mlp = strcmp(arch, "mlp") == 0;
+  if (!(image || (mlp && flat))) {
+    Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, std::string(arch) + " expects inputs of shape " +
+                                              (mlp ? "[N, 784] or [N, 1, 28, 28]" : "[N, 1, 28, 28]") + ", got " +
+                                              ShapeString(shape));
+  }
+  if (shape[0] < 1) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "the batch is empty");
+}
+
+}  // namespace capi
+}  // namespace lockstep
