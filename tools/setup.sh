@@ -7,7 +7,7 @@ deps="$root/.deps"
 mkdir -p "$deps"
 
 debian_packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config clang-14
   libhwy-dev doctest-dev libmpfr-dev libgmp-dev
   emscripten
   g++-aarch64-linux-gnu qemu-user
