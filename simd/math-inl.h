@@ -263,7 +263,9 @@ HWY_INLINE void MathVector(D d, DF df, const float* in, float* out, const Fn& fn
     const auto hi = hn::BitCast(du, DemoteSat(d, df, hn::Mul(y, hn::Set(d, 1.0 + kZivEps))));
     const auto undecided = hn::Ne(lo, hi);
     if (HWY_UNLIKELY(!hn::AllFalse(du, undecided))) {
-      constexpr size_t kMax = hn::MaxLanes(DF());
+      // Sized by the largest vector of any target: on SVE, MaxLanes of a Rebind tag can be smaller
+      // than the lanes a 2048-bit vector actually holds.
+      constexpr size_t kMax = HWY_MAX_BYTES / sizeof(uint32_t);
       HWY_ALIGN uint32_t in_bits[kMax], out_bits[kMax], lo_bits[kMax], hi_bits[kMax];
       hn::Store(hn::BitCast(du, xf), du, in_bits);
       hn::Store(hn::BitCast(du, r), du, out_bits);
@@ -292,7 +294,7 @@ HWY_INLINE void MapMath(const float* in, float* out, size_t n, const Fn& fn,
   size_t i = 0;
   for (; i + N <= n; i += N) MathVector(d, df, in + i, out + i, fn, table);
   if (i == n) return;
-  HWY_ALIGN float buf[hn::MaxLanes(decltype(df)())] = {};
+  HWY_ALIGN float buf[HWY_MAX_BYTES / sizeof(float)] = {};
   memcpy(buf, in + i, (n - i) * sizeof(float));
   MathVector(d, df, buf, buf, fn, table);
   memcpy(out + i, buf, (n - i) * sizeof(float));
