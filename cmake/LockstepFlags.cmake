@@ -25,10 +25,13 @@ if(EMSCRIPTEN)
   # browsers).
   add_compile_options(-fwasm-exceptions)
   add_link_options(-fwasm-exceptions)
-  # Emscripten's Node runner: no fetch of the .wasm (Node 18+ has a global fetch that cannot read
-  # files), synchronous compilation, enough memory for the test data.
-  add_link_options(-sSINGLE_FILE=1 -sWASM_ASYNC_COMPILATION=0 -sALLOW_MEMORY_GROWTH=1
-                   -sNODERAWFS=1 -sEXIT_RUNTIME=1)
+  # Programs (tests, tools, examples) run under Node: no fetch of the .wasm (Node 18+ has a global
+  # fetch that cannot read files), synchronous compilation, the host's files, enough memory for the
+  # test data. The npm package's module (bindings/wasm) sets LOCKSTEP_JS_LIBRARY and links its own
+  # way.
+  set(lockstep_node_program_flags -sSINGLE_FILE=1 -sWASM_ASYNC_COMPILATION=0 -sNODERAWFS=1 -sEXIT_RUNTIME=1)
+  add_link_options(-sALLOW_MEMORY_GROWTH=1
+                   "$<$<NOT:$<BOOL:$<TARGET_PROPERTY:LOCKSTEP_JS_LIBRARY>>>:${lockstep_node_program_flags}>")
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
   set(LOCKSTEP_PLATFORM "aarch64")
 else()

@@ -10,8 +10,11 @@
 namespace lockstep {
 
 Dataset LoadIdxDataset(const std::string& images_path, const std::string& labels_path) {
-  const IdxArray images = ReadIdxFile(images_path);
-  const IdxArray labels = ReadIdxFile(labels_path);
+  return DatasetFromIdx(ReadIdxFile(images_path), ReadIdxFile(labels_path), images_path, labels_path);
+}
+
+Dataset DatasetFromIdx(const IdxArray& images, const IdxArray& labels, const std::string& images_path,
+                       const std::string& labels_path) {
   LOCKSTEP_REQUIRE(images.dims.size() == 3, images_path << ": expected images [N, rows, cols], got "
                                                         << images.dims.size() << " dimensions");
   LOCKSTEP_REQUIRE(labels.dims.size() == 1 && labels.dims[0] == images.dims[0],

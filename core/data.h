@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/idx.h"
 #include "core/tensor.h"
 
 namespace lockstep {
@@ -21,6 +22,9 @@ struct Dataset {
 // Reads an IDX image file and its label file (MNIST's format). Images are scaled by `scale`
 // (1/255 for byte images, 1 for float images) and shaped [N, 1, rows, cols].
 Dataset LoadIdxDataset(const std::string& images_path, const std::string& labels_path);
+// The same from IDX arrays already decoded (DecodeIdx); the names appear in error messages.
+Dataset DatasetFromIdx(const IdxArray& images, const IdxArray& labels, const std::string& images_name,
+                       const std::string& labels_name);
 
 // The permutation of [0, n) for one epoch: Fisher-Yates from i = n-1 down to 1, swapping i with
 // j = (u * (i + 1)) >> 32, u being word epoch * n + (n - 1 - i) of the stream.

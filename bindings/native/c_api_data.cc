@@ -12,7 +12,7 @@
 #include "bindings/native/models.h"
 #include "core/autograd.h"
 #include "core/ops.h"
-#include "core/sha256.h"
+#include "core/train/evaluate.h"
 #include "core/train/mnist.h"
 
 using lockstep::capi::Boundary;
@@ -43,10 +43,7 @@ lockstep_status lockstep_dataset_load_idx(const char* images_path, const char* l
     lockstep::capi::RequireReadable(images_path);
     lockstep::capi::RequireReadable(labels_path);
     lockstep::Dataset data = lockstep::LoadIdxDataset(images_path, labels_path);
-    if (normalize) {  // exactly as the reference run (core/train/mnist.cc)
-      lockstep::NoGradGuard no_grad;
-      data.inputs = lockstep::MulScalar(lockstep::AddScalar(data.inputs, -0.1307f), 1.0f / 0.3081f);
-    }
+    if (normalize) lockstep::train::NormalizeMnist(&data);
     *out = new lockstep_dataset{data};
   });
 }
@@ -89,26 +86,12 @@ lockstep_status lockstep_evaluate(lockstep_model* model, const lockstep_dataset*
     if (size == 0) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "the data set is empty");
     lockstep::capi::RequireInputShape(model->arch, dataset->data.inputs.shape());
     lockstep::capi::RequireContractEnvironment();
-    // The reference run's evaluation: logits in file order, hashed as little-endian float32.
-    lockstep::NoGradGuard no_grad;
-    model->module->Eval();
-    lockstep::Sha256 logits_hash;
-    int64_t correct = 0;
-    for (int64_t start = 0; start < size; start += batch_size) {
-      const int64_t end = std::min(size, start + batch_size);
-      const lockstep::Tensor x = dataset->data.inputs.Slice(0, start, end).Contiguous();
-      const lockstep::Tensor logits = (*model->module)(x);
-      logits_hash.Update(logits.data_f32(), static_cast<size_t>(logits.numel()) * sizeof(float));
-      const std::vector<int64_t> predicted = lockstep::Argmax(logits, 1).ToInt64Vector();
-      const std::vector<int64_t> labels = dataset->data.labels.Slice(0, start, end).ToInt64Vector();
-      for (size_t i = 0; i < labels.size(); ++i) correct += predicted[i] == labels[i];
-    }
-    model->module->Train();
+    const lockstep::train::EvalResult eval = lockstep::train::Evaluate(*model->module, dataset->data, batch_size);
     lockstep_eval_result result;
-    result.examples = size;
-    result.correct = correct;
-    result.accuracy = static_cast<double>(correct) / static_cast<double>(size);
-    lockstep::capi::CopyHash(logits_hash.HexDigest(), result.logits_hash);
+    result.examples = eval.examples;
+    result.correct = eval.correct;
+    result.accuracy = eval.accuracy;
+    lockstep::capi::CopyHash(eval.logits_hash, result.logits_hash);
     *out = result;
   });
 }

@@ -5,27 +5,17 @@
 #include <string>
 
 #include "bindings/native/c_api_internal.h"
-#include "core/models/lenet.h"
-#include "core/nn/layers.h"
-#include "core/random.h"
+#include "core/models/by_name.h"
 
 namespace lockstep {
 namespace capi {
 
 std::shared_ptr<nn::Module> MakeModel(const char* arch, uint64_t seed, const char** canonical) {
-  if (strcmp(arch, "lenet5") == 0) {
-    *canonical = "lenet5";
-    return models::MakeLeNet5(seed);
-  }
-  if (strcmp(arch, "mlp") == 0) {
-    *canonical = "mlp";
-    Generator init(seed, "init");
-    auto model = std::make_shared<nn::Sequential>();
-    model->Add(std::make_shared<nn::Flatten>())
-        .Add(std::make_shared<nn::Linear>(784, 128, true, init))
-        .Add(std::make_shared<nn::ReLU>())
-        .Add(std::make_shared<nn::Linear>(128, kNumClasses, true, init));
-    return model;
+  for (const std::string& name : models::ModelNames()) {
+    if (name == arch) {
+      *canonical = name.c_str();  // static storage
+      return models::MakeModelByName(name, seed);
+    }
   }
   return nullptr;
 }

@@ -9,6 +9,8 @@
 #include <functional>
 #include <string>
 
+#include "core/data.h"
+
 namespace lockstep {
 namespace train {
 
@@ -43,8 +45,19 @@ struct MnistResult {
   float final_loss = 0;
 };
 
-// Runs training and evaluation; progress(p) is called after every step.
-MnistResult RunMnist(const MnistConfig& config, const std::function<void(const MnistProgress&)>& progress);
+using MnistProgressFn = std::function<void(const MnistProgress&)>;
+
+// Runs training and evaluation on the files in config.data_dir; progress(p) is called after every
+// step.
+MnistResult RunMnist(const MnistConfig& config, const MnistProgressFn& progress);
+
+// The same run on data sets already in memory (config.data_dir and config.normalize are ignored:
+// normalise with NormalizeMnist first, as RunMnist does).
+MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, const Dataset& test_set,
+                       const MnistProgressFn& progress);
+
+// MNIST's usual normalisation, in place: x = (x - 0.1307) * (1 / 0.3081).
+void NormalizeMnist(Dataset* data);
 
 }  // namespace train
 }  // namespace lockstep

@@ -1,0 +1,173 @@
+// Modules for JavaScript: the layers of core/nn, Sequential, the reference models by name, and
+// checkpoints as bytes (canonical safetensors; a model's hash is the SHA-256 of those bytes).
+#include <emscripten/bind.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bindings/wasm/src/js_boundary.h"
+#include "core/checkpoint.h"
+#include "core/error.h"
+#include "core/models/by_name.h"
+#include "core/nn/layers.h"
+#include "core/random.h"
+
+namespace lockstep {
+namespace wasm {
+namespace {
+
+using emscripten::val;
+using ModulePtr = std::shared_ptr<nn::Module>;
+
+int64_t Dim(double v, const char* what) {
+  LOCKSTEP_REQUIRE(v >= 0 && v <= 2147483647.0 && v == static_cast<double>(static_cast<int64_t>(v)),
+                   what << ": expected an integer >= 0, got " << v);
+  return static_cast<int64_t>(v);
+}
+int64_t Positive(double v, const char* what) {
+  LOCKSTEP_REQUIRE(v >= 1, what << ": expected an integer >= 1, got " << v);
+  return Dim(v, what);
+}
+
+ModulePtr MakeLinear(double in, double out, bool bias, Generator& gen) {
+  return JsBoundary([&]() -> ModulePtr {
+    return std::make_shared<nn::Linear>(Positive(in, "Linear inFeatures"), Positive(out, "Linear outFeatures"), bias,
+                                        gen);
+  });
+}
+ModulePtr MakeConv2d(double in, double out, double kernel, double stride, double padding, double dilation,
+                     double groups, bool bias, Generator& gen) {
+  return JsBoundary([&]() -> ModulePtr {
+    return std::make_shared<nn::Conv2d>(Positive(in, "Conv2d inChannels"), Positive(out, "Conv2d outChannels"),
+                                        Positive(kernel, "Conv2d kernelSize"), gen, Positive(stride, "Conv2d stride"),
+                                        Dim(padding, "Conv2d padding"), Positive(dilation, "Conv2d dilation"),
+                                        Positive(groups, "Conv2d groups"), bias);
+  });
+}
+ModulePtr MakeMaxPool2d(double kernel, double stride, double padding) {
+  return JsBoundary([&]() -> ModulePtr {
+    return std::make_shared<nn::MaxPool2d>(Positive(kernel, "MaxPool2d kernelSize"), Dim(stride, "MaxPool2d stride"),
+                                           Dim(padding, "MaxPool2d padding"));
+  });
+}
+ModulePtr MakeAvgPool2d(double kernel, double stride, double padding) {
+  return JsBoundary([&]() -> ModulePtr {
+    return std::make_shared<nn::AvgPool2d>(Positive(kernel, "AvgPool2d kernelSize"), Dim(stride, "AvgPool2d stride"),
+                                           Dim(padding, "AvgPool2d padding"));
+  });
+}
+ModulePtr MakeActivation(const std::string& kind) {
+  return JsBoundary([&]() -> ModulePtr {
+    if (kind == "relu") return std::make_shared<nn::ReLU>();
+    if (kind == "gelu") return std::make_shared<nn::GELU>(false);
+    if (kind == "geluTanh") return std::make_shared<nn::GELU>(true);
+    if (kind == "tanh") return std::make_shared<nn::Tanh>();
+    if (kind == "sigmoid") return std::make_shared<nn::Sigmoid>();
+    LOCKSTEP_REQUIRE(false, "unknown activation '" << kind << "'");
+    return nullptr;
+  });
+}
+ModulePtr MakeSoftmax(int dim, bool log) {
+  if (log) return std::make_shared<nn::LogSoftmax>(dim);
+  return std::make_shared<nn::Softmax>(dim);
+}
+ModulePtr MakeFlatten(int start, int end) { return std::make_shared<nn::Flatten>(start, end); }
+ModulePtr MakeDropout(double p, Generator& gen) {
+  return JsBoundary([&]() -> ModulePtr {
+    LOCKSTEP_REQUIRE(p >= 0 && p < 1, "Dropout: p must be in [0, 1), got " << p);
+    return std::make_shared<nn::Dropout>(static_cast<float>(p), gen);
+  });
+}
+ModulePtr MakeLayerNorm(double features, double eps, bool affine, bool bias) {
+  return JsBoundary([&]() -> ModulePtr {
+    return std::make_shared<nn::LayerNorm>(Positive(features, "LayerNorm normalizedShape"),
+                                           FiniteFromJs(eps, "LayerNorm eps"), affine, bias);
+  });
+}
+ModulePtr MakeEmbedding(double num, double dim, Generator& gen) {
+  return JsBoundary([&]() -> ModulePtr {
+    return std::make_shared<nn::Embedding>(Positive(num, "Embedding numEmbeddings"), Positive(dim, "Embedding embeddingDim"),
+                                           gen);
+  });
+}
+ModulePtr MakeSequential() { return std::make_shared<nn::Sequential>(); }
+void SequentialAdd(const ModulePtr& sequential, const ModulePtr& child) {
+  JsBoundary([&] {
+    auto* seq = dynamic_cast<nn::Sequential*>(sequential.get());
+    LOCKSTEP_REQUIRE(seq != nullptr, "add: only a Sequential takes children, this is a " << sequential->Name());
+    LOCKSTEP_REQUIRE(child != nullptr, "add: expected a module");
+    seq->Add(child);
+  });
+}
+ModulePtr MakeModel(const std::string& arch, double seed) {
+  return JsBoundary([&]() -> ModulePtr {
+    ModulePtr model = models::MakeModelByName(arch, SeedFromJs(seed, "model seed"));
+    if (!model) {
+      std::string names;
+      for (const std::string& n : models::ModelNames()) names += (names.empty() ? "" : ", ") + n;
+      LOCKSTEP_REQUIRE(false, "unknown model '" << arch << "'; expected one of " << names);
+    }
+    return model;
+  });
+}
+
+Tensor Forward(const ModulePtr& m, const Tensor& x) { return JsBoundary([&] { return (*m)(x); }); }
+std::string NameOf(const ModulePtr& m) { return m->Name(); }
+void SetTraining(const ModulePtr& m, bool on) { m->Train(on); }
+bool IsTraining(const ModulePtr& m) { return m->training(); }
+void ZeroGradOf(const ModulePtr& m) { m->ZeroGrad(); }
+
+val NamedList(const nn::NamedTensors& named) {
+  val out = val::array();
+  for (const auto& [name, tensor] : named) {
+    val pair = val::array();
+    pair.call<void>("push", val(name));
+    pair.call<void>("push", val(tensor));
+    out.call<void>("push", pair);
+  }
+  return out;
+}
+val NamedParameters(const ModulePtr& m) { return NamedList(m->NamedParameters()); }
+val StateDict(const ModulePtr& m) { return NamedList(m->StateDict()); }
+
+val SaveBytes(const ModulePtr& m) { return JsBoundary([&] { return BytesToJs(EncodeModel(*m)); }); }
+void LoadBytes(const ModulePtr& m, const val& bytes) {
+  JsBoundary([&] { LoadModelFromBytes(BytesFromJs(bytes, "load"), "checkpoint", *m); });
+}
+std::string HashOf(const ModulePtr& m) { return JsBoundary([&] { return ModelHash(*m); }); }
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(lockstep_nn) {
+  using emscripten::class_;
+  using emscripten::function;
+  class_<nn::Module>("Module")
+      .smart_ptr<ModulePtr>("ModulePtr")
+      .function("forward", &Forward)
+      .function("name", &NameOf)
+      .function("setTraining", &SetTraining)
+      .function("isTraining", &IsTraining)
+      .function("zeroGrad", &ZeroGradOf)
+      .function("namedParameters", &NamedParameters)
+      .function("stateDict", &StateDict)
+      .function("save", &SaveBytes)
+      .function("load", &LoadBytes)
+      .function("hash", &HashOf)
+      .function("add", &SequentialAdd);
+  function("makeLinear", &MakeLinear);
+  function("makeConv2d", &MakeConv2d);
+  function("makeMaxPool2d", &MakeMaxPool2d);
+  function("makeAvgPool2d", &MakeAvgPool2d);
+  function("makeActivation", &MakeActivation);
+  function("makeSoftmax", &MakeSoftmax);
+  function("makeFlatten", &MakeFlatten);
+  function("makeDropout", &MakeDropout);
+  function("makeLayerNorm", &MakeLayerNorm);
+  function("makeEmbedding", &MakeEmbedding);
+  function("makeSequential", &MakeSequential);
+  function("makeModel", &MakeModel);
+}
+
+}  // namespace wasm
+}  // namespace lockstep

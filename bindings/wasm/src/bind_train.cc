@@ -1,0 +1,159 @@
+// Data sets, the training-loop step, evaluation, hashing and library information for JavaScript.
+#include <emscripten/bind.h>
+#include <malloc.h>
+
+#include <memory>
+#include <string>
+
+#include "bindings/wasm/src/js_boundary.h"
+#include "core/contract.h"
+#include "core/error.h"
+#include "core/idx.h"
+#include "core/ops.h"
+#include "core/sha256.h"
+#include "core/train/classifier_trainer.h"
+#include "core/train/evaluate.h"
+#include "core/train/mnist.h"
+#include "simd/targets.h"
+
+namespace lockstep {
+namespace wasm {
+namespace {
+
+using emscripten::val;
+using ModulePtr = std::shared_ptr<nn::Module>;
+using OptimizerPtr = std::shared_ptr<optim::Optimizer>;
+
+Dataset DatasetFromIdxBytes(const val& images, const val& labels) {
+  return JsBoundary([&] {
+    const std::vector<uint8_t> image_bytes = BytesFromJs(images, "images");
+    const std::vector<uint8_t> label_bytes = BytesFromJs(labels, "labels");
+    return DatasetFromIdx(DecodeIdx(image_bytes.data(), image_bytes.size(), "images"),
+                          DecodeIdx(label_bytes.data(), label_bytes.size(), "labels"), "images", "labels");
+  });
+}
+
+Dataset DatasetFromTensors(const Tensor& inputs, const Tensor& labels) {
+  return JsBoundary([&] {
+    LOCKSTEP_REQUIRE(inputs.dtype() == DType::kFloat32 && inputs.dim() >= 1,
+                     "dataset: inputs must be a float32 tensor [N, ...], got " << DTypeName(inputs.dtype()) << " "
+                                                                               << ShapeString(inputs.shape()));
+    LOCKSTEP_REQUIRE(labels.dtype() != DType::kFloat32 && labels.dim() == 1 && labels.size(0) == inputs.size(0),
+                     "dataset: labels must be an integer tensor [" << inputs.size(0) << "], got "
+                                                                   << DTypeName(labels.dtype()) << " "
+                                                                   << ShapeString(labels.shape()));
+    Dataset d;
+    d.inputs = inputs.Detach().Contiguous();
+    d.labels = labels.To(DType::kInt64).Contiguous();
+    return d;
+  });
+}
+
+double SizeOf(const Dataset& d) { return static_cast<double>(d.size()); }
+Tensor InputsOf(const Dataset& d) { return d.inputs; }
+Tensor LabelsOf(const Dataset& d) { return d.labels; }
+void Normalize(Dataset& d) { JsBoundary([&] { train::NormalizeMnist(&d); }); }
+Dataset Slice(const Dataset& d, double start, double count) {
+  return JsBoundary([&] {
+    const double size = static_cast<double>(d.size());
+    LOCKSTEP_REQUIRE(start >= 0 && count >= 1 && start + count <= size && start == static_cast<int64_t>(start) &&
+                         count == static_cast<int64_t>(count),
+                     "slice: examples [" << start << ", " << start + count << ") are not in the data set of "
+                                         << d.size());
+    const int64_t s = static_cast<int64_t>(start), e = s + static_cast<int64_t>(count);
+    Dataset out;
+    out.inputs = d.inputs.Slice(0, s, e).Contiguous();
+    out.labels = d.labels.Slice(0, s, e).Contiguous();
+    return out;
+  });
+}
+
+// The training-loop step (core/train/classifier_trainer.h) with what it refers to kept alive.
+class Trainer {
+ public:
+  Trainer(ModulePtr model, OptimizerPtr optimizer, const Dataset& data, int64_t batch_size, uint64_t seed)
+      : model_(std::move(model)),
+        optimizer_(std::move(optimizer)),
+        data_(data),
+        trainer_(*model_, *optimizer_, data_, batch_size, seed) {}
+  double Step() { return JsBoundary([&] { return static_cast<double>(trainer_.Step()); }); }
+  double StepsDone() const { return static_cast<double>(trainer_.steps_done()); }
+  double StepsPerEpoch() const { return static_cast<double>(trainer_.steps_per_epoch()); }
+
+ private:
+  ModulePtr model_;
+  OptimizerPtr optimizer_;
+  Dataset data_;
+  train::ClassifierTrainer trainer_;
+};
+
+std::shared_ptr<Trainer> MakeTrainer(const ModulePtr& model, const OptimizerPtr& optimizer, const Dataset& data,
+                                     double batch_size, double seed) {
+  return JsBoundary([&] {
+    LOCKSTEP_REQUIRE(batch_size >= 1 && batch_size == static_cast<int64_t>(batch_size),
+                     "fit: batchSize must be an integer >= 1, got " << batch_size);
+    return std::make_shared<Trainer>(model, optimizer, data, static_cast<int64_t>(batch_size),
+                                     SeedFromJs(seed, "fit seed"));
+  });
+}
+
+val EvaluateJs(const ModulePtr& model, const Dataset& data, double batch_size, double limit) {
+  return JsBoundary([&] {
+    LOCKSTEP_REQUIRE(batch_size >= 1, "evaluate: batchSize must be >= 1, got " << batch_size);
+    const train::EvalResult r =
+        train::Evaluate(*model, data, static_cast<int64_t>(batch_size), limit < 0 ? -1 : static_cast<int64_t>(limit));
+    val out = val::object();
+    out.set("examples", static_cast<double>(r.examples));
+    out.set("correct", static_cast<double>(r.correct));
+    out.set("accuracy", r.accuracy);
+    out.set("logitsHash", r.logits_hash);
+    return out;
+  });
+}
+
+std::string Sha256Js(const val& bytes) {
+  return JsBoundary([&] {
+    const std::vector<uint8_t> b = BytesFromJs(bytes, "sha256");
+    return Sha256Hex(b.data(), b.size());
+  });
+}
+
+val Info() {
+  val out = val::object();
+  out.set("version", std::string(LOCKSTEP_VERSION_STRING));
+  out.set("contractVersion", kContractVersion);
+  out.set("simdTarget", simd::ActiveTargetName());
+  out.set("platform", std::string(LOCKSTEP_PLATFORM));
+  return out;
+}
+
+// Bytes the allocator has handed out and not had back: the leak tests watch it.
+double HeapInUse() { return static_cast<double>(mallinfo().uordblks); }
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(lockstep_train) {
+  using emscripten::class_;
+  using emscripten::function;
+  class_<Dataset>("Dataset")
+      .class_function("fromIdx", &DatasetFromIdxBytes)
+      .class_function("fromTensors", &DatasetFromTensors)
+      .function("size", &SizeOf)
+      .function("inputs", &InputsOf)
+      .function("labels", &LabelsOf)
+      .function("normalizeMnist", &Normalize)
+      .function("slice", &Slice);
+  class_<Trainer>("Trainer")
+      .smart_ptr<std::shared_ptr<Trainer>>("TrainerPtr")
+      .function("step", &Trainer::Step)
+      .function("stepsDone", &Trainer::StepsDone)
+      .function("stepsPerEpoch", &Trainer::StepsPerEpoch);
+  function("makeTrainer", &MakeTrainer);
+  function("evaluate", &EvaluateJs);
+  function("sha256", &Sha256Js);
+  function("info", &Info);
+  function("heapInUse", &HeapInUse);
+}
+
+}  // namespace wasm
+}  // namespace lockstep

@@ -1,0 +1,39 @@
+#include "core/train/evaluate.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/autograd.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "core/sha256.h"
+
+namespace lockstep {
+namespace train {
+
+EvalResult Evaluate(nn::Module& model, const Dataset& data, int64_t batch_size, int64_t limit) {
+  LOCKSTEP_REQUIRE(batch_size >= 1, "evaluate: batch size must be >= 1, got " << batch_size);
+  int64_t size = data.size();
+  if (limit >= 0 && limit < size) size = limit;
+  const bool was_training = model.training();
+  model.Eval();
+  NoGradGuard no_grad;
+  Sha256 logits_hash;
+  EvalResult result;
+  for (int64_t start = 0; start < size; start += batch_size) {
+    const int64_t end = std::min(size, start + batch_size);
+    const Tensor logits = model(data.inputs.Slice(0, start, end).Contiguous());
+    logits_hash.Update(logits.data_f32(), static_cast<size_t>(logits.numel()) * sizeof(float));
+    const std::vector<int64_t> predicted = Argmax(logits, 1).ToInt64Vector();
+    const std::vector<int64_t> labels = data.labels.Slice(0, start, end).ToInt64Vector();
+    for (size_t i = 0; i < labels.size(); ++i) result.correct += predicted[i] == labels[i];
+  }
+  model.Train(was_training);
+  result.examples = size;
+  result.accuracy = size ? static_cast<double>(result.correct) / static_cast<double>(size) : 0.0;
+  result.logits_hash = logits_hash.HexDigest();
+  return result;
+}
+
+}  // namespace train
+}  // namespace lockstep
