@@ -7,7 +7,7 @@ import { makeNnApi } from './nn.js';
 import { makeOptimApi } from './optim.js';
 import { makeTrainApi } from './train.js';
 
-export { simdSupported, scope };
+export { simdSupported, scope, Owned };
 
 // options.build: 'auto' | 'simd' | 'scalar'; options.baseUrl: where the .wasm files are served.
 export async function load(options = {}) {

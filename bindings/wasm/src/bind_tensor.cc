@@ -87,7 +87,14 @@ val ShapeOf(const Tensor& t) {
   for (int64_t d : t.shape()) out.call<void>("push", static_cast<double>(d));
   return out;
 }
-std::string DTypeOf(const Tensor& t) { return DTypeName(t.dtype()); }
+std::string DTypeOf(const Tensor& t) {  // PyTorch's names
+  switch (t.dtype()) {
+    case DType::kFloat32: return "float32";
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+  }
+  return "unknown";
+}
 double Numel(const Tensor& t) { return static_cast<double>(t.numel()); }
 
 // A fresh Float32Array (float tensors) or Int32Array (integer tensors), owned by JavaScript.

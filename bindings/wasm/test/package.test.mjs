@@ -1,0 +1,76 @@
+// The package as users get it: `npm pack`'s tarball installed into a fresh project, imported by
+// name, type-checked with TypeScript against its .d.ts, and training with the golden hashes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { dataDir, goldenMnist, packageDir, root } from './helpers.mjs';
+
+const tarballDir = path.dirname(packageDir);
+
+test('the tarball installs into a fresh project and trains with the golden hashes', () => {
+  const tarballs = readdirSync(tarballDir).filter((f) => /^lockstep-.*\.tgz$/.test(f));
+  assert.equal(tarballs.length, 1, `expected one lockstep-*.tgz in ${tarballDir}, found ${tarballs}`);
+  const project = mkdtempSync(path.join(os.tmpdir(), 'lockstep-consumer-'));
+  try {
+    writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', path.join(tarballDir, tarballs[0])],
+                 { cwd: project, stdio: 'inherit' });
+    const golden = goldenMnist().short;
+    writeFileSync(path.join(project, 'consumer.mjs'), `
+      import { load } from 'lockstep';
+      import { readFileSync } from 'node:fs';
+      const read = (f) => new Uint8Array(readFileSync(${JSON.stringify(dataDir)} + '/' + f));
+      for (const build of ['simd', 'scalar']) {
+        const ls = await load({ build });
+        const train = ls.Dataset.fromIdx(read('train-images.idx'), read('train-labels.idx'), { normalize: true });
+        const test = ls.Dataset.fromIdx(read('test-images.idx'), read('test-labels.idx'), { normalize: true });
+        const r = await ls.mnistReferenceRun({ train, test, maxSteps: 3, maxTest: 100 });
+        console.log(JSON.stringify({ build, initial: r.initialHash, trained: r.trainedHash, logits: r.logitsHash }));
+      }
+    `);
+    const lines = execFileSync('node', ['consumer.mjs'], { cwd: project, encoding: 'utf8' }).trim().split('\n');
+    assert.equal(lines.length, 2);
+    for (const line of lines) {
+      const r = JSON.parse(line);
+      assert.deepEqual([r.initial, r.trained, r.logits], [golden.initial, golden.trained, golden.logits], r.build);
+    }
+
+    // The types: a TypeScript consumer compiles under --strict against the installed .d.ts.
+    writeFileSync(path.join(project, 'consumer.ts'), `
+      import { load, scope, type Lockstep, type Tensor, type Progress } from 'lockstep';
+      async function main(): Promise<string> {
+        const ls: Lockstep = await load({ build: 'auto' });
+        const model = ls.models.lenet5({ seed: 2 });
+        const opt = new ls.optim.Adam(model, { lr: 1e-3 });
+        const logits: Tensor = scope(() => model.forward(ls.zeros(1, 1, 28, 28)));
+        const onProgress = (p: Progress): void => { console.log(p.step, p.loss); };
+        void onProgress;
+        opt.dispose();
+        logits.dispose();
+        return model.hash();
+      }
+      void main();
+    `);
+    const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
+    execFileSync('node', [tsc, '--strict', '--noEmit', '--module', 'nodenext', '--moduleResolution', 'nodenext',
+                          '--target', 'es2022', '--lib', 'es2022,dom,esnext.disposable', 'consumer.ts'],
+                 { cwd: project, stdio: 'inherit' });
+  } finally {
+    rmSync(project, { recursive: true, force: true });
+  }
+});
+
+test('each .wasm is at most 1 MB', () => {
+  for (const flavour of ['simd', 'scalar']) {
+    const file = path.join(packageDir, `lockstep-${flavour}.wasm`);
+    const bytes = statSync(file).size;
+    const gzipped = gzipSync(readFileSync(file), { level: 9 }).length;
+    console.log(`  lockstep-${flavour}.wasm: ${bytes} bytes, ${gzipped} gzipped`);
+    assert.ok(bytes <= 1024 * 1024, `${file} is ${bytes} bytes, over 1 MB`);
+  }
+});
