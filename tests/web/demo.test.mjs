@@ -1,0 +1,91 @@
+// The web demo in Debian's Chromium (headless, driven by playwright-core): a shortened training
+// run in the page's Web Worker must show the golden hashes with a match verdict, a drawn digit
+// must get a prediction, and a dropped checkpoint must get its hash. Saves a screenshot to
+// build/web/demo.png. Needs the npm package (tools/build-npm-package) and the MNIST files.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const outDir = path.join(root, 'build/web');
+
+function golden() {
+  const table = {};
+  for (const line of readFileSync(path.join(root, 'tests/golden/mnist.txt'), 'utf8').split('\n')) {
+    const [run, key, value] = line.trim().split(/\s+/);
+    if (run && !run.startsWith('#')) (table[run] ??= {})[key] = value;
+  }
+  return table;
+}
+
+function startServer() {
+  const server = spawn(process.execPath, [path.join(root, 'tools/serve-web.mjs'), '--port', '0'],
+                       { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    server.stdout.on('data', (chunk) => {
+      out += chunk;
+      const m = out.match(/http:\/\/[\d.]+:\d+\//);
+      if (m) resolve({ server, url: m[0] });
+    });
+    server.on('exit', (code) => reject(new Error(`serve-web exited with ${code}: ${out}`)));
+  });
+}
+
+for (const build of ['simd', 'scalar']) {
+  test(`web demo in headless Chromium (${build}): golden hashes, match verdict, digit, checkpoint`, async () => {
+    const expected = golden().short;
+    const { server, url } = await startServer();
+    const browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+             '--disable-sync', '--no-first-run'],
+    });
+    const problems = [];
+    try {
+      const page = await browser.newPage({ viewport: { width: 1000, height: 1600 } });
+      page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+      page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+      page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()} for ${r.url()}`); });
+      await page.goto(`${url}?run=short&build=${build}&autostart=1`);
+
+      await page.waitForSelector('#verdict[data-verdict]', { timeout: 120_000 });
+      assert.equal(await page.getAttribute('#verdict', 'data-verdict'), 'match', await page.textContent('#verdict'));
+      for (const key of ['initial', 'trained', 'logits', 'accuracy']) {
+        assert.equal((await page.textContent(`tr[data-key="${key}"] td.mine`)).trim(), expected[key], key);
+      }
+      assert.match(await page.textContent('#engine'), new RegExp(`WebAssembly ${build}`));
+
+      // Draw a "1": a vertical stroke down the middle of the pad.
+      const box = await page.locator('#pad').boundingBox();
+      await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.15);
+      await page.mouse.down();
+      for (let i = 1; i <= 10; ++i) await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * (0.15 + 0.07 * i));
+      await page.mouse.up();
+      await page.waitForFunction(() => /^\d$/.test(document.getElementById('prediction').textContent), null,
+                                 { timeout: 10_000 });
+      assert.equal(await page.locator('#probabilities li').count(), 10);
+
+      // The trained model's checkpoint, downloaded from the page and given back as a file.
+      const download = await page.getAttribute('#download', 'href');
+      const bytes = await page.evaluate(async (href) => Array.from(new Uint8Array(await (await fetch(href)).arrayBuffer())),
+                                        download);
+      await page.setInputFiles('#checkpoint-file', { name: 'trained.safetensors', mimeType: 'application/octet-stream',
+                                                      buffer: Buffer.from(bytes) });
+      await page.waitForFunction(() => document.getElementById('checkpoint-result').dataset.hash, null, { timeout: 10_000 });
+      assert.equal(await page.getAttribute('#checkpoint-result', 'data-hash'), expected.trained);
+      assert.match(await page.textContent('#checkpoint-note'), /Golden: this is the short run's trained model/);
+
+      mkdirSync(outDir, { recursive: true });
+      writeFileSync(path.join(outDir, `demo-${build}.png`), await page.screenshot({ fullPage: true }));
+      assert.deepEqual(problems, []);
+    } finally {
+      await browser.close();
+      server.kill();
+    }
+  });
+}
