@@ -17,6 +17,7 @@ debian_packages=(
   dpkg-dev
   libclang-rt-14-dev
   dataset-fashion-mnist
+  fortunes
 )
 
 # Node.js: keep one that is already on the machine; otherwise take Debian's.
@@ -87,6 +88,18 @@ if [ -d "$fashion_src" ] && [ ! -f "$fashion/test-labels.idx" ]; then
       mv "$fashion/${pair%%:*}.idx.tmp" "$fashion/${pair%%:*}.idx"
   done
   echo "setup: Fashion-MNIST IDX files in $fashion"
+fi
+
+# The GPT example's text: seven of Debian's fortune files, concatenated in a fixed order, keeping
+# newlines and printable ASCII only (docs/data.md). 920 KB; nanoGPT's split: first 90% train.
+fortunes_text="$deps/data/fortunes/input.txt"
+if [ ! -f "$fortunes_text" ]; then
+  mkdir -p "$(dirname "$fortunes_text")"
+  (cd /usr/share/games/fortunes &&
+     cat computers linux literature people science songs-poems wisdom | LC_ALL=C tr -cd '\n\040-\176') \
+    > "$fortunes_text.tmp"
+  mv "$fortunes_text.tmp" "$fortunes_text"
+  echo "setup: GPT text in $fortunes_text ($(wc -c < "$fortunes_text") bytes)"
 fi
 
 echo "setup: done"

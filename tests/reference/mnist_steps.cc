@@ -32,34 +32,11 @@
 #include "core/ops.h"
 #include "core/optim/optimizer.h"
 #include "core/safetensors.h"
+#include "tests/reference/tensor_record.h"
 
 namespace {
 
 using namespace lockstep;
-
-TensorRecord Record(const std::string& name, const Tensor& t) {
-  TensorRecord r;
-  r.name = name;
-  r.shape = t.shape();
-  if (t.dtype() == DType::kFloat32) {
-    const std::vector<float> v = t.ToVector();
-    r.dtype = DType::kFloat32;
-    r.data.resize(v.size() * 4);
-    if (!v.empty()) memcpy(r.data.data(), v.data(), r.data.size());
-  } else {
-    const std::vector<int64_t> v = t.ToInt64Vector();
-    r.dtype = DType::kInt64;
-    r.data.resize(v.size() * 8);
-    if (!v.empty()) memcpy(r.data.data(), v.data(), r.data.size());
-  }
-  return r;
-}
-
-std::string TwoDigits(int64_t s) {
-  char buf[24];
-  snprintf(buf, sizeof buf, "%02lld", static_cast<long long>(s));
-  return buf;
-}
 
 int Run(const std::string& data_dir, int64_t steps, const std::string& out_dir) {
   RequireContractFloatingPoint();

@@ -1,0 +1,156 @@
+#include "core/train/gpt.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/autograd.h"
+#include "core/checkpoint.h"
+#include "core/error.h"
+#include "core/fp_environment.h"
+#include "core/ops.h"
+#include "core/optim/optimizer.h"
+#include "core/random.h"
+#include "simd/philox.h"
+
+namespace lockstep {
+namespace train {
+
+const GptTrainConfig* GptPreset(const std::string& name) {
+  static const GptTrainConfig small = [] {
+    GptTrainConfig c;
+    c.model.block_size = 64;
+    c.model.n_layer = 4;
+    c.model.n_head = 4;
+    c.model.n_embd = 128;
+    return c;
+  }();
+  static const GptTrainConfig tiny = [] {
+    GptTrainConfig c;
+    c.model.block_size = 16;
+    c.model.n_layer = 2;
+    c.model.n_head = 2;
+    c.model.n_embd = 32;
+    c.batch_size = 4;
+    return c;
+  }();
+  if (name == "small") return &small;
+  if (name == "tiny") return &tiny;
+  return nullptr;
+}
+
+GptLosses EstimateGptLoss(models::Gpt& model, const CharCorpus& corpus, int64_t batch, int64_t iters, uint64_t seed,
+                          int64_t round) {
+  const bool was_training = model.training();
+  model.Eval();
+  NoGradGuard no_grad;
+  GptLosses out;
+  for (const bool val : {false, true}) {
+    float sum = 0.0f;  // in batch order
+    for (int64_t k = 0; k < iters; ++k) {
+      Tensor x, y;
+      TextBatch(val ? corpus.val : corpus.train, model.config().block_size, batch, seed, val ? "eval/val" : "eval/train",
+                static_cast<uint64_t>(round * iters + k), &x, &y);
+      sum += models::GptLoss(model(x), y).item();
+    }
+    (val ? out.val : out.train) = iters > 0 ? sum / static_cast<float>(iters) : 0.0f;
+  }
+  model.Train(was_training);
+  return out;
+}
+
+GptResult RunGpt(const GptTrainConfig& config, const CharCorpus& corpus, const GptProgressFn& progress) {
+  RequireContractFloatingPoint();
+  LOCKSTEP_REQUIRE(config.batch_size >= 1 && config.grad_accum >= 1 && config.steps >= 0,
+                   "gpt: batch size and gradient accumulation must be >= 1 and steps >= 0");
+  models::GptConfig model_config = config.model;
+  model_config.vocab_size = corpus.vocab_size();
+  LOCKSTEP_REQUIRE(static_cast<int64_t>(corpus.train.size()) > model_config.block_size &&
+                       static_cast<int64_t>(corpus.val.size()) > model_config.block_size,
+                   "gpt: the text is too short for a block of " << model_config.block_size << " characters");
+
+  GptResult result;
+  result.model = std::make_shared<models::Gpt>(model_config, config.seed);
+  models::Gpt& model = *result.model;
+  result.initial_hash = ModelHash(model);
+
+  std::vector<optim::ParamGroup> groups(2);
+  groups[0].params = model.DecayParameters();
+  groups[0].weight_decay = config.weight_decay;
+  groups[1].params = model.NoDecayParameters();
+  optim::AdamOptions adam;
+  adam.lr = config.lr;
+  adam.beta1 = config.beta1;
+  adam.beta2 = config.beta2;
+  adam.decoupled_weight_decay = true;
+  optim::Adam optimizer(groups, adam);
+  const std::vector<Tensor> params = model.Parameters();
+
+  model.Train();
+  const float micro_scale = 1.0f / static_cast<float>(config.grad_accum);
+  for (int64_t step = 0; step < config.steps; ++step) {
+    const float lr = optim::CosineWithWarmup(config.lr, config.min_lr, step, config.warmup_steps, config.decay_steps);
+    optimizer.set_lr(lr);
+    float loss_sum = 0.0f;
+    for (int64_t micro = 0; micro < config.grad_accum; ++micro) {
+      Tensor x, y;
+      TextBatch(corpus.train, model_config.block_size, config.batch_size, config.seed, "batches",
+                static_cast<uint64_t>(step * config.grad_accum + micro), &x, &y);
+      const Tensor loss = models::GptLoss(model(x), y);
+      MulScalar(loss, micro_scale).Backward();  // nanoGPT: loss / gradient_accumulation_steps
+      loss_sum += loss.item();
+    }
+    if (config.grad_clip > 0.0f) optim::ClipGradNorm(params, config.grad_clip);
+    optimizer.Step();
+    optimizer.ZeroGrad();
+    result.losses.push_back(loss_sum * micro_scale);
+    if (progress) progress({step + 1, config.steps, result.losses.back(), lr, &model});
+    const bool last = step + 1 == config.steps;
+    if (config.eval_iters > 0 && (last || (config.eval_interval > 0 && (step + 1) % config.eval_interval == 0))) {
+      result.estimates.push_back(EstimateGptLoss(model, corpus, config.batch_size, config.eval_iters, config.seed,
+                                                 static_cast<int64_t>(result.estimates.size())));
+    }
+  }
+  result.trained_hash = config.save_path.empty() ? ModelHash(model) : SaveModel(config.save_path, model);
+  return result;
+}
+
+std::vector<int64_t> SampleGpt(models::Gpt& model, const std::vector<int64_t>& prompt, const SampleOptions& options) {
+  LOCKSTEP_REQUIRE(!prompt.empty(), "sample: the prompt is empty");
+  LOCKSTEP_REQUIRE(options.temperature > 0.0f, "sample: temperature must be > 0, got " << options.temperature);
+  LOCKSTEP_REQUIRE(options.top_k >= 0, "sample: top_k must be >= 0, got " << options.top_k);
+  const int64_t vocab = model.config().vocab_size, block = model.config().block_size;
+  const bool was_training = model.training();
+  model.Eval();
+  NoGradGuard no_grad;
+  std::vector<int64_t> tokens = prompt;
+  std::vector<uint32_t> words(static_cast<size_t>(options.max_new_tokens));
+  simd::PhiloxUint32(options.seed, StreamId("sample"), 0, words.data(), words.size());
+  const Tensor temperature = Tensor::Scalar(options.temperature);
+  for (int64_t t = 0; t < options.max_new_tokens; ++t) {
+    const int64_t start = std::max<int64_t>(0, static_cast<int64_t>(tokens.size()) - block);
+    const std::vector<int64_t> context(tokens.begin() + start, tokens.end());
+    const Tensor logits = model(Tensor::FromInt64({1, static_cast<int64_t>(context.size())}, context));
+    Tensor last = Div(logits.Select(1, logits.size(1) - 1).Reshape({vocab}), temperature);
+    if (options.top_k > 0 && options.top_k < vocab) {
+      std::vector<float> sorted = last.ToVector();
+      std::sort(sorted.begin(), sorted.end(), [](float a, float b) { return a > b; });
+      const Tensor kth = Tensor::Scalar(sorted[static_cast<size_t>(options.top_k - 1)]);
+      last = MaskedFill(last, Greater(kth, last), -INFINITY);  // nanoGPT: logits < v[-1] -> -inf
+    }
+    const std::vector<float> probs = Softmax(last, 0).ToVector();
+    const float u = static_cast<float>(words[static_cast<size_t>(t)] >> 8) * 0x1p-24f;
+    float running = 0.0f;
+    int64_t chosen = -1, last_possible = 0;
+    for (int64_t i = 0; i < vocab; ++i) {
+      if (probs[static_cast<size_t>(i)] > 0.0f) last_possible = i;
+      running += probs[static_cast<size_t>(i)];
+      if (chosen < 0 && u < running) chosen = i;
+    }
+    tokens.push_back(chosen >= 0 ? chosen : last_possible);  // rounding can leave the sum below u
+  }
+  model.Train(was_training);
+  return std::vector<int64_t>(tokens.begin() + static_cast<std::ptrdiff_t>(prompt.size()), tokens.end());
+}
+
+}  // namespace train
+}  // namespace lockstep

@@ -1,0 +1,82 @@
+// Training and sampling a character-level GPT as nanoGPT does: AdamW with weight decay on 2-D
+// tensors only, gradient clipping, linear warmup then cosine decay, gradient accumulation,
+// train/validation loss estimates; sampling with temperature and top-k from a Philox stream.
+#ifndef LOCKSTEP_CORE_TRAIN_GPT_H_
+#define LOCKSTEP_CORE_TRAIN_GPT_H_
+
+#include <stdint.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/models/gpt.h"
+#include "core/text.h"
+
+namespace lockstep {
+namespace train {
+
+struct GptTrainConfig {
+  models::GptConfig model;           // vocab_size is set from the corpus
+  int64_t batch_size = 16;
+  int64_t grad_accum = 2;            // micro-batches per optimizer step
+  int64_t steps = 50;
+  float lr = 1e-3f, min_lr = 1e-4f;
+  int64_t warmup_steps = 10, decay_steps = 500;
+  float weight_decay = 0.1f, beta1 = 0.9f, beta2 = 0.99f;
+  float grad_clip = 1.0f;            // 0: off
+  int64_t eval_interval = 0;         // estimate losses every this many steps (0: only at the end)
+  int64_t eval_iters = 10;           // batches per split in an estimate (0: no estimates)
+  uint64_t seed = 1;
+  std::string save_path;             // trained model checkpoint (optional)
+};
+
+// The configurations the examples, the CLI and check-matrix name: "small" (4 layers, 4 heads,
+// 128 channels, block 64: the example) and "tiny" (2 layers, 2 heads, 32 channels, block 16: for
+// emulated platforms). Null for other names.
+const GptTrainConfig* GptPreset(const std::string& name);
+
+struct GptProgress {
+  int64_t step, total_steps;
+  float loss, lr;
+  const models::Gpt* model;  // after this step's update (valid during the callback)
+};
+
+struct GptLosses {
+  float train = 0, val = 0;
+};
+
+struct GptResult {
+  std::string initial_hash, trained_hash;
+  std::vector<float> losses;          // per step: the mean of its micro-batch losses
+  std::vector<GptLosses> estimates;   // one per evaluation, the last at the end
+  std::shared_ptr<models::Gpt> model;
+};
+
+using GptProgressFn = std::function<void(const GptProgress&)>;
+
+GptResult RunGpt(const GptTrainConfig& config, const CharCorpus& corpus, const GptProgressFn& progress);
+
+// Mean loss over `iters` batches per split, in evaluation mode, from the streams "eval/train" and
+// "eval/val" at batch indices [round * iters, (round + 1) * iters).
+GptLosses EstimateGptLoss(models::Gpt& model, const CharCorpus& corpus, int64_t batch, int64_t iters, uint64_t seed,
+                          int64_t round);
+
+struct SampleOptions {
+  int64_t max_new_tokens = 200;
+  float temperature = 0.8f;  // > 0
+  int64_t top_k = 20;        // 0: all tokens
+  uint64_t seed = 1;
+};
+
+// Continues `prompt` (token ids, at least one) by max_new_tokens tokens. For each token: logits of
+// the last position (context cropped to the block size) divided by the temperature, all but the
+// top_k largest set to -inf, the contract's softmax, then the first token whose running sum of
+// probabilities (in token order) exceeds u = (word >> 8) * 2^-24, word i of the stream "sample".
+std::vector<int64_t> SampleGpt(models::Gpt& model, const std::vector<int64_t>& prompt, const SampleOptions& options);
+
+}  // namespace train
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CORE_TRAIN_GPT_H_
