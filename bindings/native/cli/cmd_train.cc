@@ -1,4 +1,5 @@
-// `lockstep train mnist`: the MNIST reference run through lockstep_train_mnist.
+// `lockstep train mnist`: the MNIST reference run through lockstep_train_mnist (and the dispatch
+// to `lockstep train gpt`).
 #include <signal.h>
 #include <stdio.h>
 
@@ -12,6 +13,7 @@ namespace {
 
 const char kHelp[] =
     "usage: lockstep train mnist [--epochs N] [--seed S] [--threads T] [--data DIR] [--out FILE]\n"
+    "       lockstep train gpt --help    (the GPT example)\n"
     "\n"
     "Trains LeNet-5 on MNIST as the reference run does (Adam, lr 1e-3, batch 100) and prints the\n"
     "initial model hash, the trained model hash, the test accuracy and the hash of the test logits.\n"
@@ -40,17 +42,20 @@ int OnProgress(const lockstep_mnist_progress* p, void* user) {
 int TrainCommand(const std::vector<std::string>& argv) {
   Args args;
   std::string error;
-  if (!ParseArgs(argv, {"--epochs", "--seed", "--threads", "--data", "--out"}, &args, &error)) {
-    return UsageError("train", error);
-  }
+  const bool gpt = !argv.empty() && argv[0] == "gpt";
+  const std::vector<std::string> flags =
+      gpt ? std::vector<std::string>{"--config", "--steps", "--seed", "--threads", "--data", "--eval-interval", "--out"}
+          : std::vector<std::string>{"--epochs", "--seed", "--threads", "--data", "--out"};
+  if (!ParseArgs(argv, flags, &args, &error)) return UsageError("train", error);
   if (args.help) {
-    fputs(kHelp, stdout);
+    fputs(gpt ? kGptHelp : kHelp, stdout);
     return kExitOk;
   }
-  if (args.positional.size() != 1 || args.positional[0] != "mnist") {
-    return UsageError("train", args.positional.empty() ? "missing the model to train (mnist)"
-                                                       : "expected 'mnist', got '" + args.positional[0] + "'");
+  if (args.positional.size() != 1 || (args.positional[0] != "mnist" && args.positional[0] != "gpt")) {
+    return UsageError("train", args.positional.empty() ? "missing the model to train (mnist or gpt)"
+                                                       : "expected 'mnist' or 'gpt', got '" + args.positional[0] + "'");
   }
+  if (gpt) return TrainGptCommand(args);
   lockstep_mnist_config config;
   lockstep_mnist_config_default(&config);
   int64_t value = 0;

@@ -7,8 +7,16 @@
 #include <vector>
 
 namespace lockstep_cli {
+extern const char kGptHelp[];
+}  // namespace lockstep_cli
+
+namespace lockstep_cli {
+
+struct Args;
 
 int TrainCommand(const std::vector<std::string>& args);
+int TrainGptCommand(const Args& parsed);  // `train gpt`, after TrainCommand parsed its flags
+int SampleCommand(const std::vector<std::string>& args);
 int EvalCommand(const std::vector<std::string>& args);
 int HashCommand(const std::vector<std::string>& args);
 int VerifyCommand(const std::vector<std::string>& args);

@@ -17,6 +17,8 @@ const char kUsage[] =
     "\n"
     "commands:\n"
     "  train mnist   train LeNet-5 on MNIST (the reference run) and print its hashes\n"
+    "  train gpt     train a character-level GPT on text and print its hashes\n"
+    "  sample MODEL  generate text with a trained GPT checkpoint\n"
     "  eval MODEL    evaluate a checkpoint on an IDX test set\n"
     "  hash FILE     print a file's SHA-256 (a checkpoint's hash is its model hash)\n"
     "  verify FILE   compare a file's SHA-256 with --expect HASH\n"
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
     return lockstep_cli::kExitOk;
   }
   if (command == "train") return lockstep_cli::TrainCommand(rest);
+  if (command == "sample") return lockstep_cli::SampleCommand(rest);
   if (command == "eval") return lockstep_cli::EvalCommand(rest);
   if (command == "hash") return lockstep_cli::HashCommand(rest);
   if (command == "verify") return lockstep_cli::VerifyCommand(rest);

@@ -13,7 +13,7 @@ namespace lockstep_cli {
 class Progress {
  public:
   explicit Progress(FILE* out);
-  void Update(int64_t step, int64_t total, int64_t epoch, float loss);
+  void Update(int64_t step, int64_t total, int64_t epoch, float loss);  // epoch < 0: not shown
   void Finish();  // ends the bar's line
 
  private:

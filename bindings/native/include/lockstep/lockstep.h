@@ -167,6 +167,52 @@ LOCKSTEP_API lockstep_status lockstep_mnist_config_default(lockstep_mnist_config
 LOCKSTEP_API lockstep_status lockstep_train_mnist(const lockstep_mnist_config* config, lockstep_progress_fn progress,
                                                   void* user_data, lockstep_mnist_result* out);
 
+/* ---- the GPT example (nanoGPT's architecture, character-level; core/train/gpt.h) */
+typedef struct lockstep_gpt_config {
+  const char* text_path;  /* training text (default ".deps/data/fortunes/input.txt") */
+  const char* preset;     /* "small" (4 layers, 4 heads, 128 channels, block 64) or "tiny" */
+  int64_t steps;          /* optimizer steps (default 500: the whole cosine schedule) */
+  uint64_t seed;          /* 1 */
+  int64_t eval_interval;  /* estimate train/val losses every N steps; 0: only at the end */
+  const char* save_path;  /* trained checkpoint, or NULL */
+} lockstep_gpt_config;
+
+typedef struct lockstep_gpt_progress {
+  int64_t step, total_steps;
+  float loss, lr;
+} lockstep_gpt_progress;
+
+/* Called after every step; return nonzero to stop the run (LOCKSTEP_ERROR_CANCELLED). */
+typedef int (*lockstep_gpt_progress_fn)(const lockstep_gpt_progress* progress, void* user_data);
+
+typedef struct lockstep_gpt_result {
+  char initial_hash[LOCKSTEP_HASH_SIZE], trained_hash[LOCKSTEP_HASH_SIZE];
+  int64_t steps, vocab_size;
+  float final_loss;           /* the last step's loss */
+  float train_loss, val_loss; /* the final loss estimates */
+} lockstep_gpt_result;
+
+LOCKSTEP_API lockstep_status lockstep_gpt_config_default(lockstep_gpt_config* out);
+/* progress may be NULL. */
+LOCKSTEP_API lockstep_status lockstep_train_gpt(const lockstep_gpt_config* config, lockstep_gpt_progress_fn progress,
+                                                void* user_data, lockstep_gpt_result* out);
+
+typedef struct lockstep_sample_options {
+  const char* prompt;      /* at least one character of the text's vocabulary (default "\n") */
+  int64_t max_new_tokens;  /* 200 */
+  float temperature;       /* 0.8 */
+  int64_t top_k;           /* 20; 0: every token */
+  uint64_t seed;           /* 1 */
+} lockstep_sample_options;
+
+LOCKSTEP_API lockstep_status lockstep_sample_options_default(lockstep_sample_options* out);
+/* Loads a GPT checkpoint of the given preset whose vocabulary is that of text_path, and writes the
+ * generated text (without the prompt, NUL-terminated) into buf[size]; size must exceed
+ * max_new_tokens. The text is identical on every platform for the same inputs. */
+LOCKSTEP_API lockstep_status lockstep_gpt_sample(const char* checkpoint_path, const char* text_path,
+                                                 const char* preset, const lockstep_sample_options* options,
+                                                 char* buf, size_t size);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
