@@ -58,60 +58,70 @@ GptLosses EstimateGptLoss(models::Gpt& model, const CharCorpus& corpus, int64_t 
   return out;
 }
 
-GptResult RunGpt(const GptTrainConfig& config, const CharCorpus& corpus, const GptProgressFn& progress) {
+GptTrainer::GptTrainer(const GptTrainConfig& config, const CharCorpus& corpus) : config_(config), corpus_(corpus) {
   RequireContractFloatingPoint();
   LOCKSTEP_REQUIRE(config.batch_size >= 1 && config.grad_accum >= 1 && config.steps >= 0,
                    "gpt: batch size and gradient accumulation must be >= 1 and steps >= 0");
-  models::GptConfig model_config = config.model;
-  model_config.vocab_size = corpus.vocab_size();
-  LOCKSTEP_REQUIRE(static_cast<int64_t>(corpus.train.size()) > model_config.block_size &&
-                       static_cast<int64_t>(corpus.val.size()) > model_config.block_size,
-                   "gpt: the text is too short for a block of " << model_config.block_size << " characters");
-
-  GptResult result;
-  result.model = std::make_shared<models::Gpt>(model_config, config.seed);
-  models::Gpt& model = *result.model;
-  result.initial_hash = ModelHash(model);
-
+  config_.model.vocab_size = corpus.vocab_size();
+  LOCKSTEP_REQUIRE(static_cast<int64_t>(corpus.train.size()) > config_.model.block_size &&
+                       static_cast<int64_t>(corpus.val.size()) > config_.model.block_size,
+                   "gpt: the text is too short for a block of " << config_.model.block_size << " characters");
+  result_.model = std::make_shared<models::Gpt>(config_.model, config_.seed);
+  result_.initial_hash = ModelHash(*result_.model);
   std::vector<optim::ParamGroup> groups(2);
-  groups[0].params = model.DecayParameters();
-  groups[0].weight_decay = config.weight_decay;
-  groups[1].params = model.NoDecayParameters();
+  groups[0].params = result_.model->DecayParameters();
+  groups[0].weight_decay = config_.weight_decay;
+  groups[1].params = result_.model->NoDecayParameters();
   optim::AdamOptions adam;
-  adam.lr = config.lr;
-  adam.beta1 = config.beta1;
-  adam.beta2 = config.beta2;
+  adam.lr = config_.lr;
+  adam.beta1 = config_.beta1;
+  adam.beta2 = config_.beta2;
   adam.decoupled_weight_decay = true;
-  optim::Adam optimizer(groups, adam);
-  const std::vector<Tensor> params = model.Parameters();
+  optimizer_ = std::make_unique<optim::Adam>(groups, adam);
+  params_ = result_.model->Parameters();
+}
 
+float GptTrainer::Step() {
+  LOCKSTEP_REQUIRE(!done(), "gpt: all " << config_.steps << " steps are done");
+  models::Gpt& model = *result_.model;
   model.Train();
-  const float micro_scale = 1.0f / static_cast<float>(config.grad_accum);
-  for (int64_t step = 0; step < config.steps; ++step) {
-    const float lr = optim::CosineWithWarmup(config.lr, config.min_lr, step, config.warmup_steps, config.decay_steps);
-    optimizer.set_lr(lr);
-    float loss_sum = 0.0f;
-    for (int64_t micro = 0; micro < config.grad_accum; ++micro) {
-      Tensor x, y;
-      TextBatch(corpus.train, model_config.block_size, config.batch_size, config.seed, "batches",
-                static_cast<uint64_t>(step * config.grad_accum + micro), &x, &y);
-      const Tensor loss = models::GptLoss(model(x), y);
-      MulScalar(loss, micro_scale).Backward();  // nanoGPT: loss / gradient_accumulation_steps
-      loss_sum += loss.item();
-    }
-    if (config.grad_clip > 0.0f) optim::ClipGradNorm(params, config.grad_clip);
-    optimizer.Step();
-    optimizer.ZeroGrad();
-    result.losses.push_back(loss_sum * micro_scale);
-    if (progress) progress({step + 1, config.steps, result.losses.back(), lr, &model});
-    const bool last = step + 1 == config.steps;
-    if (config.eval_iters > 0 && (last || (config.eval_interval > 0 && (step + 1) % config.eval_interval == 0))) {
-      result.estimates.push_back(EstimateGptLoss(model, corpus, config.batch_size, config.eval_iters, config.seed,
-                                                 static_cast<int64_t>(result.estimates.size())));
-    }
+  lr_ = optim::CosineWithWarmup(config_.lr, config_.min_lr, step_, config_.warmup_steps, config_.decay_steps);
+  optimizer_->set_lr(lr_);
+  const float micro_scale = 1.0f / static_cast<float>(config_.grad_accum);
+  float loss_sum = 0.0f;
+  for (int64_t micro = 0; micro < config_.grad_accum; ++micro) {
+    Tensor x, y;
+    TextBatch(corpus_.train, config_.model.block_size, config_.batch_size, config_.seed, "batches",
+              static_cast<uint64_t>(step_ * config_.grad_accum + micro), &x, &y);
+    const Tensor loss = models::GptLoss(model(x), y);
+    MulScalar(loss, micro_scale).Backward();  // nanoGPT: loss / gradient_accumulation_steps
+    loss_sum += loss.item();
   }
-  result.trained_hash = config.save_path.empty() ? ModelHash(model) : SaveModel(config.save_path, model);
-  return result;
+  if (config_.grad_clip > 0.0f) optim::ClipGradNorm(params_, config_.grad_clip);
+  optimizer_->Step();
+  optimizer_->ZeroGrad();
+  ++step_;
+  result_.losses.push_back(loss_sum * micro_scale);
+  const bool last = step_ == config_.steps;
+  if (config_.eval_iters > 0 && (last || (config_.eval_interval > 0 && step_ % config_.eval_interval == 0))) {
+    result_.estimates.push_back(EstimateGptLoss(model, corpus_, config_.batch_size, config_.eval_iters, config_.seed,
+                                                static_cast<int64_t>(result_.estimates.size())));
+  }
+  return result_.losses.back();
+}
+
+GptResult GptTrainer::Finish() {
+  result_.trained_hash = config_.save_path.empty() ? ModelHash(*result_.model) : SaveModel(config_.save_path, *result_.model);
+  return result_;
+}
+
+GptResult RunGpt(const GptTrainConfig& config, const CharCorpus& corpus, const GptProgressFn& progress) {
+  GptTrainer trainer(config, corpus);
+  while (!trainer.done()) {
+    const float loss = trainer.Step();
+    if (progress) progress({trainer.steps_done(), config.steps, loss, trainer.lr(), trainer.result().model.get()});
+  }
+  return trainer.Finish();
 }
 
 std::vector<int64_t> SampleGpt(models::Gpt& model, const std::vector<int64_t>& prompt, const SampleOptions& options) {

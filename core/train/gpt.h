@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/models/gpt.h"
+#include "core/optim/optimizer.h"
 #include "core/text.h"
 
 namespace lockstep {
@@ -55,6 +56,30 @@ struct GptResult {
 };
 
 using GptProgressFn = std::function<void(const GptProgress&)>;
+
+// The training loop one step at a time (RunGpt, the C ABI and the npm package drive it). The
+// corpus must outlive the trainer.
+class GptTrainer {
+ public:
+  GptTrainer(const GptTrainConfig& config, const CharCorpus& corpus);
+  // One optimizer step (with its micro-batches, clipping and estimate when due); returns its loss.
+  float Step();
+  bool done() const { return step_ >= config_.steps; }
+  int64_t steps_done() const { return step_; }
+  float lr() const { return lr_; }
+  // The result so far; trained_hash is computed (and the checkpoint saved) by Finish().
+  GptResult& result() { return result_; }
+  GptResult Finish();
+
+ private:
+  GptTrainConfig config_;
+  const CharCorpus& corpus_;
+  GptResult result_;
+  std::unique_ptr<optim::Adam> optimizer_;
+  std::vector<Tensor> params_;
+  int64_t step_ = 0;
+  float lr_ = 0;
+};
 
 GptResult RunGpt(const GptTrainConfig& config, const CharCorpus& corpus, const GptProgressFn& progress);
 

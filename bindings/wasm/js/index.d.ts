@@ -256,6 +256,61 @@ export interface MnistRunResult {
   model: Module;
 }
 
+export type GptPreset = 'small' | 'tiny';
+
+export interface GptOptions {
+  /** 'small': 4 layers, 4 heads, 128 channels, block 64 (default); 'tiny': 2, 2, 32, block 16. */
+  preset?: GptPreset;
+  seed?: number;
+  dropout?: number;
+}
+
+export interface GptTrainOptions extends GptOptions {
+  steps?: number;
+  evalInterval?: number;
+  evalIters?: number;
+  batchSize?: number;
+  gradAccum?: number;
+  lr?: number;
+  minLr?: number;
+  warmupSteps?: number;
+  decaySteps?: number;
+  weightDecay?: number;
+  onProgress?: (progress: { step: number; totalSteps: number; loss: number; lr: number; stepsPerSecond: number;
+                            etaSeconds: number }) => void;
+  signal?: AbortSignal;
+  /** Steps between yields to the event loop (default 1). */
+  yieldEvery?: number;
+}
+
+export interface GptTrainResult {
+  initialHash: string;
+  trainedHash: string;
+  losses: number[];
+  estimates: { train: number; val: number }[];
+  /** The trained model: dispose it when done. */
+  model: Module;
+}
+
+export interface CharCorpus extends Owned {
+  readonly vocabSize: number;
+  readonly vocab: string;
+  readonly trainSize: number;
+  readonly valSize: number;
+  encode(text: string): number[];
+  decode(ids: ArrayLike<number>): string;
+}
+
+export interface Gpt {
+  CharCorpus: new (text: string, options?: { trainFraction?: number }) => CharCorpus;
+  /** nanoGPT's architecture; forward takes int64 token ids [B, T] and gives logits [B, T, vocab]. */
+  model(corpus: CharCorpus, options?: GptOptions): Module;
+  /** Trains as `lockstep train gpt` does: the same hashes. */
+  train(corpus: CharCorpus, options?: GptTrainOptions): Promise<GptTrainResult>;
+  sample(model: Module, corpus: CharCorpus, prompt?: string,
+         options?: { maxNewTokens?: number; temperature?: number; topK?: number; seed?: number }): string;
+}
+
 export interface Info {
   version: string;
   contractVersion: number;
@@ -282,6 +337,8 @@ export interface Lockstep {
   evaluate(model: Module, dataset: Dataset, options?: { batchSize?: number; limit?: number }): EvalResult;
   /** The MNIST reference run: the same steps, and so the same hashes, as `lockstep train mnist`. */
   mnistReferenceRun(options: MnistRunOptions): Promise<MnistRunResult>;
+  /** The GPT example: corpora, model, training, sampling. */
+  gpt: Gpt;
   scope<T>(fn: () => T): T;
   Owned: typeof Owned;
   manualSeed(seed: number): void;

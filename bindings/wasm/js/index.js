@@ -6,6 +6,7 @@ import { makeTensorApi } from './tensor.js';
 import { makeNnApi } from './nn.js';
 import { makeOptimApi } from './optim.js';
 import { makeTrainApi } from './train.js';
+import { makeGptApi } from './gpt.js';
 
 export { simdSupported, scope, Owned };
 
@@ -26,6 +27,7 @@ export async function load(options = {}) {
   const nnApi = makeNnApi(engine, tensors, defaults);
   const optim = makeOptimApi(engine, tensors, nnApi);
   const trainApi = makeTrainApi(engine, tensors, nnApi, { optim });
+  const gpt = makeGptApi(engine, nnApi);
   const info = { ...engine.info(), build: flavour };
 
   return Object.freeze({
@@ -34,6 +36,7 @@ export async function load(options = {}) {
     ...nnApi,
     optim,
     ...trainApi,
+    gpt,
     scope,
     Owned,
     // Seeds the default generators (streams "init", "dropout", "randn", ...).
