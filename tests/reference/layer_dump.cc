@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -371,6 +372,59 @@ void AddLosses(std::vector<Case>* cases) {
   }
 }
 
+// ---- the GPT's attention and residual ops (core/models/gpt.cc), each as that model uses it
+
+void AddGptOps(std::vector<Case>* cases) {
+  const int64_t B = 2, H = 3, T = 8, hs = 5;
+  {
+    // q @ k^T: batched over [B, H], k a transposed view, as CausalSelfAttention.
+    Case k("matmul:attention_scores");
+    const Tensor q = Leaf({B, H, T, hs}, -1, 1), key = Leaf({B, H, T, hs}, -1, 1);
+    k.In("a", q).In("b_t", key);
+    k.Finish(Matmul(q, key.Transpose(-2, -1)), cases);
+  }
+  {
+    Case k("matmul:attention_values");
+    const Tensor att = Leaf({B, H, T, T}, 0, 1), v = Leaf({B, H, T, hs}, -1, 1);
+    k.In("a", att).In("b", v);
+    k.Finish(Matmul(att, v), cases);
+  }
+  {
+    // softmax(masked_fill(x, future, -inf)): the causal mask, then the softmax over keys.
+    Case k("causal_softmax:attention");
+    const Tensor x = Leaf({B, H, T, T}, -3, 3);
+    std::vector<float> future(static_cast<size_t>(T * T), 0.0f);
+    for (int64_t i = 0; i < T; ++i) {
+      for (int64_t j = i + 1; j < T; ++j) future[static_cast<size_t>(i * T + j)] = 1.0f;
+    }
+    k.In("x", x);
+    k.Finish(Softmax(MaskedFill(x, Tensor::FromVector({T, T}, future), -INFINITY), -1), cases);
+  }
+  {
+    // Token plus position embeddings: [B, T, C] + [T, C] broadcast (the second's gradient sums
+    // over the batch).
+    Case k("add:broadcast");
+    const Tensor a = Leaf({B, T, 6}, -1, 1), b = Leaf({T, 6}, -1, 1);
+    k.In("a", a).In("b", b);
+    k.Finish(Add(a, b), cases);
+  }
+  {
+    Case k("mul_scalar:attention_scale");
+    const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hs)));
+    const Tensor x = Leaf({B, H, T, T}, -2, 2);
+    k.Param("scale", scale).In("x", x);
+    k.Finish(MulScalar(x, scale), cases);
+  }
+  {
+    // [B, T, C] -> [B, H, T, hs] and back: data movement only.
+    Case k("heads:split_merge");
+    const Tensor x = Leaf({B, T, H * hs}, -1, 1);
+    k.Param("heads", H).In("x", x);
+    const Tensor heads = x.Reshape({B, T, H, hs}).Transpose(1, 2);
+    k.Finish(MulScalar(heads, 1.0f).Transpose(1, 2).Reshape({B, T, H * hs}), cases);
+  }
+}
+
 bool WriteAll(FILE* f, const void* p, size_t n) { return n == 0 || fwrite(p, 1, n, f) == n; }
 bool WriteU32(FILE* f, uint32_t v) { return WriteAll(f, &v, 4); }  // every target is little-endian
 bool WriteI64(FILE* f, int64_t v) { return WriteAll(f, &v, 8); }
@@ -423,6 +477,7 @@ int main(int argc, char** argv) {
     AddBatchNorm(&cases);
     AddEmbedding(&cases);
     AddLosses(&cases);
+    AddGptOps(&cases);
   } catch (const std::exception& e) {
     fprintf(stderr, "lockstep_layer_dump: %s\n", e.what());
     return 1;

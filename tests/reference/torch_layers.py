@@ -44,6 +44,27 @@ U = 2.0 ** -24  # unit roundoff of float32
 # gradients ("grad"), and for updated buffers ("buffer"), in units of u (rel <= bound * u), with
 # the reason. An array that must be bit-identical has bound 0.
 TOLERANCES = {
+    "matmul": dict(
+        out=16, grad=16,
+        why="Batched products of the attention (q @ k^T with k a transposed view, att @ v): dot "
+            "products of K = head size 5 or sequence 8 forward, K = 5 or 8 backward. lockstep sums "
+            "in increasing k without FMA; torch's batched GEMM blocks and may fuse. Within gamma_K. "
+            "Bound 16 u."),
+    "causal_softmax": dict(
+        out=8, grad=16,
+        why="masked_fill with -inf on future keys, then softmax over the keys: exp is correctly "
+            "rounded in lockstep (torch's vectorised exp is within ~1-2 ulp), one division. The "
+            "backward is y * (g - sum(g * y)). Bound 8 u / 16 u."),
+    "add": dict(
+        out=0, grad=2,
+        why="One rounding per element in both: bit-identical forward and first gradient; the "
+            "broadcast operand's gradient sums 2 rows (exact order differences only). Bound 0 / 2 u."),
+    "mul_scalar": dict(
+        out=0, grad=0,
+        why="One multiplication by the same float32 scale: bit-identical both ways."),
+    "heads": dict(
+        out=0, grad=0,
+        why="Views, a transpose and a copy: no arithmetic but a multiplication by 1. Bit-identical."),
     "linear": dict(
         out=16, grad=32,
         why="Dot products: forward and input gradient K = in features <= 33, weight and bias "
@@ -264,6 +285,21 @@ def torch_case(torch, op, p, arr, dtype):
                          ignore_index=i("ignore_index"))
     elif op == "mse_loss":
         out = F.mse_loss(t["input"], t["target"], reduction=REDUCTIONS[i("reduction")])
+    elif op == "matmul":
+        out = t["a"] @ (t["b_t"].transpose(-2, -1) if "b_t" in t else t["b"])
+    elif op == "causal_softmax":
+        n = t["x"].shape[-1]
+        future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+        out = F.softmax(t["x"].masked_fill(future, float("-inf")), dim=-1)
+    elif op == "add":
+        out = t["a"] + t["b"]
+    elif op == "mul_scalar":
+        out = t["x"] * p["scale"]  # a Python float: torch rounds it to the tensor's dtype first
+    elif op == "heads":
+        x = t["x"]
+        B, T, C = x.shape
+        h = i("heads")
+        out = (x.view(B, T, h, C // h).transpose(1, 2) * 1.0).transpose(1, 2).contiguous().view(B, T, C)
     else:
         raise KeyError(op)
     out.backward(torch.from_numpy(arr["gout"].copy()).to(dtype))
@@ -296,6 +332,41 @@ def bit_identical(ls, ref):
     return 100.0 * float(np.mean(ls.astype(np.float32).view(np.uint32) == ref.astype(np.float32).view(np.uint32)))
 
 
+def max_ulp(ls, ref):
+    """The largest distance in float32 ulps (steps between adjacent floats; -0 and +0 are one
+    point) between two arrays of the same shape, over the elements whose reference magnitude is at
+    least 2^-8 of the array's largest: near zero, where cancellation leaves few significant bits,
+    an ulp count says nothing (the rel column covers those elements)."""
+    if ls.shape != ref.shape or ls.size == 0:
+        return 0 if ls.shape == ref.shape else float("inf")
+    keep = np.abs(ref) >= np.max(np.abs(ref)) * 2.0 ** -8
+    ls, ref = ls[keep], ref[keep]
+
+    def ordered(a):
+        i = a.astype(np.float32).view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+
+    return int(np.max(np.abs(ordered(ls) - ordered(ref))))
+
+
+# The ops of the GPT example (core/models/gpt.cc) in the order a training step meets them, with
+# what each computes there; --gpt-table writes their comparison (docs/gpt-ops.md).
+GPT_OPS = [
+    ("embedding", "token and position embeddings (wte, wpe)"),
+    ("add", "token + position embedding (broadcast), residual connections"),
+    ("dropout", "after the embeddings, on attention probabilities, after projections"),
+    ("layer_norm", "ln_1, ln_2, ln_f"),
+    ("linear", "c_attn, c_proj, c_fc, the tied head"),
+    ("heads", "splitting q, k, v into heads and merging them back"),
+    ("matmul", "q @ k^T and att @ v"),
+    ("mul_scalar", "the attention scale 1/sqrt(head size)"),
+    ("causal_softmax", "causal mask (-inf) and softmax over the keys"),
+    ("gelu_erf", "the MLP's activation (exact erf form)"),
+    ("cross_entropy", "the loss over the vocabulary"),
+    ("softmax", "sampling probabilities"),
+]
+
+
 def kind_of(array_name):
     if array_name == "out":
         return "out"
@@ -326,6 +397,7 @@ def main():
     ap.add_argument("--dump", help="lockstep_layer_dump executable to run first")
     ap.add_argument("--emulator", default="", help="command prefix for --dump (cross builds)")
     ap.add_argument("--markdown", help="write the results table here")
+    ap.add_argument("--gpt-table", help="write the GPT op table (docs/gpt-ops.md's) here")
     args = ap.parse_args()
     try:
         import torch
@@ -353,6 +425,7 @@ def main():
     failures = []
     worst = {}  # (op, kind) -> largest rel seen
     worst64 = {}  # (op, kind) -> (lockstep vs float64, torch float32 vs float64), largest each
+    gpt = {}  # (op, kind) -> [least bit-identical %, largest ulp distance, largest rel (u)]
     notes = []
     for name, params, arr in cases:
         op = name.split(":")[0]
@@ -369,6 +442,8 @@ def main():
             bound = spec[kind]
             ok = r <= bound * U
             ident = bit_identical(ls, ref[aname])
+            g = gpt.setdefault((op, kind), [100.0, 0, 0.0])
+            g[0], g[1], g[2] = min(g[0], ident), max(g[1], max_ulp(ls, ref[aname])), max(g[2], r / U)
             worst[(op, kind)] = max(worst.get((op, kind), 0.0), r / U)
             w = worst64.get((op, kind), (0.0, 0.0))
             worst64[(op, kind)] = (max(w[0], e_ls / U), max(w[1], e_t / U))
@@ -409,6 +484,19 @@ def main():
             f.write("# lockstep layers vs torch %s (rel = max|diff| / max|torch|, units of u = 2^-24)\n\n"
                     % torch.__version__)
             f.write("\n".join(summary) + "\n\n" + "\n".join(notes) + "\n\n" + "\n".join(rows) + "\n")
+    if args.gpt_table:
+        with open(args.gpt_table, "w") as f:
+            f.write("| op | in the GPT | forward: bit-identical % | forward: max ulp | forward: rel (u) "
+                    "| backward: bit-identical % | backward: max ulp | backward: rel (u) |\n"
+                    "|---|---|---|---|---|---|---|---|\n")
+            for op, use in GPT_OPS:
+                cells = []
+                for kind in ("out", "grad"):
+                    if (op, kind) in gpt:
+                        cells += ["%.2f" % gpt[(op, kind)][0], "%d" % gpt[(op, kind)][1], "%.2f" % gpt[(op, kind)][2]]
+                    else:
+                        cells += ["-", "-", "-"]
+                f.write("| %s | %s | %s |\n" % (op, use, " | ".join(cells)))
     if failures:
         print("\ntorch_layers: FAILED:")
         for line in failures:
