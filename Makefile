@@ -22,7 +22,7 @@ check-matrix: setup
 	tools/check-matrix
 
 bench: setup
-	bench/run-gemm.sh
+	bench/run-all.sh
 
 lint:
 	tools/contract-lint --self-test && tools/contract-lint

@@ -99,48 +99,53 @@ Grads Conv2dGrad(const Node& node, const Tensor& g_in) {
   const Conv2dOptions o{v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
   const ConvGeometry geo = MakeConvGeometry(x.shape(), w.shape(), o);
   Grads out(3);
-  std::vector<float> cols(static_cast<size_t>(geo.k * geo.positions));
-  if (Wants(node, 0)) {
-    Tensor dx = Tensor::Zeros(x.shape());
-    for (int64_t s = 0; s < geo.n; ++s) {
-      for (int64_t grp = 0; grp < o.groups; ++grp) {
-        simd::GemmArgs args;  // cols [k, P] = W_g^T [k, c_out_g] x dY [c_out_g, P]
-        args.trans_a = true;
-        args.m = geo.k; args.n = geo.positions; args.k = geo.c_out_group;
-        args.a = w.data_f32() + grp * geo.c_out_group * geo.k; args.lda = geo.k;
-        args.b = g.data_f32() + (s * geo.c_out + grp * geo.c_out_group) * geo.positions; args.ldb = geo.positions;
-        args.c = cols.data(); args.ldc = geo.positions;
-        simd::Gemm(args);
-        Col2ImAdd(geo, cols.data(), grp, dx.data_f32() + s * geo.c_in * geo.h * geo.w);
-      }
-    }
-    out[0] = dx;
-  }
-  if (Wants(node, 1)) {
-    Tensor dw = Tensor::Empty(w.shape());
-    const int64_t np = geo.n * geo.positions;
-    std::vector<float> all_cols(static_cast<size_t>(geo.k * np)), dy(static_cast<size_t>(geo.c_out_group * np));
+  // Per group and chunk of samples, the samples side by side: dY [c_out_g, samples * P] and the
+  // columns [k, samples * P]. dX: one GEMM W_g^T dY, then col2im per sample; dW: the batch-grouped
+  // GEMM dY cols^T (groups of kBatchGroup samples combined pairwise, as over the whole batch).
+  const bool want_dx = Wants(node, 0), want_dw = Wants(node, 1);
+  Tensor dx = want_dx ? Tensor::Zeros(x.shape()) : Tensor();
+  Tensor dw = want_dw ? Tensor::Empty(w.shape()) : Tensor();
+  const int64_t np = geo.n * geo.positions;
+  const int64_t sample_size = geo.c_in * geo.h * geo.w;
+  if (want_dx || want_dw) {
+    std::vector<float> dy(static_cast<size_t>(geo.c_out_group * np));
+    std::vector<float> cols(want_dw ? static_cast<size_t>(geo.k * np) : 0);
+    std::vector<float> dcols(want_dx ? static_cast<size_t>(geo.k * np) : 0);
     for (int64_t grp = 0; grp < o.groups; ++grp) {
       for (int64_t s = 0; s < geo.n; ++s) {
-        Im2Col(geo, x.data_f32() + s * geo.c_in * geo.h * geo.w, grp, cols.data());
-        for (int64_t r = 0; r < geo.k; ++r) {
-          std::copy(&cols[r * geo.positions], &cols[(r + 1) * geo.positions], &all_cols[r * np + s * geo.positions]);
-        }
         for (int64_t oc = 0; oc < geo.c_out_group; ++oc) {
           const float* src = g.data_f32() + (s * geo.c_out + grp * geo.c_out_group + oc) * geo.positions;
           std::copy(src, src + geo.positions, &dy[oc * np + s * geo.positions]);
         }
       }
-      simd::GemmArgs args;  // dW_g [c_out_g, k] = dY [c_out_g, N*P] x cols^T [N*P, k]
-      args.trans_b = true;
-      args.m = geo.c_out_group; args.n = geo.k; args.k = np;
-      args.a = dy.data(); args.lda = np;
-      args.b = all_cols.data(); args.ldb = np;
-      args.c = dw.data_f32() + grp * geo.c_out_group * geo.k; args.ldc = geo.k;
-      GemmBatchGrouped(args, kBatchGroup * geo.positions);
+      if (want_dx) {
+        simd::GemmArgs args;  // dcols [k, N*P] = W_g^T [k, c_out_g] x dY [c_out_g, N*P]
+        args.trans_a = true;
+        args.m = geo.k; args.n = np; args.k = geo.c_out_group;
+        args.a = w.data_f32() + grp * geo.c_out_group * geo.k; args.lda = geo.k;
+        args.b = dy.data(); args.ldb = np;
+        args.c = dcols.data(); args.ldc = np;
+        simd::Gemm(args);
+        for (int64_t s = 0; s < geo.n; ++s) {
+          Col2ImAdd(geo, dcols.data() + s * geo.positions, np, grp, dx.data_f32() + s * sample_size);
+        }
+      }
+      if (want_dw) {
+        for (int64_t s = 0; s < geo.n; ++s) {
+          Im2Col(geo, x.data_f32() + s * sample_size, grp, cols.data() + s * geo.positions, np);
+        }
+        simd::GemmArgs args;  // dW_g [c_out_g, k] = dY [c_out_g, N*P] x cols^T [N*P, k]
+        args.trans_b = true;
+        args.m = geo.c_out_group; args.n = geo.k; args.k = np;
+        args.a = dy.data(); args.lda = np;
+        args.b = cols.data(); args.ldb = np;
+        args.c = dw.data_f32() + grp * geo.c_out_group * geo.k; args.ldc = geo.k;
+        GemmBatchGrouped(args, kBatchGroup * geo.positions);
+      }
     }
-    out[1] = dw;
   }
+  if (want_dx) out[0] = dx;
+  if (want_dw) out[1] = dw;
   if (Wants(node, 2)) out[2] = ChannelSums(g, geo.n, geo.c_out, geo.positions);
   return out;
 }

@@ -14,8 +14,14 @@ struct ConvGeometry {
 };
 
 ConvGeometry MakeConvGeometry(const Shape& x, const Shape& w, const Conv2dOptions& o);
-void Im2Col(const ConvGeometry& g, const float* x_sample, int64_t group, float* cols);
-void Col2ImAdd(const ConvGeometry& g, const float* cols, int64_t group, float* dx_sample);
+// cols [k, positions] of one sample and group, row r at cols + r * ld (ld >= positions): several
+// samples side by side ([k, samples * positions], ld = samples * positions) make one wide GEMM,
+// which sums every output's k products in the same order as one GEMM per sample.
+void Im2Col(const ConvGeometry& g, const float* x_sample, int64_t group, float* cols, int64_t ld);
+void Col2ImAdd(const ConvGeometry& g, const float* cols, int64_t ld, int64_t group, float* dx_sample);
+
+// Samples per chunk of the batched im2col: as many as fit about 16 MB of columns (at least one).
+int64_t SamplesPerChunk(const ConvGeometry& g);
 
 }  // namespace lockstep
 

@@ -46,12 +46,18 @@ static void ValidColumns(int64_t width, int64_t out_width, int64_t stride, int64
 }
 
 // cols [k, positions] for one sample and group: row (c, i, j), column (oy, ox); zero padding.
-void Im2Col(const ConvGeometry& g, const float* x_sample, int64_t group, float* cols) {
+int64_t SamplesPerChunk(const ConvGeometry& g) {
+  const int64_t per_sample = g.k * g.positions;
+  const int64_t chunk = (int64_t{1} << 22) / (per_sample > 0 ? per_sample : 1);
+  return chunk < 1 ? 1 : chunk;
+}
+
+void Im2Col(const ConvGeometry& g, const float* x_sample, int64_t group, float* cols, int64_t ld) {
   for (int64_t c = 0; c < g.c_in_group; ++c) {
     const float* plane = x_sample + (group * g.c_in_group + c) * g.h * g.w;
     for (int64_t i = 0; i < g.kh; ++i) {
       for (int64_t j = 0; j < g.kw; ++j) {
-        float* row = cols + ((c * g.kh + i) * g.kw + j) * g.positions;
+        float* row = cols + ((c * g.kh + i) * g.kw + j) * ld;
         int64_t begin, end;
         ValidColumns(g.w, g.w_out, g.o.stride_w, g.o.padding_w, j * g.o.dilation_w, &begin, &end);
         for (int64_t oy = 0; oy < g.h_out; ++oy) {
@@ -78,12 +84,12 @@ void Im2Col(const ConvGeometry& g, const float* x_sample, int64_t group, float* 
 // Adds cols back into the sample's input-gradient planes in (c, i, j, oy, ox) order. Each target
 // element receives at most one entry per (c, i, j, oy), so adding a whole ox segment at once keeps
 // every element's order of additions.
-void Col2ImAdd(const ConvGeometry& g, const float* cols, int64_t group, float* dx_sample) {
+void Col2ImAdd(const ConvGeometry& g, const float* cols, int64_t ld, int64_t group, float* dx_sample) {
   for (int64_t c = 0; c < g.c_in_group; ++c) {
     float* plane = dx_sample + (group * g.c_in_group + c) * g.h * g.w;
     for (int64_t i = 0; i < g.kh; ++i) {
       for (int64_t j = 0; j < g.kw; ++j) {
-        const float* row = cols + ((c * g.kh + i) * g.kw + j) * g.positions;
+        const float* row = cols + ((c * g.kh + i) * g.kw + j) * ld;
         int64_t begin, end;
         ValidColumns(g.w, g.w_out, g.o.stride_w, g.o.padding_w, j * g.o.dilation_w, &begin, &end);
         for (int64_t oy = 0; oy < g.h_out; ++oy) {
@@ -127,20 +133,37 @@ Tensor Conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, con
                                                                            << " does not match " << g.c_out << " output channels");
   }
   Tensor out = Tensor::Empty({g.n, g.c_out, g.h_out, g.w_out});
-  std::vector<float> cols(static_cast<size_t>(g.k * g.positions));
-  for (int64_t s = 0; s < g.n; ++s) {
+  // Per group and chunk of samples: cols [k, samples * P], one GEMM into [c_out_g, samples * P],
+  // then each sample's block copied to its place in out.
+  const int64_t chunk = std::min(g.n, SamplesPerChunk(g));
+  std::vector<float> cols(static_cast<size_t>(g.k * chunk * g.positions));
+  std::vector<float> product(static_cast<size_t>(g.c_out_group * chunk * g.positions));
+  const float* x_data = x.data_f32();
+  float* out_data = out.data_f32();
+  for (int64_t first = 0; first < g.n; first += chunk) {
+    const int64_t samples = std::min(chunk, g.n - first), width = samples * g.positions;
     for (int64_t grp = 0; grp < o.groups; ++grp) {
-      Im2Col(g, x.data_f32() + s * g.c_in * g.h * g.w, grp, cols.data());
+      for (int64_t s = 0; s < samples; ++s) {
+        Im2Col(g, x_data + (first + s) * g.c_in * g.h * g.w, grp, cols.data() + s * g.positions, width);
+      }
       simd::GemmArgs args;
-      args.m = g.c_out_group; args.n = g.positions; args.k = g.k;
+      args.m = g.c_out_group; args.n = width; args.k = g.k;
       args.a = w.data_f32() + grp * g.c_out_group * g.k; args.lda = g.k;
-      args.b = cols.data(); args.ldb = g.positions;
-      args.c = out.data_f32() + (s * g.c_out + grp * g.c_out_group) * g.positions; args.ldc = g.positions;
+      args.b = cols.data(); args.ldb = width;
+      args.c = product.data(); args.ldc = width;
       simd::Gemm(args);
+      for (int64_t s = 0; s < samples; ++s) {
+        for (int64_t oc = 0; oc < g.c_out_group; ++oc) {
+          const float* src = product.data() + oc * width + s * g.positions;
+          std::copy(src, src + g.positions, out_data + ((first + s) * g.c_out + grp * g.c_out_group + oc) * g.positions);
+        }
+      }
     }
-    if (bias.defined()) {
+  }
+  if (bias.defined()) {
+    for (int64_t s = 0; s < g.n; ++s) {
       for (int64_t ch = 0; ch < g.c_out; ++ch) {
-        float* plane = out.data_f32() + (s * g.c_out + ch) * g.positions;
+        float* plane = out_data + (s * g.c_out + ch) * g.positions;
         simd::BinaryScalarRight(simd::BinaryOp::kAdd, plane, bias.data_f32()[ch], plane, g.positions);
       }
     }
@@ -184,8 +207,11 @@ Tensor MaxPool2d(const Tensor& x_in, const Pool2dOptions& o) {
   const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
   const int64_t ho = PoolOut(h, o.kernel_h, o.stride_h, o.padding_h), wo = PoolOut(w, o.kernel_w, o.stride_w, o.padding_w);
   Tensor out = Tensor::Empty({n, c, ho, wo}), argmax = Tensor::Empty({n, c, ho, wo}, DType::kInt64);
+  const float* x_data = x.data_f32();
+  float* out_data = out.data_f32();
+  int64_t* argmax_data = argmax.data_i64();
   for (int64_t plane = 0; plane < n * c; ++plane) {
-    const float* in = x.data_f32() + plane * h * w;
+    const float* in = x_data + plane * h * w;
     for (int64_t oy = 0; oy < ho; ++oy) {
       for (int64_t ox = 0; ox < wo; ++ox) {
         // The first maximum in row-major window order wins ties.
@@ -201,8 +227,8 @@ Tensor MaxPool2d(const Tensor& x_in, const Pool2dOptions& o) {
         }
         const int64_t at = (plane * ho + oy) * wo + ox;
         const float v = in[best];
-        out.data_f32()[at] = v != v ? __builtin_nanf("") : v;
-        argmax.data_i64()[at] = best;
+        out_data[at] = v != v ? __builtin_nanf("") : v;
+        argmax_data[at] = best;
       }
     }
   }

@@ -1,0 +1,27 @@
+#!/bin/bash
+# `make bench`: every benchmark against its peers, in one run on this machine.
+#   1. GEMM GFLOP/s against OpenBLAS and PyTorch, with the no-FMA peak (bench/run-gemm.sh)
+#      -> bench/results/gemm.md
+#   2. training steps per second (MNIST LeNet-5, the GPT example) against PyTorch with 1 and 2
+#      threads, peak memory, cold start, library and WebAssembly sizes (bench/run_bench.py)
+#      -> bench/results/train.md
+# docs/performance.md explains the tables. Options are passed to both drivers: --quick (fewer
+# sizes, steps and rounds).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+quick=()
+[ "${1:-}" = --quick ] && quick=(--quick)
+
+build="$root/build/bench"
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLOCKSTEP_BUILD_BENCH=ON \
+    -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_TOOLS=OFF >/dev/null
+fi
+nice ninja -C "$build" lockstep_gemm_bench lockstep_peak_flops lockstep_train_bench lockstep_cli >/dev/null
+[ -f "$root/build/npm/package/lockstep-simd.wasm" ] || "$root/tools/build-npm-package" >/dev/null
+
+echo "== GEMM"
+"$root/bench/run-gemm.sh" --clock cpu "${quick[@]}"
+echo
+echo "== training steps, memory, start-up, size"
+/usr/bin/python3 "$root/bench/run_bench.py" --build "$build" "${quick[@]}"

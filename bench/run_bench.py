@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""lockstep against its peers in one run: training-step throughput, footprint, cold start and peak
+memory. (GEMM has its own driver, bench/run-gemm.sh; `make bench` runs both.)
+
+  /usr/bin/python3 bench/run_bench.py --build DIR [--rounds R] [--threads 1,2] [--quick] [--out FILE]
+
+Each measurement runs as its own process, lockstep and peer alternating (odd rounds lockstep first,
+even rounds the peer first), so a busy machine hits both alike; the table gives medians over the
+rounds and the ratio lockstep / peer (above 1: lockstep is faster or smaller). Peak memory is the
+process's maximum resident set (ru_maxrss from wait4).
+"""
+import argparse
+import gzip
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = "/usr/bin/python3"
+
+
+def run(cmd, env=None):
+    """(stdout, peak RSS in MB, wall seconds) of one process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out = proc.stdout.read().decode()
+    err = proc.stderr.read().decode()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit("run_bench: %s failed:\n%s%s" % (" ".join(cmd), out, err))
+    return out, usage.ru_maxrss / 1024.0, wall
+
+
+def rate_of(out):
+    m = re.search(r"median=([0-9.]+)", out)
+    return float(m.group(1))
+
+
+def peer_env():
+    env = dict(os.environ)
+    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # they force a slower OpenBLAS kernel
+        env.pop(var, None)
+    return env
+
+
+def du(path):
+    total = 0
+    for base, _, files in os.walk(path):
+        for f in files:
+            p = os.path.join(base, f)
+            if not os.path.islink(p):
+                total += os.path.getsize(p)
+    return total
+
+
+def machine():
+    cpu = "unknown CPU"
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    return "%s, %d cores, %s" % (cpu, os.cpu_count(), platform.platform())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", required=True, help="a Release build with lockstep_train_bench and the CLI")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--quick", action="store_true", help="fewer steps per sample")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "train.md"))
+    args = ap.parse_args()
+    bench = os.path.join(args.build, "bench", "lockstep_train_bench")
+    cli = os.path.join(args.build, "bindings", "native", "cli", "lockstep")
+    target = run([cli, "info"])[0]
+    simd = re.search(r"SIMD target in use: (\S+)", target).group(1)
+    threads = [int(t) for t in args.threads.split(",")]
+    steps = {"lenet": 10 if args.quick else 30, "gpt": 2 if args.quick else 5}
+    rows, notes = [], []
+
+    # --- training steps per second --------------------------------------------------------------
+    for model in ("lenet", "gpt"):
+        for t in threads:
+            ours, theirs, mem_ours, mem_theirs = [], [], [], []
+            common = ["--model", model, "--threads", str(t), "--steps", str(steps[model]), "--samples", "3"]
+            for r in range(args.rounds):
+                order = ["ls", "torch"] if r % 2 == 0 else ["torch", "ls"]
+                for who in order:
+                    if who == "ls":
+                        out, mem, _ = run([bench] + common)
+                        ours.append(rate_of(out))
+                        mem_ours.append(mem)
+                    else:
+                        out, mem, _ = run([PY, os.path.join(ROOT, "bench", "peers", "train_peers.py")] + common,
+                                          env=peer_env())
+                        theirs.append(rate_of(out))
+                        mem_theirs.append(mem)
+                print("  %s %d thread(s): lockstep %s, torch %s steps/s" % (model, t, ours, theirs), flush=True)
+            a, b = statistics.median(ours), statistics.median(theirs)
+            name = "MNIST LeNet-5 training step (batch 100)" if model == "lenet" else \
+                "GPT small training step (2 x 16 x 64 tokens)"
+            rows.append((name + ", %d thread%s" % (t, "s" if t > 1 else ""), "%.1f steps/s" % a,
+                         "%.1f steps/s" % b, a / b))
+            if t == 1:
+                ma, mb = statistics.median(mem_ours), statistics.median(mem_theirs)
+                rows.append(("peak memory, %s run" % ("LeNet" if model == "lenet" else "GPT"), "%.0f MB" % ma,
+                             "%.0f MB" % mb, mb / ma))
+
+    # --- cold start -----------------------------------------------------------------------------
+    ours = [run([cli, "info"])[2] for _ in range(10)]
+    theirs = [run([PY, "-c", "import torch"], env=peer_env())[2] for _ in range(5)]
+    a, b = statistics.median(ours) * 1000, statistics.median(theirs) * 1000
+    rows.append(("cold start: `lockstep info` vs `python3 -c \"import torch\"`", "%.1f ms" % a, "%.0f ms" % b, b / a))
+
+    # --- footprint ------------------------------------------------------------------------------
+    lib = os.path.join(args.build, "bindings", "native", "liblockstep.so")
+    stripped = "/tmp/lockstep-bench-stripped.so"
+    subprocess.run(["strip", "-o", stripped, lib], check=True)
+    ls_size = os.path.getsize(stripped)
+    torch_dir = os.path.dirname(subprocess.run([PY, "-c", "import torch; print(torch.__file__)"], capture_output=True,
+                                               text=True, env=peer_env()).stdout.strip())
+    torch_size = du(torch_dir)
+    rows.append(("native library: stripped liblockstep.so vs PyTorch's installed package (%s)" % torch_dir,
+                 "%.2f MB" % (ls_size / 1e6), "%.0f MB" % (torch_size / 1e6), torch_size / ls_size))
+    pkg = os.path.join(ROOT, "build", "npm", "package")
+    for flavour in ("simd", "scalar"):
+        wasm = os.path.join(pkg, "lockstep-%s.wasm" % flavour)
+        if os.path.exists(wasm):
+            raw = open(wasm, "rb").read()
+            rows.append(("lockstep-%s.wasm, raw / gzipped" % flavour, "%.0f KB / %.0f KB" % (len(raw) / 1e3,
+                         len(gzip.compress(raw, 9)) / 1e3), "-", None))
+    tfjs = os.path.join(ROOT, "bench", "node_modules", "@tensorflow", "tfjs-backend-wasm", "dist",
+                        "tfjs-backend-wasm-simd.wasm")
+    if os.path.exists(tfjs):
+        raw = open(tfjs, "rb").read()
+        rows.append(("TensorFlow.js WASM backend (SIMD module), raw / gzipped", "-",
+                     "%.0f KB / %.0f KB" % (len(raw) / 1e3, len(gzip.compress(raw, 9)) / 1e3), None))
+    else:
+        notes.append("TensorFlow.js's WASM module is not installed here (bench/node_modules): not measured.")
+
+    # --- report ---------------------------------------------------------------------------------
+    lines = ["# lockstep against PyTorch: training steps, memory, start-up, size", "",
+             "Machine: %s. lockstep SIMD target %s. PyTorch %s. %d rounds, lockstep and peer alternating; "
+             "medians. Ratio: lockstep's advantage (rate / rate, or peer size / lockstep size); above 1 is "
+             "better for lockstep." % (machine(), simd, subprocess.run([PY, "-c", "import torch; print(torch.__version__)"],
+                                                                     capture_output=True, text=True).stdout.strip(),
+                                      args.rounds), "",
+             "| measure | lockstep | PyTorch / peer | ratio |", "|---|---|---|---|"]
+    for name, a, b, ratio in rows:
+        lines.append("| %s | %s | %s | %s |" % (name, a, b, "%.2f" % ratio if ratio is not None else "-"))
+    lines += [""] + notes
+    report = "\n".join(lines) + "\n"
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write(report)
+    print(report)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

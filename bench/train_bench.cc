@@ -1,0 +1,116 @@
+// Training-step throughput of lockstep: the MNIST LeNet-5 (batch 100, Adam) or the GPT example
+// ("small": batch 16 x 2 micro-batches of 64 tokens, AdamW, clipping), on synthetic data of the
+// same shapes bench/peers/train_peers.py gives PyTorch. Prints one line:
+//   lockstep <model> threads=T steps/s median=M min=A max=B
+//
+//   lockstep_train_bench --model lenet|gpt [--threads T] [--steps N] [--warmup W] [--samples S]
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/models/gpt.h"
+#include "core/models/lenet.h"
+#include "core/nn/init.h"
+#include "core/ops.h"
+#include "core/optim/optimizer.h"
+#include "core/random.h"
+#include "simd/thread_pool.h"
+
+namespace {
+
+using namespace lockstep;
+
+Tensor RandomLabels(int64_t n, int64_t classes, uint64_t seed) {
+  std::vector<int64_t> y(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) y[static_cast<size_t>(i)] = static_cast<int64_t>((i * 7 + seed) % classes);
+  return Tensor::FromInt64({n}, y);
+}
+
+std::function<void()> LenetStep() {
+  auto model = models::MakeLeNet5(1);
+  auto optimizer = std::make_shared<optim::Adam>(model->NamedParameters(), optim::AdamOptions{});
+  Generator g(1, "bench");
+  Tensor x = Tensor::Zeros({100, 1, 28, 28});
+  nn::NormalInit(x, 0.0f, 1.0f, g);
+  const Tensor y = RandomLabels(100, 10, 3);
+  return [model, optimizer, x, y] {
+    optimizer->ZeroGrad();
+    CrossEntropy((*model)(x), y).Backward();
+    optimizer->Step();
+  };
+}
+
+std::function<void()> GptStep() {
+  models::GptConfig c;
+  c.vocab_size = 96;
+  auto model = std::make_shared<models::Gpt>(c, 1);
+  std::vector<optim::ParamGroup> groups(2);
+  groups[0].params = model->DecayParameters();
+  groups[0].weight_decay = 0.1f;
+  groups[1].params = model->NoDecayParameters();
+  optim::AdamOptions o;
+  o.beta2 = 0.99f;
+  o.decoupled_weight_decay = true;
+  auto optimizer = std::make_shared<optim::Adam>(groups, o);
+  std::vector<Tensor> xs, ys;
+  for (int m = 0; m < 2; ++m) {
+    std::vector<int64_t> ids(16 * 64), next(16 * 64);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      ids[i] = static_cast<int64_t>((i * 31 + m * 17) % 96);
+      next[i] = static_cast<int64_t>((i * 31 + m * 17 + 5) % 96);
+    }
+    xs.push_back(Tensor::FromInt64({16, 64}, ids));
+    ys.push_back(Tensor::FromInt64({16, 64}, next));
+  }
+  const std::vector<Tensor> params = model->Parameters();
+  return [model, optimizer, xs, ys, params] {
+    model->Train();
+    for (size_t m = 0; m < xs.size(); ++m) MulScalar(models::GptLoss((*model)(xs[m]), ys[m]), 0.5f).Backward();
+    optim::ClipGradNorm(params, 1.0f);
+    optimizer->Step();
+    optimizer->ZeroGrad();
+  };
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model_name;
+  int threads = 1, steps = 20, warmup = 3, samples = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--model") model_name = argv[i + 1];
+    else if (flag == "--threads") threads = atoi(argv[i + 1]);
+    else if (flag == "--steps") steps = atoi(argv[i + 1]);
+    else if (flag == "--warmup") warmup = atoi(argv[i + 1]);
+    else if (flag == "--samples") samples = atoi(argv[i + 1]);
+    else {
+      fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  if ((model_name != "lenet" && model_name != "gpt") || threads < 1 || steps < 1 || samples < 1) {
+    fprintf(stderr, "usage: lockstep_train_bench --model lenet|gpt [--threads T] [--steps N] [--warmup W] [--samples S]\n");
+    return 2;
+  }
+  simd::SetDefaultThreadCount(static_cast<size_t>(threads));
+  const std::function<void()> step = model_name == "lenet" ? LenetStep() : GptStep();
+  for (int i = 0; i < warmup; ++i) step();
+  std::vector<double> rates;
+  for (int s = 0; s < samples; ++s) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < steps; ++i) step();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    rates.push_back(steps / seconds);
+  }
+  std::sort(rates.begin(), rates.end());
+  printf("lockstep %s threads=%d steps/s median=%.2f min=%.2f max=%.2f\n", model_name.c_str(), threads,
+         rates[rates.size() / 2], rates.front(), rates.back());
+  return 0;
+}
