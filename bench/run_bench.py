@@ -122,10 +122,12 @@ def main():
     stripped = "/tmp/lockstep-bench-stripped.so"
     subprocess.run(["strip", "-o", stripped, lib], check=True)
     ls_size = os.path.getsize(stripped)
-    torch_dir = os.path.dirname(subprocess.run([PY, "-c", "import torch; print(torch.__file__)"], capture_output=True,
-                                               text=True, env=peer_env()).stdout.strip())
-    torch_size = du(torch_dir)
-    rows.append(("native library: stripped liblockstep.so vs PyTorch's installed package (%s)" % torch_dir,
+    # PyTorch as Debian installs it: the Python package and the libtorch it loads (Installed-Size of
+    # python3-torch and libtorch1.13, in KiB); OpenBLAS and other shared dependencies not counted.
+    sizes = subprocess.run(["dpkg-query", "-W", "-f=${Installed-Size}\\n", "python3-torch", "libtorch1.13"],
+                           capture_output=True, text=True).stdout.split()
+    torch_size = sum(int(v) for v in sizes) * 1024
+    rows.append(("native library: stripped liblockstep.so vs PyTorch installed (python3-torch + libtorch1.13)",
                  "%.2f MB" % (ls_size / 1e6), "%.0f MB" % (torch_size / 1e6), torch_size / ls_size))
     pkg = os.path.join(ROOT, "build", "npm", "package")
     for flavour in ("simd", "scalar"):
