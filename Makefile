@@ -21,7 +21,8 @@ web: npm-package
 check-matrix: setup
 	tools/check-matrix
 
-bench: setup
+bench:
+	tools/setup.sh --bench
 	bench/run-all.sh
 
 lint:

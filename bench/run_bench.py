@@ -111,6 +111,34 @@ def main():
                 rows.append(("peak memory, %s run" % ("LeNet" if model == "lenet" else "GPT"), "%.0f MB" % ma,
                              "%.0f MB" % mb, mb / ma))
 
+    # --- WebAssembly in Node: lockstep's npm package against TensorFlow.js's WASM backend ---------
+    tfjs_ready = os.path.exists(os.path.join(ROOT, "bench", "node_modules", "@tensorflow", "tfjs-backend-wasm"))
+    if tfjs_ready:
+        wsteps = ["--steps", "5" if args.quick else "15", "--samples", "3"]
+        train_ours, train_theirs, inf_ours, inf_theirs = [], [], [], []
+        for r in range(args.rounds):
+            order = ["ls", "tfjs"] if r % 2 == 0 else ["tfjs", "ls"]
+            for who in order:
+                script = "lenet_lockstep.mjs" if who == "ls" else "lenet_tfjs.mjs"
+                out = run(["node", os.path.join(ROOT, "bench", "wasm", script)] + wsteps)[0]
+                train_rate = float(re.search(r"train steps/s median=([0-9.]+)", out).group(1))
+                infer_ms = float(re.search(r"infer ms median=([0-9.]+)", out).group(1))
+                (train_ours if who == "ls" else train_theirs).append(train_rate)
+                (inf_ours if who == "ls" else inf_theirs).append(infer_ms)
+        a, b = statistics.median(train_ours), statistics.median(train_theirs)
+        rows.append(("WebAssembly (Node, SIMD): LeNet-5 training step, batch 100, vs TensorFlow.js WASM*",
+                     "%.1f steps/s" % a, "%.1f steps/s" % b, a / b))
+        a, b = statistics.median(inf_ours), statistics.median(inf_theirs)
+        rows.append(("WebAssembly (Node, SIMD): LeNet-5 inference of 100 images vs TensorFlow.js WASM",
+                     "%.1f ms" % a, "%.1f ms" % b, b / a))
+        notes.append("* TensorFlow.js 4.22's WASM backend has no Conv2DBackpropFilter kernel: "
+                     "bench/wasm/lenet_tfjs.mjs builds the convolutions' weight gradient from the backend's own "
+                     "Conv2D kernel (input and output gradient with batch and channels swapped), so every op "
+                     "still runs in WASM. Single-threaded WASM on both sides (no SharedArrayBuffer threads).")
+    else:
+        notes.append("TensorFlow.js is not installed (tools/setup.sh --bench): the WebAssembly rows are missing.")
+    notes.append("ONNX Runtime Web is not measured yet.")
+
     # --- cold start -----------------------------------------------------------------------------
     ours = [run([cli, "info"])[2] for _ in range(10)]
     theirs = [run([PY, "-c", "import torch"], env=peer_env())[2] for _ in range(5)]

@@ -102,4 +102,15 @@ if [ ! -f "$fortunes_text" ]; then
   echo "setup: GPT text in $fortunes_text ($(wc -c < "$fortunes_text") bytes)"
 fi
 
+# `tools/setup.sh --bench` (make bench) also installs the benchmark's npm peers (bench/package.json:
+# TensorFlow.js and its WASM backend), which the tests do not need.
+if [ "${1:-}" = --bench ]; then
+  if [ -f "$root/bench/node_modules/@tensorflow/tfjs-backend-wasm/package.json" ]; then
+    echo "setup: benchmark peers present"
+  else
+    echo "setup: installing the benchmark's npm peers (npm ci in bench/)"
+    (cd "$root/bench" && npm ci --no-audit --no-fund --ignore-scripts)
+  fi
+fi
+
 echo "setup: done"
