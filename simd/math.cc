@@ -42,6 +42,7 @@ HWY_AFTER_NAMESPACE();
 
 #include "simd/math_lookup.h"
 #include "simd/math_tables.h"
+#include "simd/thread_pool.h"
 
 namespace lockstep {
 namespace simd {
@@ -62,7 +63,18 @@ HWY_EXPORT(PowIntTarget);
 HWY_EXPORT(PowHalfTarget);
 
 void Math(MathFn fn, const float* in, float* out, size_t n) {
-  HWY_DYNAMIC_DISPATCH(MathTarget)(fn, in, out, n);
+  // Each result depends on its input alone (correct rounding), so large arrays are split across
+  // the thread pool in chunks of whole vectors without changing a bit.
+  constexpr size_t kChunk = size_t{1} << 14;
+  ThreadPool& pool = DefaultThreadPool();
+  if (n < 2 * kChunk || pool.num_threads() == 1) {
+    HWY_DYNAMIC_DISPATCH(MathTarget)(fn, in, out, n);
+    return;
+  }
+  pool.ParallelFor((n + kChunk - 1) / kChunk, [&](size_t chunk, size_t) {
+    const size_t first = chunk * kChunk, count = n - first < kChunk ? n - first : kChunk;
+    HWY_DYNAMIC_DISPATCH(MathTarget)(fn, in + first, out + first, count);
+  });
 }
 void PowInt(const float* in, int exponent, float* out, size_t n) {
   HWY_DYNAMIC_DISPATCH(PowIntTarget)(in, exponent, out, n);

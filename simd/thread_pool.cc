@@ -23,12 +23,18 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
+namespace {
+thread_local bool in_pool_task = false;  // set while this thread runs a pool task
+}  // namespace
+
 void ThreadPool::RunTasks(size_t worker) {
+  in_pool_task = true;
   for (;;) {
     const size_t index = next_.fetch_add(1);
-    if (index >= count_) return;
+    if (index >= count_) break;
     (*task_)(index, worker);
   }
+  in_pool_task = false;
 }
 
 void ThreadPool::WorkerLoop(size_t worker) {
@@ -49,10 +55,11 @@ void ThreadPool::WorkerLoop(size_t worker) {
 }
 
 void ThreadPool::ParallelFor(size_t count, const std::function<void(size_t, size_t)>& task) {
-  if (workers_.empty() || count <= 1) {
+  if (workers_.empty() || count <= 1 || in_pool_task || !caller_mutex_.try_lock()) {
     for (size_t i = 0; i < count; ++i) task(i, 0);
     return;
   }
+  std::lock_guard<std::mutex> caller(caller_mutex_, std::adopt_lock);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     task_ = &task;

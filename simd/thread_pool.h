@@ -26,7 +26,10 @@ class ThreadPool {
 
   size_t num_threads() const { return workers_.size() + 1; }
 
-  // Runs task(index, worker) for every index in [0, count) and returns when all are done.
+  // Runs task(index, worker) for every index in [0, count) and returns when all are done. Called
+  // from inside a task, or while another thread is using the pool, it runs the tasks itself, in
+  // order: nesting and concurrent callers are safe (the contract makes results independent of how
+  // tasks are spread).
   // worker in [0, num_threads()) identifies per-thread scratch space.
   void ParallelFor(size_t count, const std::function<void(size_t index, size_t worker)>& task);
 
@@ -36,6 +39,7 @@ class ThreadPool {
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;
+  std::mutex caller_mutex_;  // held by the one caller whose tasks the workers run
   std::condition_variable work_ready_, work_done_;
   const std::function<void(size_t, size_t)>* task_ = nullptr;
   size_t count_ = 0;
