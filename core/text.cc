@@ -3,7 +3,6 @@
 #include <stdio.h>
 
 #include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -51,7 +50,8 @@ CharCorpus MakeCharCorpus(const std::string& text, double train_fraction) {
     if (seen[b]) corpus.vocab += static_cast<char>(b);
   }
   const std::vector<int64_t> ids = corpus.Encode(text);
-  const size_t split = static_cast<size_t>(std::floor(static_cast<double>(ids.size()) * train_fraction));
+  // floor(size * fraction): the product is non-negative, so truncation is the floor.
+  const size_t split = static_cast<size_t>(static_cast<double>(ids.size()) * train_fraction);
   corpus.train.assign(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(split));
   corpus.val.assign(ids.begin() + static_cast<std::ptrdiff_t>(split), ids.end());
   return corpus;

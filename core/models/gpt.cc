@@ -1,7 +1,5 @@
 #include "core/models/gpt.h"
 
-#include <cmath>
-
 #include "core/error.h"
 #include "core/nn/init.h"
 #include "core/ops.h"
@@ -34,7 +32,7 @@ std::shared_ptr<nn::Linear> MakeLinear(const GptBuild& b, int64_t in, int64_t ou
 }
 
 float ResidualStd(const GptConfig& c) {
-  return static_cast<float>(0.02 / std::sqrt(2.0 * static_cast<double>(c.n_layer)));
+  return static_cast<float>(0.02 / __builtin_sqrt(2.0 * static_cast<double>(c.n_layer)));
 }
 
 }  // namespace
@@ -57,13 +55,13 @@ Tensor CausalSelfAttention::Forward(const Tensor& x) {
   };
   const Tensor q = heads(0), k = heads(1), v = heads(2);
   // nanoGPT's manual attention: (q @ k^T) * (1 / sqrt(hs)), causal mask, softmax, dropout, @ v.
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hs)));
+  const float scale = static_cast<float>(1.0 / __builtin_sqrt(static_cast<double>(hs)));
   Tensor att = MulScalar(Matmul(q, k.Transpose(-2, -1)), scale);
   std::vector<float> future(static_cast<size_t>(T * T), 0.0f);
   for (int64_t i = 0; i < T; ++i) {
     for (int64_t j = i + 1; j < T; ++j) future[static_cast<size_t>(i * T + j)] = 1.0f;
   }
-  att = MaskedFill(att, Tensor::FromVector({T, T}, future), -INFINITY);
+  att = MaskedFill(att, Tensor::FromVector({T, T}, future), -__builtin_inff());
   att = (*attn_dropout_)(Softmax(att, -1));
   const Tensor y = Matmul(att, v).Transpose(1, 2).Reshape({B, T, C});
   return (*resid_dropout_)((*c_proj)(y));

@@ -1,7 +1,6 @@
 #include "core/train/gpt.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "core/autograd.h"
 #include "core/checkpoint.h"
@@ -145,7 +144,7 @@ std::vector<int64_t> SampleGpt(models::Gpt& model, const std::vector<int64_t>& p
       std::vector<float> sorted = last.ToVector();
       std::sort(sorted.begin(), sorted.end(), [](float a, float b) { return a > b; });
       const Tensor kth = Tensor::Scalar(sorted[static_cast<size_t>(options.top_k - 1)]);
-      last = MaskedFill(last, Greater(kth, last), -INFINITY);  // nanoGPT: logits < v[-1] -> -inf
+      last = MaskedFill(last, Greater(kth, last), -__builtin_inff());  // nanoGPT: logits < v[-1] -> -inf
     }
     const std::vector<float> probs = Softmax(last, 0).ToVector();
     const float u = static_cast<float>(words[static_cast<size_t>(t)] >> 8) * 0x1p-24f;
