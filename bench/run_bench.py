@@ -131,13 +131,29 @@ def main():
         a, b = statistics.median(inf_ours), statistics.median(inf_theirs)
         rows.append(("WebAssembly (Node, SIMD): LeNet-5 inference of 100 images vs TensorFlow.js WASM",
                      "%.1f ms" % a, "%.1f ms" % b, b / a))
+    ort_ready = os.path.exists(os.path.join(ROOT, "bench", "node_modules", "onnxruntime-web"))
+    if tfjs_ready and ort_ready:
+        onnx = os.path.join(args.build, "lenet.onnx")
+        run([PY, os.path.join(ROOT, "bench", "peers", "export_lenet_onnx.py"), onnx], env=peer_env())
+        ours, theirs = [], []
+        for r in range(args.rounds):
+            order = ["ls", "ort"] if r % 2 == 0 else ["ort", "ls"]
+            for who in order:
+                if who == "ls":
+                    out = run(["node", os.path.join(ROOT, "bench", "wasm", "lenet_lockstep.mjs")] + wsteps)[0]
+                    ours.append(float(re.search(r"infer ms median=([0-9.]+)", out).group(1)))
+                else:
+                    out = run(["node", os.path.join(ROOT, "bench", "wasm", "lenet_ort.mjs"), "--model", onnx] + wsteps)[0]
+                    theirs.append(float(re.search(r"infer ms median=([0-9.]+)", out).group(1)))
+        a, b = statistics.median(ours), statistics.median(theirs)
+        rows.append(("WebAssembly (Node, SIMD): LeNet-5 inference of 100 images vs ONNX Runtime Web (WASM, 1 thread, "
+                     "model exported by PyTorch)", "%.1f ms" % a, "%.1f ms" % b, b / a))
         notes.append("* TensorFlow.js 4.22's WASM backend has no Conv2DBackpropFilter kernel: "
                      "bench/wasm/lenet_tfjs.mjs builds the convolutions' weight gradient from the backend's own "
                      "Conv2D kernel (input and output gradient with batch and channels swapped), so every op "
                      "still runs in WASM. Single-threaded WASM on both sides (no SharedArrayBuffer threads).")
     else:
         notes.append("TensorFlow.js is not installed (tools/setup.sh --bench): the WebAssembly rows are missing.")
-    notes.append("ONNX Runtime Web is not measured yet.")
 
     # --- cold start -----------------------------------------------------------------------------
     ours = [run([cli, "info"])[2] for _ in range(10)]
@@ -172,6 +188,11 @@ def main():
                      "%.0f KB / %.0f KB" % (len(raw) / 1e3, len(gzip.compress(raw, 9)) / 1e3), None))
     else:
         notes.append("TensorFlow.js's WASM module is not installed here (bench/node_modules): not measured.")
+    ort_wasm = os.path.join(ROOT, "bench", "node_modules", "onnxruntime-web", "dist", "ort-wasm-simd-threaded.wasm")
+    if os.path.exists(ort_wasm):
+        raw = open(ort_wasm, "rb").read()
+        rows.append(("ONNX Runtime Web's WASM module (SIMD), raw / gzipped", "-",
+                     "%.0f KB / %.0f KB" % (len(raw) / 1e3, len(gzip.compress(raw, 9)) / 1e3), None))
 
     # --- report ---------------------------------------------------------------------------------
     lines = ["# lockstep against PyTorch: training steps, memory, start-up, size", "",

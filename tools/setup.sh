@@ -103,9 +103,10 @@ if [ ! -f "$fortunes_text" ]; then
 fi
 
 # `tools/setup.sh --bench` (make bench) also installs the benchmark's npm peers (bench/package.json:
-# TensorFlow.js and its WASM backend), which the tests do not need.
+# TensorFlow.js with its WASM backend, ONNX Runtime Web), which the tests do not need.
 if [ "${1:-}" = --bench ]; then
-  if [ -f "$root/bench/node_modules/@tensorflow/tfjs-backend-wasm/package.json" ]; then
+  if [ -f "$root/bench/node_modules/@tensorflow/tfjs-backend-wasm/package.json" ] &&
+     [ -f "$root/bench/node_modules/onnxruntime-web/package.json" ]; then
     echo "setup: benchmark peers present"
   else
     echo "setup: installing the benchmark's npm peers (npm ci in bench/)"
