@@ -3,13 +3,15 @@
 # nothing here may enable fast-math. tools/contract-lint checks compile_commands.json for both.
 # -fno-math-errno only drops errno bookkeeping (sqrt becomes the bare IEEE instruction); it changes no
 # value.
-add_compile_options(-ffp-contract=off -fno-fast-math -fno-math-errno -Wall -Wextra)
+# (C and C++ only: the CUDA plugin gets nvcc's equivalents in cuda/CMakeLists.txt.)
+set(lockstep_c_cxx "$<COMPILE_LANGUAGE:C,CXX>")
+add_compile_options("$<${lockstep_c_cxx}:-ffp-contract=off;-fno-fast-math;-fno-math-errno;-Wall;-Wextra>")
 if(LOCKSTEP_WERROR)
-  add_compile_options(-Werror)
+  add_compile_options("$<${lockstep_c_cxx}:-Werror>")
 endif()
 
 if(LOCKSTEP_SANITIZE)
-  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  add_compile_options("$<${lockstep_c_cxx}:-fsanitize=address,undefined;-fno-sanitize-recover=undefined;-fno-omit-frame-pointer>")
   add_link_options(-fsanitize=address,undefined)
 endif()
 

@@ -25,14 +25,14 @@ bool Wants(const Node& node, size_t i) {
 Tensor ScalarDiv(const Tensor& t, float s) {
   const Tensor x = ContiguousData(t, "backward");
   Tensor out = Tensor::Empty(x.shape());
-  simd::BinaryScalarRight(simd::BinaryOp::kDiv, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
+  Kernels().BinaryScalarRight(simd::BinaryOp::kDiv, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
   return out;
 }
 
 Tensor MathOf(simd::MathFn fn, const Tensor& t) {
   const Tensor x = ContiguousData(t, "backward");
   Tensor out = Tensor::Empty(x.shape());
-  simd::Math(fn, x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
+  Kernels().Math(fn, x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
   return out;
 }
 
@@ -108,14 +108,18 @@ Grads Conv2dGrad(const Node& node, const Tensor& g_in) {
   const int64_t np = geo.n * geo.positions;
   const int64_t sample_size = geo.c_in * geo.h * geo.w;
   if (want_dx || want_dw) {
-    std::vector<float> dy(static_cast<size_t>(geo.c_out_group * np));
-    std::vector<float> cols(want_dw ? static_cast<size_t>(geo.k * np) : 0);
-    std::vector<float> dcols(want_dx ? static_cast<size_t>(geo.k * np) : 0);
+    // Device buffers: the GEMMs read and write them on the current device.
+    Tensor dy_buffer = Tensor::Empty({geo.c_out_group * np});
+    Tensor cols_buffer = Tensor::Empty({want_dw ? geo.k * np : 0});
+    Tensor dcols_buffer = Tensor::Empty({want_dx ? geo.k * np : 0});
+    float* dy = dy_buffer.data_f32();
+    float* cols = cols_buffer.data_f32();
+    float* dcols = dcols_buffer.data_f32();
     for (int64_t grp = 0; grp < o.groups; ++grp) {
       for (int64_t s = 0; s < geo.n; ++s) {
         for (int64_t oc = 0; oc < geo.c_out_group; ++oc) {
           const float* src = g.data_f32() + (s * geo.c_out + grp * geo.c_out_group + oc) * geo.positions;
-          std::copy(src, src + geo.positions, &dy[oc * np + s * geo.positions]);
+          std::copy(src, src + geo.positions, dy + oc * np + s * geo.positions);
         }
       }
       if (want_dx) {
@@ -123,22 +127,22 @@ Grads Conv2dGrad(const Node& node, const Tensor& g_in) {
         args.trans_a = true;
         args.m = geo.k; args.n = np; args.k = geo.c_out_group;
         args.a = w.data_f32() + grp * geo.c_out_group * geo.k; args.lda = geo.k;
-        args.b = dy.data(); args.ldb = np;
-        args.c = dcols.data(); args.ldc = np;
-        simd::Gemm(args);
+        args.b = dy; args.ldb = np;
+        args.c = dcols; args.ldc = np;
+        Kernels().Gemm(args);
         for (int64_t s = 0; s < geo.n; ++s) {
-          Col2ImAdd(geo, dcols.data() + s * geo.positions, np, grp, dx.data_f32() + s * sample_size);
+          Col2ImAdd(geo, dcols + s * geo.positions, np, grp, dx.data_f32() + s * sample_size);
         }
       }
       if (want_dw) {
         for (int64_t s = 0; s < geo.n; ++s) {
-          Im2Col(geo, x.data_f32() + s * sample_size, grp, cols.data() + s * geo.positions, np);
+          Im2Col(geo, x.data_f32() + s * sample_size, grp, cols + s * geo.positions, np);
         }
         simd::GemmArgs args;  // dW_g [c_out_g, k] = dY [c_out_g, N*P] x cols^T [N*P, k]
         args.trans_b = true;
         args.m = geo.c_out_group; args.n = geo.k; args.k = np;
-        args.a = dy.data(); args.lda = np;
-        args.b = cols.data(); args.ldb = np;
+        args.a = dy; args.lda = np;
+        args.b = cols; args.ldb = np;
         args.c = dw.data_f32() + grp * geo.c_out_group * geo.k; args.ldc = geo.k;
         GemmBatchGrouped(args, kBatchGroup * geo.positions);
       }
@@ -363,7 +367,7 @@ std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& g) {
       Tensor dw = Tensor::Zeros(w.shape());
       for (size_t i = 0; i < node.ints.size(); ++i) {  // rows accumulate in index order
         float* row = dw.data_f32() + node.ints[i] * dim;
-        simd::Binary(simd::BinaryOp::kAdd, row, gc.data_f32() + i * dim, row, static_cast<size_t>(dim));
+        Kernels().Binary(simd::BinaryOp::kAdd, row, gc.data_f32() + i * dim, row, static_cast<size_t>(dim));
       }
       return {dw};
     }
@@ -372,7 +376,7 @@ std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& g) {
       const Tensor zeros = Tensor::Zeros(in[0].shape());
       const Tensor gc = ContiguousData(g, "masked_fill");
       Tensor out = Tensor::Empty(in[0].shape());
-      simd::Select(node.saved[0].data_f32(), zeros.data_f32(), gc.data_f32(), out.data_f32(),
+      Kernels().Select(node.saved[0].data_f32(), zeros.data_f32(), gc.data_f32(), out.data_f32(),
                    static_cast<size_t>(out.numel()));
       return {out};
     }

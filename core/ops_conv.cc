@@ -13,6 +13,7 @@
 #include "core/conv_internal.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "core/ops_internal.h"
 #include "simd/elementwise.h"
 #include "simd/gemm.h"
 #include "simd/reduce.h"
@@ -136,25 +137,28 @@ Tensor Conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, con
   // Per group and chunk of samples: cols [k, samples * P], one GEMM into [c_out_g, samples * P],
   // then each sample's block copied to its place in out.
   const int64_t chunk = std::min(g.n, SamplesPerChunk(g));
-  std::vector<float> cols(static_cast<size_t>(g.k * chunk * g.positions));
-  std::vector<float> product(static_cast<size_t>(g.c_out_group * chunk * g.positions));
+  // Device buffers: the GEMM reads and writes them on the current device.
+  Tensor cols_buffer = Tensor::Empty({g.k * chunk * g.positions});
+  Tensor product_buffer = Tensor::Empty({g.c_out_group * chunk * g.positions});
+  float* cols = cols_buffer.data_f32();
+  float* product = product_buffer.data_f32();
   const float* x_data = x.data_f32();
   float* out_data = out.data_f32();
   for (int64_t first = 0; first < g.n; first += chunk) {
     const int64_t samples = std::min(chunk, g.n - first), width = samples * g.positions;
     for (int64_t grp = 0; grp < o.groups; ++grp) {
       for (int64_t s = 0; s < samples; ++s) {
-        Im2Col(g, x_data + (first + s) * g.c_in * g.h * g.w, grp, cols.data() + s * g.positions, width);
+        Im2Col(g, x_data + (first + s) * g.c_in * g.h * g.w, grp, cols + s * g.positions, width);
       }
       simd::GemmArgs args;
       args.m = g.c_out_group; args.n = width; args.k = g.k;
       args.a = w.data_f32() + grp * g.c_out_group * g.k; args.lda = g.k;
-      args.b = cols.data(); args.ldb = width;
-      args.c = product.data(); args.ldc = width;
-      simd::Gemm(args);
+      args.b = cols; args.ldb = width;
+      args.c = product; args.ldc = width;
+      Kernels().Gemm(args);
       for (int64_t s = 0; s < samples; ++s) {
         for (int64_t oc = 0; oc < g.c_out_group; ++oc) {
-          const float* src = product.data() + oc * width + s * g.positions;
+          const float* src = product + oc * width + s * g.positions;
           std::copy(src, src + g.positions, out_data + ((first + s) * g.c_out + grp * g.c_out_group + oc) * g.positions);
         }
       }

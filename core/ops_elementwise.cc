@@ -4,6 +4,7 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "core/ops_internal.h"
 #include "simd/elementwise.h"
 #include "simd/math.h"
 #include "simd/reduce.h"
@@ -12,6 +13,9 @@ namespace lockstep {
 
 Tensor ContiguousData(const Tensor& t, const char* op) {
   LOCKSTEP_REQUIRE(t.defined(), op << ": a tensor argument is undefined");
+  LOCKSTEP_REQUIRE(t.device() == CurrentDevice(),
+                   op << ": the tensor is on " << t.device().ToString() << " but the current device is "
+                      << CurrentDevice().ToString() << ": move it with ToDevice or change the device");
   LOCKSTEP_REQUIRE(t.dtype() == DType::kFloat32,
                    op << ": expected a float32 tensor, got " << DTypeName(t.dtype()) << " of shape "
                       << ShapeString(t.shape()));
@@ -42,19 +46,19 @@ Tensor BinaryForward(simd::BinaryOp op, const Tensor& a_in, const Tensor& b_in, 
   const size_t na = static_cast<size_t>(a.numel()), nb = static_cast<size_t>(b.numel());
   if (n == 0) return out;
   if (na == n && nb == n) {
-    simd::Binary(op, a.data_f32(), b.data_f32(), out.data_f32(), n);
+    Kernels().Binary(op, a.data_f32(), b.data_f32(), out.data_f32(), n);
   } else if (na == n && nb == 1) {
-    simd::BinaryScalarRight(op, a.data_f32(), b.data_f32()[0], out.data_f32(), n);
+    Kernels().BinaryScalarRight(op, a.data_f32(), b.data_f32()[0], out.data_f32(), n);
   } else if (nb == n && na == 1) {
-    simd::BinaryScalarLeft(op, a.data_f32()[0], b.data_f32(), out.data_f32(), n);
+    Kernels().BinaryScalarLeft(op, a.data_f32()[0], b.data_f32(), out.data_f32(), n);
   } else if (na == n && IsTrailingShape(b.shape(), out_shape)) {
-    for (size_t c = 0; c < n; c += nb) simd::Binary(op, a.data_f32() + c, b.data_f32(), out.data_f32() + c, nb);
+    for (size_t c = 0; c < n; c += nb) Kernels().Binary(op, a.data_f32() + c, b.data_f32(), out.data_f32() + c, nb);
   } else if (nb == n && IsTrailingShape(a.shape(), out_shape)) {
-    for (size_t c = 0; c < n; c += na) simd::Binary(op, a.data_f32(), b.data_f32() + c, out.data_f32() + c, na);
+    for (size_t c = 0; c < n; c += na) Kernels().Binary(op, a.data_f32(), b.data_f32() + c, out.data_f32() + c, na);
   } else {
     NoGradGuard no_grad;
     const Tensor ea = a.Expand(out_shape).Clone(), eb = b.Expand(out_shape).Clone();
-    simd::Binary(op, ea.data_f32(), eb.data_f32(), out.data_f32(), n);
+    Kernels().Binary(op, ea.data_f32(), eb.data_f32(), out.data_f32(), n);
   }
   return out;
 }
@@ -71,7 +75,7 @@ Tensor Binary(simd::BinaryOp op, OpKind kind, const Tensor& a, const Tensor& b, 
 Tensor MathForward(simd::MathFn fn, const Tensor& a, const char* name) {
   const Tensor x = ContiguousData(a, name);
   Tensor out = Tensor::Empty(x.shape());
-  simd::Math(fn, x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
+  Kernels().Math(fn, x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
   return out;
 }
 
@@ -87,7 +91,7 @@ Tensor Unary(Tensor out, OpKind kind, const Tensor& a) {
 Tensor UnaryKernel(simd::UnaryOp op, const Tensor& a, const char* name) {
   const Tensor x = ContiguousData(a, name);
   Tensor out = Tensor::Empty(x.shape());
-  simd::Unary(op, x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
+  Kernels().Unary(op, x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
   return out;
 }
 
@@ -106,7 +110,7 @@ Tensor Greater(const Tensor& a, const Tensor& b) { return BinaryForward(simd::Bi
 Tensor AddScalar(const Tensor& a, float s) {
   const Tensor x = ContiguousData(a, "add_scalar");
   Tensor out = Tensor::Empty(x.shape());
-  simd::BinaryScalarRight(simd::BinaryOp::kAdd, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
+  Kernels().BinaryScalarRight(simd::BinaryOp::kAdd, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
   if (NeedsGrad({a})) RecordNode(out, OpKind::kAddScalar, {a});
   return out;
 }
@@ -114,7 +118,7 @@ Tensor AddScalar(const Tensor& a, float s) {
 Tensor MulScalar(const Tensor& a, float s) {
   const Tensor x = ContiguousData(a, "mul_scalar");
   Tensor out = Tensor::Empty(x.shape());
-  simd::BinaryScalarRight(simd::BinaryOp::kMul, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
+  Kernels().BinaryScalarRight(simd::BinaryOp::kMul, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
   if (NeedsGrad({a})) RecordNode(out, OpKind::kMulScalar, {a}).floats = {s};
   return out;
 }
@@ -125,7 +129,7 @@ Tensor PowScalar(const Tensor& a, int exponent) {
                                     << simd::kPowIntProvenMin << ", " << simd::kPowIntProvenMax << "]");
   const Tensor x = ContiguousData(a, "pow");
   Tensor out = Tensor::Empty(x.shape());
-  simd::PowInt(x.data_f32(), exponent, out.data_f32(), static_cast<size_t>(x.numel()));
+  Kernels().PowInt(x.data_f32(), exponent, out.data_f32(), static_cast<size_t>(x.numel()));
   if (NeedsGrad({a})) RecordNode(out, OpKind::kPowScalar, {a}).ints = {exponent};
   return out;
 }
@@ -156,7 +160,7 @@ Tensor MaskedFill(const Tensor& x_in, const Tensor& mask_in, float value) {
     mask = ContiguousData(mask_in.To(DType::kFloat32).Expand(x.shape()).Contiguous(), "masked_fill");
   }
   Tensor fill = Tensor::Full(x.shape(), value), out = Tensor::Empty(x.shape());
-  simd::Select(mask.data_f32(), fill.data_f32(), x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
+  Kernels().Select(mask.data_f32(), fill.data_f32(), x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
   if (NeedsGrad({x_in})) {
     Node& node = RecordNode(out, OpKind::kMaskedFill, {x_in});
     node.saved = {mask};

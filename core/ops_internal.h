@@ -4,15 +4,49 @@
 
 #include <stdint.h>
 
+#include "core/backend/device.h"
 #include "core/tensor.h"
+#include "simd/elementwise.h"
 #include "simd/gemm.h"
+#include "simd/math.h"
 
 namespace lockstep {
+
+// The current device's kernels with simd/'s signatures, throwing lockstep::Error when a device
+// kernel fails. Every pointer given must be tensor data on the current device (ContiguousData
+// checks inputs; outputs come from Tensor::Empty).
+class Kernels {
+ public:
+  Kernels() : k_(CurrentKernels()) {}
+  void Binary(simd::BinaryOp op, const float* a, const float* b, float* out, size_t n) const;
+  void BinaryScalarRight(simd::BinaryOp op, const float* a, float s, float* out, size_t n) const;
+  void BinaryScalarLeft(simd::BinaryOp op, float s, const float* b, float* out, size_t n) const;
+  void Unary(simd::UnaryOp op, const float* a, float* out, size_t n) const;
+  void Select(const float* cond, const float* a, const float* b, float* out, size_t n) const;
+  void Math(simd::MathFn fn, const float* in, float* out, size_t n) const;
+  void PowInt(const float* in, int exponent, float* out, size_t n) const;
+  void SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) const;
+  void MeanAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) const;
+  void VarianceAxis(const float* x, size_t outer, size_t len, size_t inner, size_t correction,
+                    float* out) const;
+  void MaxAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) const;
+  void ArgmaxAxis(const float* x, size_t outer, size_t len, size_t inner, int64_t* out) const;
+  void Gemm(const simd::GemmArgs& args) const;
+  void Softmax(const float* x, size_t rows, size_t cols, float* out) const;
+  void LogSoftmax(const float* x, size_t rows, size_t cols, float* out) const;
+  void DropoutMask(uint64_t seed, uint64_t stream, uint64_t first, float p, float* out, size_t n) const;
+  void AdamUpdate(const backend::AdamCall& call) const;
+  void SgdUpdate(const backend::SgdCall& call) const;
+
+ private:
+  const backend::KernelTable& k_;
+};
 
 // Sums the rows of a contiguous [rows, inner] tensor: groups of rows_per_group rows each in the
 // canonical order, the group results combined by the pairwise tree -> [inner].
 Tensor BatchGroupedSumRows(const Tensor& x2d, int64_t rows_per_group);
-// Combines count partial rows of `inner` floats in place by the pairwise tree (result in row 0).
+// Combines count partial rows of `inner` floats (device memory) in place by the pairwise tree
+// (result in row 0).
 void CombinePairwise(float* partials, int64_t count, int64_t inner);
 // A GEMM whose K dimension runs over batch samples: K is cut into groups of k_per_group, each
 // group's product computed K-sequentially, and the group products combined by the pairwise tree.

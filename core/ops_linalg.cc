@@ -10,24 +10,26 @@
 namespace lockstep {
 
 void GemmBatchGrouped(const simd::GemmArgs& args, int64_t k_per_group) {
+  const Kernels kernels;
   if (args.k <= static_cast<size_t>(k_per_group)) {
-    simd::Gemm(args);
+    kernels.Gemm(args);
     return;
   }
   const size_t groups = (args.k + k_per_group - 1) / k_per_group;
   const size_t mn = args.m * args.n;
-  std::vector<float> partials(groups * mn);
+  Tensor partials_tensor = Tensor::Empty({static_cast<int64_t>(groups * mn)});
+  float* partials = partials_tensor.data_f32();
   for (size_t g = 0; g < groups; ++g) {
     simd::GemmArgs part = args;
     const size_t first = g * k_per_group;
     part.k = args.k - first < static_cast<size_t>(k_per_group) ? args.k - first : k_per_group;
     part.a = args.trans_a ? args.a + first * args.lda : args.a + first;
     part.b = args.trans_b ? args.b + first : args.b + first * args.ldb;
-    part.c = &partials[g * mn];
+    part.c = partials + g * mn;
     part.ldc = args.n;
-    simd::Gemm(part);
+    kernels.Gemm(part);
   }
-  CombinePairwise(partials.data(), static_cast<int64_t>(groups), static_cast<int64_t>(mn));
+  CombinePairwise(partials, static_cast<int64_t>(groups), static_cast<int64_t>(mn));
   for (size_t i = 0; i < args.m; ++i) {
     std::copy(&partials[i * args.n], &partials[i * args.n] + args.n, args.c + i * args.ldc);
   }
@@ -40,7 +42,7 @@ void PlainGemm(const float* a, const float* b, float* c, int64_t m, int64_t n, i
   simd::GemmArgs g;
   g.m = m; g.n = n; g.k = k;
   g.a = a; g.lda = k; g.b = b; g.ldb = n; g.c = c; g.ldc = n;
-  simd::Gemm(g);
+  Kernels().Gemm(g);
 }
 
 }  // namespace
@@ -81,7 +83,7 @@ Tensor Matmul(const Tensor& a_in, const Tensor& b_in) {
     g.trans_b = true;
     g.m = batches * m; g.n = n; g.k = k;
     g.a = a.data_f32(); g.lda = k; g.b = b.data_f32(); g.ldb = k; g.c = out.data_f32(); g.ldc = n;
-    simd::Gemm(g);
+    Kernels().Gemm(g);
   } else if (b.dim() == 2) {
     PlainGemm(a.data_f32(), b.data_f32(), out.data_f32(), batches * m, n, k);
   } else {

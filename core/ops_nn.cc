@@ -21,9 +21,9 @@ Tensor SoftmaxLast(const Tensor& a, bool log, const char* name) {
   const int64_t cols = x.size(-1), rows = cols == 0 ? 0 : x.numel() / cols;
   Tensor out = Tensor::Empty(x.shape());
   if (log) {
-    simd::LogSoftmax(x.data_f32(), rows, cols, out.data_f32());
+    Kernels().LogSoftmax(x.data_f32(), rows, cols, out.data_f32());
   } else {
-    simd::Softmax(x.data_f32(), rows, cols, out.data_f32());
+    Kernels().Softmax(x.data_f32(), rows, cols, out.data_f32());
   }
   if (NeedsGrad({a})) RecordNode(out, log ? OpKind::kLogSoftmax : OpKind::kSoftmax, {a}).saved = {out.Detach()};
   return out;
@@ -50,8 +50,8 @@ Tensor Dropout(const Tensor& a, float p, bool training, uint64_t seed, uint64_t 
   const Tensor x = ContiguousData(a, "dropout");
   const size_t n = static_cast<size_t>(x.numel());
   Tensor mask = Tensor::Empty(x.shape()), out = Tensor::Empty(x.shape());
-  simd::PhiloxDropoutMask(seed, stream, offset, p, mask.data_f32(), n);
-  simd::Binary(simd::BinaryOp::kMul, x.data_f32(), mask.data_f32(), out.data_f32(), n);
+  Kernels().DropoutMask(seed, stream, offset, p, mask.data_f32(), n);
+  Kernels().Binary(simd::BinaryOp::kMul, x.data_f32(), mask.data_f32(), out.data_f32(), n);
   if (NeedsGrad({a})) RecordNode(out, OpKind::kDropout, {a}).saved = {mask};
   return out;
 }

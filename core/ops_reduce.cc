@@ -30,7 +30,7 @@ Shape ReducedShape(const Shape& shape, int64_t d, bool keepdim) {
   return out;
 }
 
-using AxisKernel = void (*)(const float*, size_t, size_t, size_t, float*);
+using AxisKernel = void (Kernels::*)(const float*, size_t, size_t, size_t, float*) const;
 
 Tensor ReduceDim(const Tensor& a, int64_t dim, bool keepdim, const char* name, AxisKernel kernel) {
   const Tensor x = ContiguousData(a, name);
@@ -38,7 +38,7 @@ Tensor ReduceDim(const Tensor& a, int64_t dim, bool keepdim, const char* name, A
   int64_t outer, len, inner;
   SplitAround(x.shape(), d, &outer, &len, &inner);
   Tensor out = Tensor::Empty(ReducedShape(x.shape(), d, keepdim));
-  kernel(x.data_f32(), outer, len, inner, out.data_f32());
+  (Kernels().*kernel)(x.data_f32(), outer, len, inner, out.data_f32());
   return out;
 }
 
@@ -48,19 +48,21 @@ Tensor BatchGroupedSumRows(const Tensor& x2d, int64_t rows_per_group) {
   const int64_t rows = x2d.shape()[0], inner = x2d.shape()[1];
   const float* x = x2d.data_f32();
   Tensor out = Tensor::Empty({inner});
+  const Kernels kernels;
   if (rows <= rows_per_group) {
-    simd::SumAxis(x, 1, rows, inner, out.data_f32());
+    kernels.SumAxis(x, 1, rows, inner, out.data_f32());
     return out;
   }
   const int64_t groups = (rows + rows_per_group - 1) / rows_per_group;
-  std::vector<float> partials(static_cast<size_t>(groups * inner));
+  Tensor partials = Tensor::Empty({groups, inner});
+  float* p = partials.data_f32();
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t first = g * rows_per_group;
     const int64_t count = rows - first < rows_per_group ? rows - first : rows_per_group;
-    simd::SumAxis(x + first * inner, 1, count, inner, &partials[g * inner]);
+    kernels.SumAxis(x + first * inner, 1, count, inner, p + g * inner);
   }
-  CombinePairwise(partials.data(), groups, inner);
-  std::copy(partials.begin(), partials.begin() + inner, out.data_f32());
+  CombinePairwise(p, groups, inner);
+  std::copy(p, p + inner, out.data_f32());
   return out;
 }
 
@@ -69,7 +71,7 @@ void CombinePairwise(float* partials, int64_t count, int64_t inner) {
   while (count > 1) {
     int64_t next = 0;
     for (int64_t i = 0; i + 1 < count; i += 2, ++next) {
-      simd::Binary(simd::BinaryOp::kAdd, partials + i * inner, partials + (i + 1) * inner,
+      Kernels().Binary(simd::BinaryOp::kAdd, partials + i * inner, partials + (i + 1) * inner,
                    partials + next * inner, static_cast<size_t>(inner));
     }
     if (count % 2 == 1) {
@@ -100,27 +102,28 @@ Tensor SumToShape(const Tensor& grad_in, const Shape& shape) {
 
 Tensor Sum(const Tensor& a) {
   const Tensor x = ContiguousData(a, "sum");
-  Tensor out = Tensor::Scalar(simd::Sum(x.data_f32(), static_cast<size_t>(x.numel())));
+  Tensor out = Tensor::Empty({});
+  Kernels().SumAxis(x.data_f32(), 1, static_cast<size_t>(x.numel()), 1, out.data_f32());
   if (NeedsGrad({a})) RecordNode(out, OpKind::kSum, {a}).ints = {-1, 0};
   return out;
 }
 
 Tensor Sum(const Tensor& a, int64_t dim, bool keepdim) {
-  Tensor out = ReduceDim(a, dim, keepdim, "sum", simd::SumAxis);
+  Tensor out = ReduceDim(a, dim, keepdim, "sum", &Kernels::SumAxis);
   if (NeedsGrad({a})) RecordNode(out, OpKind::kSum, {a}).ints = {NormalizeDim(dim, a.dim(), "sum"), keepdim};
   return out;
 }
 
 Tensor Mean(const Tensor& a) {
   const Tensor x = ContiguousData(a, "mean");
-  const float total = simd::Sum(x.data_f32(), static_cast<size_t>(x.numel()));
-  Tensor out = Tensor::Scalar(total / static_cast<float>(x.numel()));
+  Tensor out = Tensor::Empty({});
+  Kernels().MeanAxis(x.data_f32(), 1, static_cast<size_t>(x.numel()), 1, out.data_f32());
   if (NeedsGrad({a})) RecordNode(out, OpKind::kMean, {a}).ints = {-1, 0};
   return out;
 }
 
 Tensor Mean(const Tensor& a, int64_t dim, bool keepdim) {
-  Tensor out = ReduceDim(a, dim, keepdim, "mean", simd::MeanAxis);
+  Tensor out = ReduceDim(a, dim, keepdim, "mean", &Kernels::MeanAxis);
   if (NeedsGrad({a})) RecordNode(out, OpKind::kMean, {a}).ints = {NormalizeDim(dim, a.dim(), "mean"), keepdim};
   return out;
 }
@@ -132,12 +135,12 @@ Tensor Variance(const Tensor& a, int64_t dim, int64_t correction, bool keepdim) 
   int64_t outer, len, inner;
   SplitAround(x.shape(), d, &outer, &len, &inner);
   Tensor out = Tensor::Empty(ReducedShape(x.shape(), d, keepdim));
-  simd::VarianceAxis(x.data_f32(), outer, len, inner, static_cast<size_t>(correction), out.data_f32());
+  Kernels().VarianceAxis(x.data_f32(), outer, len, inner, static_cast<size_t>(correction), out.data_f32());
   return out;
 }
 
 Tensor Max(const Tensor& a, int64_t dim, bool keepdim) {
-  return ReduceDim(a, dim, keepdim, "max", simd::MaxAxis);
+  return ReduceDim(a, dim, keepdim, "max", &Kernels::MaxAxis);
 }
 
 Tensor Argmax(const Tensor& a, int64_t dim, bool keepdim) {
@@ -147,7 +150,7 @@ Tensor Argmax(const Tensor& a, int64_t dim, bool keepdim) {
   SplitAround(x.shape(), d, &outer, &len, &inner);
   LOCKSTEP_REQUIRE(len > 0, "argmax: dimension " << d << " of " << ShapeString(x.shape()) << " is empty");
   Tensor out = Tensor::Empty(ReducedShape(x.shape(), d, keepdim), DType::kInt64);
-  simd::ArgmaxAxis(x.data_f32(), outer, len, inner, out.data_i64());
+  Kernels().ArgmaxAxis(x.data_f32(), outer, len, inner, out.data_i64());
   return out;
 }
 

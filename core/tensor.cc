@@ -10,13 +10,15 @@
 
 namespace lockstep {
 
-Storage::Storage(size_t bytes) : bytes_(bytes) {
+Storage::Storage(size_t bytes, Device device)
+    : kernels_(KernelsOf(device)), device_(device), bytes_(bytes) {
   const size_t rounded = (bytes + 63) / 64 * 64;
-  data_ = static_cast<uint8_t*>(aligned_alloc(64, rounded == 0 ? 64 : rounded));
-  LOCKSTEP_REQUIRE(data_ != nullptr, "out of memory allocating " << bytes << " bytes");
+  data_ = static_cast<uint8_t*>(kernels_.alloc(rounded == 0 ? 64 : rounded));
+  LOCKSTEP_REQUIRE(data_ != nullptr, "out of memory allocating " << bytes << " bytes on "
+                                         << kernels_.device_name);
 }
 
-Storage::~Storage() { free(data_); }
+Storage::~Storage() { kernels_.release(data_); }
 
 namespace {
 
@@ -41,10 +43,10 @@ void ForEachOffset(const Shape& shape, const Shape& strides, int64_t offset, con
   }
 }
 
-std::shared_ptr<TensorImpl> NewImpl(const Shape& shape, DType dtype) {
+std::shared_ptr<TensorImpl> NewImpl(const Shape& shape, DType dtype, Device device = CurrentDevice()) {
   ValidateShape(shape, "tensor creation");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(static_cast<size_t>(NumElements(shape)) * DTypeSize(dtype));
+  impl->storage = std::make_shared<Storage>(static_cast<size_t>(NumElements(shape)) * DTypeSize(dtype), device);
   impl->shape = shape;
   impl->strides = ContiguousStrides(shape);
   impl->dtype = dtype;
@@ -350,6 +352,22 @@ void Tensor::CopyFrom(const Tensor& src) const {
 }
 
 Tensor Tensor::Contiguous() const { return is_contiguous() ? *this : Clone(); }
+
+Tensor Tensor::ToDevice(Device target) const {
+  if (device() == target) return *this;
+  const Tensor source = is_contiguous() ? *this : Detach().Clone();
+  Tensor out(NewImpl(shape(), dtype(), target));
+  const size_t size = DTypeSize(dtype()), bytes = static_cast<size_t>(numel()) * size;
+  // Through host memory: each side's own copy function moves its half.
+  std::vector<uint8_t> staging(bytes);
+  const backend::KernelTable& from = KernelsOf(source.device());
+  const backend::KernelTable& to = KernelsOf(target);
+  CheckKernel(from, from.copy_to_host(staging.data(),
+                                      source.impl_->storage->data() + source.impl_->offset * size, bytes),
+              "copy to the host");
+  CheckKernel(to, to.copy_to_device(out.impl_->storage->data(), staging.data(), bytes), "copy to the device");
+  return out;
+}
 
 Tensor Tensor::To(DType target) const {
   if (target == dtype()) return *this;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend/device.h"
 #include "core/dtype.h"
 #include "core/shape.h"
 
@@ -17,17 +18,21 @@ namespace lockstep {
 
 struct Node;
 
-// Bytes shared by views; 64-byte aligned.
+// Bytes shared by views; 64-byte aligned; allocated on the current device (core/backend/device.h).
 class Storage {
  public:
-  explicit Storage(size_t bytes);
+  explicit Storage(size_t bytes) : Storage(bytes, CurrentDevice()) {}
+  Storage(size_t bytes, Device device);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   uint8_t* data() { return data_; }
   size_t bytes() const { return bytes_; }
+  Device device() const { return device_; }
 
  private:
+  const backend::KernelTable& kernels_;  // whose alloc made data_
+  Device device_;
   uint8_t* data_;
   size_t bytes_;
 };
@@ -67,6 +72,7 @@ class Tensor {
   DType dtype() const { return impl_->dtype; }
   bool is_contiguous() const;
   bool same(const Tensor& other) const { return impl_ == other.impl_; }
+  Device device() const { return impl_->storage->device(); }
 
   // Raw element pointers at the view's first element (respect strides unless contiguous).
   float* data_f32() const;
@@ -92,6 +98,8 @@ class Tensor {
   Tensor Contiguous() const;  // this when already contiguous, else a differentiable copy
   Tensor Clone() const;       // always a fresh contiguous copy (differentiable)
   Tensor To(DType dtype) const;  // conversion; float->int rounds toward zero, clamps, NaN -> 0
+  // A contiguous copy on `device` (this tensor itself when it is already there), without history.
+  Tensor ToDevice(Device device) const;
   // Writes src's elements (same shape and dtype) into this view, in place, without history.
   void CopyFrom(const Tensor& src) const;
 

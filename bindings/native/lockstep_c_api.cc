@@ -75,6 +75,7 @@ const char* lockstep_status_name(lockstep_status status) {
     case LOCKSTEP_ERROR_STATE: return "LOCKSTEP_ERROR_STATE";
     case LOCKSTEP_ERROR_INTERNAL: return "LOCKSTEP_ERROR_INTERNAL";
     case LOCKSTEP_ERROR_CANCELLED: return "LOCKSTEP_ERROR_CANCELLED";
+    case LOCKSTEP_ERROR_UNAVAILABLE: return "LOCKSTEP_ERROR_UNAVAILABLE";
   }
   return "LOCKSTEP_ERROR_UNKNOWN";
 }

@@ -91,8 +91,9 @@ void Sgd::Step() {
       Tensor& buf = momentum_[k++];
       if (!p.grad().defined()) continue;
       const Tensor grad = p.grad().Contiguous();
-      simd::SgdUpdate(p.data_f32(), grad.data_f32(), buf.data_f32(), static_cast<size_t>(p.numel()), lr_,
-                      options_.momentum, options_.dampening, group.weight_decay, options_.nesterov, step_ == 0);
+      Kernels().SgdUpdate({p.data_f32(), grad.data_f32(), buf.data_f32(), static_cast<size_t>(p.numel()), lr_,
+                           options_.momentum, options_.dampening, group.weight_decay, options_.nesterov,
+                           step_ == 0});
     }
   }
   ++step_;
@@ -130,9 +131,10 @@ void Adam::Step() {
       Tensor& v = exp_avg_sq_[k++];
       if (!p.grad().defined()) continue;
       const Tensor grad = p.grad().Contiguous();
-      simd::AdamUpdate(p.data_f32(), grad.data_f32(), m.data_f32(), v.data_f32(), static_cast<size_t>(p.numel()),
-                       lr_, options_.beta1, options_.beta2, options_.eps, group.weight_decay,
-                       options_.decoupled_weight_decay, step_size, sqrt_bias_correction2);
+      Kernels().AdamUpdate({p.data_f32(), grad.data_f32(), m.data_f32(), v.data_f32(),
+                            static_cast<size_t>(p.numel()), lr_, options_.beta1, options_.beta2, options_.eps,
+                            group.weight_decay, options_.decoupled_weight_decay, step_size,
+                            sqrt_bias_correction2});
     }
   }
 }
@@ -150,23 +152,29 @@ nn::NamedTensors Adam::State() const {
 }
 
 float ClipGradNorm(const std::vector<Tensor>& params, float max_norm) {
-  std::vector<float> sums;
+  int64_t count = 0;
+  for (const Tensor& p : params) count += p.grad().defined() ? 1 : 0;
+  if (count == 0) return 0.0f;
+  // Per parameter the canonical sum of squares, then the pairwise tree over parameters.
+  const Kernels kernels;
+  Tensor sums = Tensor::Empty({count});
+  int64_t i = 0;
   for (const Tensor& p : params) {
     if (!p.grad().defined()) continue;
     const Tensor g = p.grad().Contiguous();
-    std::vector<float> squares(static_cast<size_t>(g.numel()));
-    simd::Unary(simd::UnaryOp::kSquare, g.data_f32(), squares.data(), squares.size());
-    sums.push_back(simd::Sum(squares.data(), squares.size()));
+    Tensor squares = Tensor::Empty(g.shape());
+    const size_t n = static_cast<size_t>(g.numel());
+    kernels.Unary(simd::UnaryOp::kSquare, g.data_f32(), squares.data_f32(), n);
+    kernels.SumAxis(squares.data_f32(), 1, n, 1, sums.data_f32() + i++);
   }
-  if (sums.empty()) return 0.0f;
-  CombinePairwise(sums.data(), static_cast<int64_t>(sums.size()), 1);
-  const float norm = __builtin_sqrtf(sums[0]);
+  CombinePairwise(sums.data_f32(), count, 1);
+  const float norm = __builtin_sqrtf(sums.data_f32()[0]);
   const float coefficient = max_norm / (norm + 1e-6f);
   if (coefficient < 1.0f) {
     for (const Tensor& p : params) {
       if (!p.grad().defined()) continue;
       Tensor g = p.grad().Contiguous();
-      simd::BinaryScalarRight(simd::BinaryOp::kMul, g.data_f32(), coefficient, g.data_f32(), static_cast<size_t>(g.numel()));
+      kernels.BinaryScalarRight(simd::BinaryOp::kMul, g.data_f32(), coefficient, g.data_f32(), static_cast<size_t>(g.numel()));
       const_cast<Tensor&>(p).SetGrad(g);
     }
   }

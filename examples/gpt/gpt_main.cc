@@ -4,7 +4,7 @@
 //
 // usage: lockstep_gpt [--data FILE] [--config small|tiny] [--steps N] [--seed S] [--threads T]
 //                     [--eval-interval N] [--eval-iters N] [--sample N] [--prompt TEXT]
-//                     [--temperature T] [--top-k K] [--target NAME] [--out FILE] [--quiet]
+//                     [--temperature T] [--top-k K] [--target NAME] [--device D] [--out FILE] [--quiet]
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "core/train/gpt.h"
+#include "examples/common/run_options.h"
 #include "simd/targets.h"
 #include "simd/thread_pool.h"
 
@@ -23,7 +24,8 @@ int Usage(const std::string& problem) {
   fprintf(stderr,
           "%s\nusage: lockstep_gpt [--data FILE] [--config small|tiny] [--steps N] [--seed S] [--threads T]\n"
           "                    [--eval-interval N] [--eval-iters N] [--sample N] [--prompt TEXT]\n"
-          "                    [--temperature T] [--top-k K] [--target NAME] [--out FILE] [--quiet]\n",
+          "                    [--temperature T] [--top-k K] [--target NAME] [--device D] [--out FILE]\n"
+          "                    [--quiet]\n",
           problem.c_str());
   return 2;
 }
@@ -58,15 +60,10 @@ int main(int argc, char** argv) {
     else if (arg == "--prompt") prompt = value;
     else if (arg == "--out") out_path = value;
     else if (arg == "--temperature") sample.temperature = strtof(value, nullptr);
-    else if (arg == "--target") {
-      bool found = false;
-      for (const auto& t : lockstep::simd::RunnableTargets()) {
-        if (t.name == value) {
-          lockstep::simd::ForceTarget(t.bits);
-          found = true;
-        }
-      }
-      if (!found) return Usage(std::string("SIMD target ") + value + " is not runnable here");
+    else if (arg == "--target" || arg == "--device") {
+      const std::string problem = arg == "--target" ? lockstep::examples::ForceTargetByName(value)
+                                                    : lockstep::examples::UseDevice(value);
+      if (!problem.empty()) return Usage(problem);
     }
     else if (!numeric || n < 0) return Usage("expected a non-negative integer after " + arg + ", got '" + value + "'");
     else if (arg == "--steps") steps = n;
@@ -94,10 +91,10 @@ int main(int argc, char** argv) {
            preset.c_str(), static_cast<long long>(m.n_layer), static_cast<long long>(m.n_head),
            static_cast<long long>(m.n_embd), static_cast<long long>(m.block_size),
            static_cast<long long>(corpus.vocab_size()), m.dropout);
-    printf("AdamW lr %g, batch %lld x %lld accumulated, %lld steps, seed %llu, SIMD target %s\n", config.lr,
+    printf("AdamW lr %g, batch %lld x %lld accumulated, %lld steps, seed %llu, SIMD target %s, device %s\n", config.lr,
            static_cast<long long>(config.batch_size), static_cast<long long>(config.grad_accum),
            static_cast<long long>(config.steps), static_cast<unsigned long long>(config.seed),
-           lockstep::simd::ActiveTargetName().c_str());
+           lockstep::simd::ActiveTargetName().c_str(), lockstep::CurrentKernels().device_name);
     const auto start = std::chrono::steady_clock::now();
     const lockstep::train::GptResult result = lockstep::train::RunGpt(config, corpus, [&](const lockstep::train::GptProgress& p) {
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/train/mnist.h"
+#include "examples/common/run_options.h"
 #include "simd/targets.h"
 #include "simd/thread_pool.h"
 
@@ -18,7 +19,8 @@ namespace {
 int Usage(const std::string& problem) {
   fprintf(stderr,
           "%s\nusage: lockstep_mnist [--data DIR] [--epochs N] [--seed S] [--threads T] [--steps N]\n"
-          "                      [--test N] [--lr LR] [--target NAME] [--out FILE] [--quiet]\n",
+          "                      [--test N] [--lr LR] [--target NAME] [--device D] [--out FILE]\n"
+          "                      [--quiet]\n",
           problem.c_str());
   return 2;
 }
@@ -46,15 +48,10 @@ int main(int argc, char** argv) {
     long long n = 0;
     const bool numeric = ParseInt(value, &n);
     if (arg == "--data") config.data_dir = value;
-    else if (arg == "--target") {
-      bool found = false;
-      for (const auto& t : lockstep::simd::RunnableTargets()) {
-        if (t.name == value) {
-          lockstep::simd::ForceTarget(t.bits);
-          found = true;
-        }
-      }
-      if (!found) return Usage(std::string("SIMD target ") + value + " is not runnable here");
+    else if (arg == "--target" || arg == "--device") {
+      const std::string problem = arg == "--target" ? lockstep::examples::ForceTargetByName(value)
+                                                    : lockstep::examples::UseDevice(value);
+      if (!problem.empty()) return Usage(problem);
     }
     else if (arg == "--lr") config.lr = strtof(value, nullptr);
     else if (arg == "--lr-gamma") config.lr_gamma = strtof(value, nullptr);
@@ -69,9 +66,9 @@ int main(int argc, char** argv) {
     else return Usage("unknown option " + arg);
   }
   try {
-    printf("lockstep MNIST: LeNet-5, Adam lr %g, batch %lld, seed %llu, %lld epochs, SIMD target %s\n",
+    printf("lockstep MNIST: LeNet-5, Adam lr %g, batch %lld, seed %llu, %lld epochs, SIMD target %s, device %s\n",
            config.lr, static_cast<long long>(config.batch_size), static_cast<unsigned long long>(config.seed),
-           static_cast<long long>(config.epochs), lockstep::simd::ActiveTargetName().c_str());
+           static_cast<long long>(config.epochs), lockstep::simd::ActiveTargetName().c_str(), lockstep::CurrentKernels().device_name);
     const auto start = std::chrono::steady_clock::now();
     bool printed_initial = false;
     lockstep::train::MnistResult result = lockstep::train::RunMnist(config, [&](const lockstep::train::MnistProgress& p) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/backend/kernel_table.h"
+
 namespace lockstep {
 namespace battery {
 
@@ -20,6 +22,10 @@ struct KernelOutput {
 
 // Runs every kernel on the currently dispatched SIMD target.
 std::vector<KernelOutput> RunBattery();
+// Runs the kernels of a device's table (inputs copied to it, outputs fetched back); the host-only
+// kernels (IsHostOnlyKernel: Philox words, uniform and normal draws) run on the CPU when included.
+std::vector<KernelOutput> RunBattery(const backend::KernelTable& kernels, bool include_host_only);
+bool IsHostOnlyKernel(const std::string& name);
 
 }  // namespace battery
 }  // namespace lockstep

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend/device.h"
 #include "core/contract.h"
 #include "core/fp_environment.h"
 #include "core/sha256.h"
@@ -127,10 +128,36 @@ int CompareDumps(const std::string& a_path, const std::string& b_path) {
   return 0;
 }
 
+// The device's kernels against the golden hashes, kernel by kernel (host-only kernels are not
+// part of a device's table and are reported as such).
+int RunOnDevice(const std::string& device_name, const std::string& platform,
+                const std::map<std::string, std::string>& golden) {
+  const Device device = Device::Parse(device_name);
+  const backend::KernelTable& kernels = KernelsOf(device);
+  const std::vector<KernelOutput> outputs = RunBattery(kernels, false);
+  const Hashes h = HashOutputs(outputs);
+  int mismatched = 0;
+  for (size_t k = 0; k < h.per_kernel.size(); ++k) {
+    const auto& [name, digest] = h.per_kernel[k];
+    const auto want = golden.find(name);
+    if (want == golden.end() || want->second != digest) {
+      printf("  kernel %s: %s\n", name.c_str(),
+             want == golden.end() ? "not in the golden file" : "MISMATCH");
+      ++mismatched;
+    }
+  }
+  const size_t host_only = golden.size() - h.per_kernel.size();
+  printf("%s %s: %zu kernels identical to the golden hashes, %d differ, %zu host-only not run\n",
+         platform.c_str(), kernels.device_name, h.per_kernel.size() - mismatched, mismatched,
+         host_only);
+  return mismatched == 0 && !golden.empty() ? 0 : 1;
+}
+
 int Usage(const char* message) {
   fprintf(stderr,
           "%s\nusage: lockstep_battery [--golden FILE] [--target NAME|all] [--platform LABEL]\n"
           "                        [--threads N] [--dump FILE] [--write-golden FILE]\n"
+          "       lockstep_battery --device cuda[:N] --golden FILE\n"
           "       lockstep_battery --list-targets | --list-compiled\n"
           "       lockstep_battery --compare-dumps A B\n",
           message);
@@ -139,7 +166,7 @@ int Usage(const char* message) {
 
 int Main(int argc, char** argv) {
   std::string golden_path, target_name = "all", platform = LOCKSTEP_PLATFORM, dump_path,
-                           write_golden_path;
+                           write_golden_path, device_name;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -154,6 +181,7 @@ int Main(int argc, char** argv) {
     else if (arg == "--platform") platform = value();
     else if (arg == "--dump") dump_path = value();
     else if (arg == "--write-golden") write_golden_path = value();
+    else if (arg == "--device") device_name = value();
     else if (arg == "--threads") simd::SetDefaultThreadCount(strtoul(value().c_str(), nullptr, 10));
     else if (arg == "--list-targets") {
       for (const simd::Target& t : simd::RunnableTargets()) printf("%s\n", t.name.c_str());
@@ -175,6 +203,10 @@ int Main(int argc, char** argv) {
   if (!golden_path.empty() && !ReadGolden(golden_path, &golden_kernels, &golden_total)) {
     fprintf(stderr, "cannot read the golden file %s\n", golden_path.c_str());
     return 2;
+  }
+  if (!device_name.empty() && device_name != "cpu") {
+    if (golden_path.empty()) return Usage("--device needs --golden FILE");
+    return RunOnDevice(device_name, platform, golden_kernels);
   }
 
   std::vector<simd::Target> targets;

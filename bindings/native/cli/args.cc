@@ -60,6 +60,29 @@ int UsageError(const char* command, const std::string& message) {
   return kExitError;
 }
 
+const char kComputeFlagsHelp[] =
+    "  --threads T        kernel threads (default: LOCKSTEP_NUM_THREADS, else all cores)\n"
+    "  --device D         cpu (default), cuda or cuda:N: where the kernels run (the CUDA plugin;\n"
+    "                     'lockstep info' lists the GPUs); the results are the same bits\n";
+
+int ApplyComputeFlags(const Args& args, const char* command) {
+  int64_t value = 0;
+  std::string error;
+  const auto threads = args.flags.find("--threads");
+  if (threads != args.flags.end()) {
+    if (!ParseInt("--threads", threads->second, 1, 1024, &value, &error)) return UsageError(command, error);
+    const int status = lockstep_set_num_threads(static_cast<int>(value));
+    if (status != LOCKSTEP_OK) return ApiFailure(command, "setting the thread count", status);
+  }
+  const auto device = args.flags.find("--device");
+  if (device != args.flags.end()) {
+    const int status = lockstep_set_device(device->second.c_str());
+    if (status == LOCKSTEP_ERROR_INVALID_ARGUMENT) return UsageError(command, lockstep_last_error());
+    if (status != LOCKSTEP_OK) return ApiFailure(command, ("selecting device " + device->second).c_str(), status);
+  }
+  return kExitOk;
+}
+
 int ApiFailure(const char* command, const char* what, int status) {
   fprintf(stderr, "lockstep %s: %s failed (%s): %s\n", command, what,
           lockstep_status_name(static_cast<lockstep_status>(status)), lockstep_last_error());

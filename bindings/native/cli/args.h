@@ -28,6 +28,12 @@ bool ParseArgs(const std::vector<std::string>& args, const std::vector<std::stri
 bool ParseInt(const std::string& flag, const std::string& text, int64_t min, int64_t max, int64_t* out,
               std::string* error);
 
+// Applies --threads T and --device NAME when present (the flags every computing command takes).
+// Returns kExitOk, or prints the problem and returns kExitError.
+int ApplyComputeFlags(const Args& args, const char* command);
+// The help lines of those two flags.
+extern const char kComputeFlagsHelp[];
+
 // Prints "lockstep <command>: <message>" and the usage hint to stderr; returns kExitError.
 int UsageError(const char* command, const std::string& message);
 // Prints "lockstep <command>: <what>: <lockstep_last_error()>" to stderr; returns kExitError.

@@ -11,23 +11,24 @@ namespace lockstep_cli {
 namespace {
 
 const char kHelp[] =
-    "usage: lockstep eval MODEL [--data DIR] [--arch lenet5|mlp|auto]\n"
+    "usage: lockstep eval MODEL [--data DIR] [--arch lenet5|mlp|auto] [--threads T] [--device D]\n"
     "\n"
     "Evaluates the checkpoint MODEL on DIR/test-images.idx and DIR/test-labels.idx (normalised as\n"
     "in training, batches of 100) and prints the model hash, the accuracy and the hash of the\n"
     "logits; for a model saved by 'lockstep train mnist --out', these equal the training run's.\n"
     "\n"
     "  --data DIR    data directory (default .deps/data/mnist)\n"
-    "  --arch NAME   architecture of MODEL (default auto: the one whose parameters match)\n";
+    "  --arch NAME   architecture of MODEL (default auto: the one whose parameters match)\n"
+    "%s";
 
 }  // namespace
 
 int EvalCommand(const std::vector<std::string>& argv) {
   Args args;
   std::string error;
-  if (!ParseArgs(argv, {"--data", "--arch"}, &args, &error)) return UsageError("eval", error);
+  if (!ParseArgs(argv, {"--data", "--arch", "--threads", "--device"}, &args, &error)) return UsageError("eval", error);
   if (args.help) {
-    fputs(kHelp, stdout);
+    printf(kHelp, kComputeFlagsHelp);
     return kExitOk;
   }
   if (args.positional.size() != 1) {
@@ -39,6 +40,7 @@ int EvalCommand(const std::vector<std::string>& argv) {
     return UsageError("eval", "invalid value '" + arch + "' for --arch: expected lenet5, mlp or auto");
   }
 
+  if (const int code = ApplyComputeFlags(args, "eval"); code != kExitOk) return code;
   lockstep_model* model = nullptr;
   lockstep_dataset* dataset = nullptr;
   int status = lockstep_model_load(arch.c_str(), args.positional[0].c_str(), &model);

@@ -13,7 +13,8 @@ int InfoCommand(const std::vector<std::string>& argv) {
   if (!ParseArgs(argv, {}, &args, &error)) return UsageError("info", error);
   if (args.help) {
     fputs("usage: lockstep info\n\nPrints the library version, the numerical contract version, the SIMD targets\n"
-          "this CPU can run and the one in use, and the kernel thread count.\n",
+          "this CPU can run and the one in use, the kernel thread count, and the CUDA devices the\n"
+          "CUDA plugin finds (or why there are none).\n",
           stdout);
     return kExitOk;
   }
@@ -32,6 +33,15 @@ int InfoCommand(const std::vector<std::string>& argv) {
   printf("SIMD targets available: %s\n", available);
   printf("SIMD target in use: %s\n", active);
   printf("threads: %d\n", threads);
+  char devices[4096];
+  int device_count = 0;
+  status = lockstep_cuda_devices(devices, sizeof devices, &device_count);
+  if (status != LOCKSTEP_OK) return ApiFailure("info", "listing CUDA devices", status);
+  if (device_count == 0) {
+    printf("CUDA devices: none (%s)\n", devices);
+  } else {
+    printf("CUDA devices: %d\n%s", device_count, devices);
+  }
   return kExitOk;
 }
 

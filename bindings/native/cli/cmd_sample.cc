@@ -13,7 +13,7 @@ namespace {
 
 const char kHelp[] =
     "usage: lockstep sample MODEL [--config small|tiny] [--data FILE] [--prompt TEXT] [--tokens N]\n"
-    "                       [--temperature T] [--top-k K] [--seed S]\n"
+    "                       [--temperature T] [--top-k K] [--seed S] [--threads T] [--device D]\n"
     "\n"
     "Continues a prompt with a GPT checkpoint written by 'lockstep train gpt --out MODEL'. Each\n"
     "token is drawn from a Philox stream, so the same checkpoint, prompt and seed give the same text\n"
@@ -26,24 +26,27 @@ const char kHelp[] =
     "  --tokens N       characters to generate (default 200)\n"
     "  --temperature T  divides the logits (default 0.8; lower is more conservative)\n"
     "  --top-k K        sample among the K likeliest characters (default 20; 0: all)\n"
-    "  --seed S         the sampling stream's seed (default 1)\n";
+    "  --seed S         the sampling stream's seed (default 1)\n"
+    "%s";
 
 }  // namespace
 
 int SampleCommand(const std::vector<std::string>& argv) {
   Args args;
   std::string error;
-  if (!ParseArgs(argv, {"--config", "--data", "--prompt", "--tokens", "--temperature", "--top-k", "--seed"}, &args,
+  if (!ParseArgs(argv, {"--config", "--data", "--prompt", "--tokens", "--temperature", "--top-k", "--seed",
+                        "--threads", "--device"}, &args,
                  &error)) {
     return UsageError("sample", error);
   }
   if (args.help) {
-    fputs(kHelp, stdout);
+    printf(kHelp, kComputeFlagsHelp);
     return kExitOk;
   }
   if (args.positional.size() != 1) {
     return UsageError("sample", args.positional.empty() ? "missing the model checkpoint" : "expected one checkpoint");
   }
+  if (const int code = ApplyComputeFlags(args, "sample"); code != kExitOk) return code;
   lockstep_sample_options options;
   lockstep_sample_options_default(&options);
   int64_t value = 0;

@@ -12,19 +12,20 @@ namespace lockstep_cli {
 namespace {
 
 const char kHelp[] =
-    "usage: lockstep train mnist [--epochs N] [--seed S] [--threads T] [--data DIR] [--out FILE]\n"
+    "usage: lockstep train mnist [--epochs N] [--seed S] [--threads T] [--device D] [--data DIR]\n"
+    "                            [--out FILE]\n"
     "       lockstep train gpt --help    (the GPT example)\n"
     "\n"
     "Trains LeNet-5 on MNIST as the reference run does (Adam, lr 1e-3, batch 100) and prints the\n"
     "initial model hash, the trained model hash, the test accuracy and the hash of the test logits.\n"
-    "The hashes depend only on the data, epochs and seed (not on --threads or the CPU).\n"
+    "The hashes depend only on the data, epochs and seed (not on --threads, the CPU or the device).\n"
     "\n"
     "  --epochs N    epochs to train (default 20)\n"
     "  --seed S      seed of initialisation and shuffling (default 2)\n"
-    "  --threads T   kernel threads (default: LOCKSTEP_NUM_THREADS, else all cores)\n"
     "  --data DIR    train-images.idx, train-labels.idx, test-images.idx, test-labels.idx\n"
     "                (default .deps/data/mnist)\n"
-    "  --out FILE    write the trained checkpoint (safetensors) to FILE\n";
+    "  --out FILE    write the trained checkpoint (safetensors) to FILE\n"
+    "%s";
 
 volatile sig_atomic_t interrupted = 0;
 
@@ -44,11 +45,11 @@ int TrainCommand(const std::vector<std::string>& argv) {
   std::string error;
   const bool gpt = !argv.empty() && argv[0] == "gpt";
   const std::vector<std::string> flags =
-      gpt ? std::vector<std::string>{"--config", "--steps", "--seed", "--threads", "--data", "--eval-interval", "--out"}
-          : std::vector<std::string>{"--epochs", "--seed", "--threads", "--data", "--out"};
+      gpt ? std::vector<std::string>{"--config", "--steps", "--seed", "--threads", "--device", "--data", "--eval-interval", "--out"}
+          : std::vector<std::string>{"--epochs", "--seed", "--threads", "--device", "--data", "--out"};
   if (!ParseArgs(argv, flags, &args, &error)) return UsageError("train", error);
   if (args.help) {
-    fputs(gpt ? kGptHelp : kHelp, stdout);
+    printf(gpt ? kGptHelp : kHelp, kComputeFlagsHelp);
     return kExitOk;
   }
   if (args.positional.size() != 1 || (args.positional[0] != "mnist" && args.positional[0] != "gpt")) {
@@ -67,11 +68,7 @@ int TrainCommand(const std::vector<std::string>& argv) {
     if (!ParseInt("--seed", args.flags["--seed"], 0, INT64_MAX, &value, &error)) return UsageError("train", error);
     config.seed = static_cast<uint64_t>(value);
   }
-  if (args.flags.count("--threads")) {
-    if (!ParseInt("--threads", args.flags["--threads"], 1, 1024, &value, &error)) return UsageError("train", error);
-    const int status = lockstep_set_num_threads(static_cast<int>(value));
-    if (status != LOCKSTEP_OK) return ApiFailure("train", "setting the thread count", status);
-  }
+  if (const int code = ApplyComputeFlags(args, "train"); code != kExitOk) return code;
   if (args.flags.count("--data")) config.data_dir = args.flags["--data"].c_str();
   if (args.flags.count("--out")) config.save_path = args.flags["--out"].c_str();
 

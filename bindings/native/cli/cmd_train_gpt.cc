@@ -10,22 +10,22 @@
 namespace lockstep_cli {
 
 const char kGptHelp[] =
-    "usage: lockstep train gpt [--config small|tiny] [--steps N] [--seed S] [--threads T] [--data FILE]\n"
-    "                          [--eval-interval N] [--out FILE]\n"
+    "usage: lockstep train gpt [--config small|tiny] [--steps N] [--seed S] [--threads T] [--device D]\n"
+    "                          [--data FILE] [--eval-interval N] [--out FILE]\n"
     "\n"
     "Trains a character-level GPT (nanoGPT's architecture: pre-LayerNorm blocks, causal\n"
     "self-attention, GELU MLP, tied head, dropout 0.1) with AdamW, gradient clipping, warmup and\n"
     "cosine decay, and prints the initial and trained model hashes and the loss estimates. The\n"
-    "hashes depend only on the text, configuration, steps and seed (not on --threads or the CPU).\n"
+    "hashes depend only on the text, configuration, steps and seed (not on --threads, the CPU or the device).\n"
     "\n"
     "  --config C         small (4 layers, 4 heads, 128 channels, block 64; default) or tiny\n"
     "  --steps N          optimizer steps (default 500, the whole learning-rate schedule)\n"
     "  --seed S           seed of initialisation, batches and dropout (default 1)\n"
-    "  --threads T        kernel threads (default: LOCKSTEP_NUM_THREADS, else all cores)\n"
-    "  --data FILE        training text (default .deps/data/fortunes/input.txt); 90% train, 10% val\n"
+    "  --data FILE        training text (default .deps/data/fortunes/input.txt); 90%% train, 10%% val\n"
     "  --eval-interval N  estimate train/val losses every N steps (default: at the end only)\n"
     "  --out FILE         write the trained checkpoint (safetensors) to FILE; then try\n"
-    "                     'lockstep sample FILE'\n";
+    "                     'lockstep sample FILE'\n"
+    "%s";
 
 namespace {
 
@@ -59,11 +59,7 @@ int TrainGptCommand(const Args& parsed) {
     }
     config.eval_interval = value;
   }
-  if (args.flags.count("--threads")) {
-    if (!ParseInt("--threads", args.flags["--threads"], 1, 1024, &value, &error)) return UsageError("train", error);
-    const int status = lockstep_set_num_threads(static_cast<int>(value));
-    if (status != LOCKSTEP_OK) return ApiFailure("train", "setting the thread count", status);
-  }
+  if (const int code = ApplyComputeFlags(args, "train"); code != kExitOk) return code;
   if (args.flags.count("--data")) config.text_path = args.flags["--data"].c_str();
   if (args.flags.count("--out")) config.save_path = args.flags["--out"].c_str();
 

@@ -37,7 +37,8 @@ typedef enum lockstep_status {
   LOCKSTEP_ERROR_FORMAT = 3,           /* a file was read but its contents are not valid */
   LOCKSTEP_ERROR_STATE = 4,            /* wrong state: FP environment, mismatched handles */
   LOCKSTEP_ERROR_INTERNAL = 5,         /* out of memory or a bug in lockstep */
-  LOCKSTEP_ERROR_CANCELLED = 6         /* a progress callback asked to stop */
+  LOCKSTEP_ERROR_CANCELLED = 6,        /* a progress callback asked to stop */
+  LOCKSTEP_ERROR_UNAVAILABLE = 7       /* a device (or its plugin, or its driver) is not there */
 } lockstep_status;
 
 typedef struct lockstep_tensor lockstep_tensor;       /* float32 tensor */
@@ -60,6 +61,16 @@ LOCKSTEP_API lockstep_status lockstep_simd_target(char* buf, size_t size);
 LOCKSTEP_API lockstep_status lockstep_simd_targets_available(char* buf, size_t size);
 /* Threads used by kernels (including the caller); results do not depend on it. n >= 1. */
 LOCKSTEP_API lockstep_status lockstep_set_num_threads(int n);
+/* ---- devices: every later call computes on the current device ("cpu" at start). "cuda" and
+   "cuda:N" need the CUDA plugin (liblockstep_cuda.so next to this library, or the file named by
+   $LOCKSTEP_CUDA_PLUGIN) and a GPU; otherwise LOCKSTEP_ERROR_UNAVAILABLE says why and the current
+   device is unchanged. Results are the same bits on every device. Process-wide. */
+LOCKSTEP_API lockstep_status lockstep_set_device(const char* name);
+/* The current device's description, e.g. "cpu" or "cuda:0 (NVIDIA H200, compute 9.0, 139.8 GiB)". */
+LOCKSTEP_API lockstep_status lockstep_get_device(char* buf, size_t size);
+/* The CUDA devices the plugin sees, one description per line, in *count; with none, *count is 0
+   and buf holds the reason (no plugin, no driver, no GPU). */
+LOCKSTEP_API lockstep_status lockstep_cuda_devices(char* buf, size_t size, int* count);
 LOCKSTEP_API lockstep_status lockstep_get_num_threads(int* out);
 /* SHA-256 of a file's bytes (what `sha256sum` prints). */
 LOCKSTEP_API lockstep_status lockstep_file_sha256(const char* path, char out[LOCKSTEP_HASH_SIZE]);

@@ -1,0 +1,143 @@
+// The CPU's kernel table: the simd/ kernels behind the backend interface.
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/backend/device.h"
+#include "simd/elementwise.h"
+#include "simd/gemm.h"
+#include "simd/math.h"
+#include "simd/optimizer.h"
+#include "simd/philox.h"
+#include "simd/reduce.h"
+#include "simd/softmax.h"
+
+namespace lockstep {
+namespace {
+
+namespace be = backend;
+
+static_assert(static_cast<int>(be::BinaryOp::kGe) == static_cast<int>(simd::BinaryOp::kGe) &&
+                  static_cast<int>(be::BinaryOp::kMax) == static_cast<int>(simd::BinaryOp::kMax),
+              "backend::BinaryOp must mirror simd::BinaryOp");
+static_assert(static_cast<int>(be::UnaryOp::kSquare) == static_cast<int>(simd::UnaryOp::kSquare),
+              "backend::UnaryOp must mirror simd::UnaryOp");
+static_assert(static_cast<int>(be::MathFn::kRsqrt) == static_cast<int>(simd::MathFn::kRsqrt) &&
+                  simd::kMathFnCount == 9,
+              "backend::MathFn must mirror simd::MathFn");
+
+simd::BinaryOp B(be::BinaryOp op) { return static_cast<simd::BinaryOp>(op); }
+
+// simd/ behind the table's entry names.
+struct Cpu {
+  static void* Alloc(size_t bytes) {
+    const size_t rounded = (bytes + 63) / 64 * 64;
+    return aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  }
+  static void Release(void* p) { free(p); }
+  static int CopyToDevice(void* dst, const void* src, size_t bytes) {
+    if (bytes != 0) memcpy(dst, src, bytes);
+    return 0;
+  }
+  static const char* LastError() { return ""; }
+
+  static int Binary(be::BinaryOp op, const float* a, const float* b, float* out, size_t n) {
+    simd::Binary(B(op), a, b, out, n);
+    return 0;
+  }
+  static int BinaryScalarRight(be::BinaryOp op, const float* a, float s, float* out, size_t n) {
+    simd::BinaryScalarRight(B(op), a, s, out, n);
+    return 0;
+  }
+  static int BinaryScalarLeft(be::BinaryOp op, float s, const float* b, float* out, size_t n) {
+    simd::BinaryScalarLeft(B(op), s, b, out, n);
+    return 0;
+  }
+  static int Unary(be::UnaryOp op, const float* a, float* out, size_t n) {
+    simd::Unary(static_cast<simd::UnaryOp>(op), a, out, n);
+    return 0;
+  }
+  static int Select(const float* cond, const float* a, const float* b, float* out, size_t n) {
+    simd::Select(cond, a, b, out, n);
+    return 0;
+  }
+  static int Math(be::MathFn fn, const float* in, float* out, size_t n) {
+    simd::Math(static_cast<simd::MathFn>(fn), in, out, n);
+    return 0;
+  }
+  static int PowInt(const float* in, int32_t exponent, float* out, size_t n) {
+    simd::PowInt(in, exponent, out, n);
+    return 0;
+  }
+  static int SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {
+    simd::SumAxis(x, outer, len, inner, out);
+    return 0;
+  }
+  static int MeanAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {
+    simd::MeanAxis(x, outer, len, inner, out);
+    return 0;
+  }
+  static int VarianceAxis(const float* x, size_t outer, size_t len, size_t inner, size_t correction, float* out) {
+    simd::VarianceAxis(x, outer, len, inner, correction, out);
+    return 0;
+  }
+  static int MaxAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {
+    simd::MaxAxis(x, outer, len, inner, out);
+    return 0;
+  }
+  static int MinAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {
+    simd::MinAxis(x, outer, len, inner, out);
+    return 0;
+  }
+  static int ArgmaxAxis(const float* x, size_t outer, size_t len, size_t inner, int64_t* out) {
+    simd::ArgmaxAxis(x, outer, len, inner, out);
+    return 0;
+  }
+  static int Gemm(const be::GemmCall* c) {
+    simd::GemmArgs g;
+    g.trans_a = c->trans_a != 0;
+    g.trans_b = c->trans_b != 0;
+    g.m = c->m;
+    g.n = c->n;
+    g.k = c->k;
+    g.a = c->a;
+    g.lda = c->lda;
+    g.b = c->b;
+    g.ldb = c->ldb;
+    g.c = c->c;
+    g.ldc = c->ldc;
+    simd::Gemm(g);
+    return 0;
+  }
+  static int Softmax(const float* x, size_t rows, size_t cols, float* out) {
+    simd::Softmax(x, rows, cols, out);
+    return 0;
+  }
+  static int LogSoftmax(const float* x, size_t rows, size_t cols, float* out) {
+    simd::LogSoftmax(x, rows, cols, out);
+    return 0;
+  }
+  static int DropoutMask(uint64_t seed, uint64_t stream, uint64_t first, float p, float* out, size_t n) {
+    simd::PhiloxDropoutMask(seed, stream, first, p, out, n);
+    return 0;
+  }
+  static int AdamUpdate(const be::AdamCall* a) {
+    simd::AdamUpdate(a->param, a->grad, a->exp_avg, a->exp_avg_sq, a->n, a->lr, a->beta1, a->beta2,
+                     a->eps, a->weight_decay, a->decoupled != 0, a->step_size, a->sqrt_bias_correction2);
+    return 0;
+  }
+  static int SgdUpdate(const be::SgdCall* s) {
+    simd::SgdUpdate(s->param, s->grad, s->momentum_buffer, s->n, s->lr, s->momentum, s->dampening,
+                    s->weight_decay, s->nesterov != 0, s->first_step != 0);
+    return 0;
+  }
+  static int CopyToHost(void* dst, const void* src, size_t bytes) { return CopyToDevice(dst, src, bytes); }
+};
+
+}  // namespace
+
+const backend::KernelTable& CpuKernels() {
+  static const backend::KernelTable table = backend::MakeKernelTable<Cpu>("cpu");
+  return table;
+}
+
+}  // namespace lockstep

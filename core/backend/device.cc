@@ -1,0 +1,111 @@
+#include "core/backend/device.h"
+
+#include <stdlib.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+
+#include "core/backend/plugin_loader.h"
+#include "core/error.h"
+
+namespace lockstep {
+
+Device Device::Parse(const std::string& text) {
+  if (text == "cpu") return Cpu();
+  if (text == "cuda") return Cuda(0);
+  if (text.rfind("cuda:", 0) == 0 && text.size() > 5 && text.size() <= 8) {
+    const std::string digits = text.substr(5);
+    if (digits.find_first_not_of("0123456789") == std::string::npos) return Cuda(atoi(digits.c_str()));
+  }
+  throw Error("unknown device '" + text + "': expected cpu, cuda or cuda:N (N a device number)");
+}
+
+std::string Device::ToString() const {
+  return type == Type::kCpu ? "cpu" : "cuda:" + std::to_string(index);
+}
+
+namespace {
+
+std::mutex device_mutex;
+std::atomic<const backend::KernelTable*> current_kernels{nullptr};  // null: the CPU
+std::atomic<int> current_cuda_index{-1};                           // -1: the CPU
+
+const backend::KernelTable& LoadCuda(int index) {
+  static std::map<int, const backend::KernelTable*> loaded;
+  std::lock_guard<std::mutex> lock(device_mutex);
+  auto found = loaded.find(index);
+  if (found != loaded.end()) return *found->second;
+  const std::string name = "cuda:" + std::to_string(index);
+  std::string why;
+  const DevicePlugin* plugin = LoadCudaPlugin(&why);
+  LOCKSTEP_REQUIRE(plugin != nullptr, "device " << name << " is not available: " << why);
+  char reason[1024] = "";
+  const backend::KernelTable* table = plugin->kernel_table(index, reason, sizeof reason);
+  LOCKSTEP_REQUIRE(table != nullptr, "device " << name << " is not available: " << reason
+                                               << " (plugin " << plugin->path << ")");
+  LOCKSTEP_REQUIRE(table->abi_version == backend::kKernelTableAbi &&
+                       table->table_bytes == sizeof(backend::KernelTable),
+                   "the CUDA plugin " << plugin->path << " was built for kernel table version "
+                                      << table->abi_version << " (" << table->table_bytes
+                                      << " bytes); this lockstep needs version "
+                                      << backend::kKernelTableAbi << " ("
+                                      << sizeof(backend::KernelTable) << " bytes): rebuild it");
+  loaded[index] = table;
+  return *table;
+}
+
+}  // namespace
+
+const backend::KernelTable& KernelsOf(Device device) {
+  return device.type == Device::Type::kCpu ? CpuKernels() : LoadCuda(device.index);
+}
+
+Device CurrentDevice() {
+  const int index = current_cuda_index.load(std::memory_order_acquire);
+  return index < 0 ? Device::Cpu() : Device::Cuda(index);
+}
+
+const backend::KernelTable& CurrentKernels() {
+  const backend::KernelTable* table = current_kernels.load(std::memory_order_acquire);
+  return table != nullptr ? *table : CpuKernels();
+}
+
+void SetCurrentDevice(Device device) {
+  const backend::KernelTable& table = KernelsOf(device);  // throws before anything changes
+  const bool cpu = device.type == Device::Type::kCpu;
+  current_kernels.store(cpu ? nullptr : &table, std::memory_order_release);
+  current_cuda_index.store(cpu ? -1 : device.index, std::memory_order_release);
+}
+
+DeviceScope::DeviceScope(Device device) : previous_(CurrentDevice()) { SetCurrentDevice(device); }
+DeviceScope::~DeviceScope() { SetCurrentDevice(previous_); }
+
+CudaDeviceListing ListCudaDevices() {
+  CudaDeviceListing listing;
+  const DevicePlugin* plugin = LoadCudaPlugin(&listing.why_none);
+  if (plugin == nullptr) return listing;
+  listing.plugin = plugin->path;
+  char names[4096] = "", why[1024] = "";
+  const int count = plugin->list_devices(names, sizeof names, why, sizeof why);
+  std::string all = names;
+  for (size_t start = 0; start < all.size();) {
+    const size_t end = all.find('\n', start);
+    const std::string line = all.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!line.empty()) listing.devices.push_back(line);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  if (count <= 0 || listing.devices.empty()) {
+    listing.devices.clear();
+    listing.why_none = std::string("the CUDA plugin found no device: ") + why;
+  }
+  return listing;
+}
+
+void CheckKernel(const backend::KernelTable& kernels, int status, const char* what) {
+  if (status == 0) return;
+  throw Error(std::string(what) + " failed on " + kernels.device_name + ": " + kernels.last_error());
+}
+
+}  // namespace lockstep

@@ -1,0 +1,156 @@
+// The backend interface: one table of function pointers per device, holding the memory functions
+// and the kernel families every training run calls on tensor data. The CPU table wraps simd/; a
+// device plugin (cuda/) fills the same table from its own kernels, written under the same contract
+// (docs/numerics.md), so any device computes the same bits. Self-contained on purpose: a plugin
+// compiles against this header alone and is loaded at run time (core/backend/device.h).
+//
+// Every pointer a kernel receives was allocated by the same table's alloc (or is host memory for
+// the CPU table). Kernels return when their results are visible to the host: the core may read
+// and write device allocations directly between calls (a plugin allocates memory the host can
+// address, e.g. CUDA managed memory).
+#ifndef LOCKSTEP_CORE_BACKEND_KERNEL_TABLE_H_
+#define LOCKSTEP_CORE_BACKEND_KERNEL_TABLE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace lockstep {
+namespace backend {
+
+// Bumped whenever the table's layout or a kernel's meaning changes; a plugin built for another
+// version is refused with both versions named.
+constexpr uint32_t kKernelTableAbi = 1;
+
+// The same values as simd::BinaryOp, simd::UnaryOp and simd::MathFn (checked where the CPU table
+// is built).
+enum class BinaryOp : int32_t { kAdd, kSub, kMul, kDiv, kMax, kMin, kEq, kNe, kLt, kLe, kGt, kGe };
+enum class UnaryOp : int32_t { kNeg, kAbs, kSqrt, kRelu, kCanonicalize, kReciprocal, kSquare };
+enum class MathFn : int32_t { kExp, kLog, kTanh, kSigmoid, kErf, kGeluErf, kGeluTanh, kSoftplus, kRsqrt };
+
+// C = op(A) op(B), row-major, each output summing its K products in increasing k (simd/gemm.h).
+struct GemmCall {
+  int32_t trans_a, trans_b;  // A stored [k, m] / B stored [n, k] when set
+  size_t m, n, k;
+  const float* a;
+  size_t lda;
+  const float* b;
+  size_t ldb;
+  float* c;
+  size_t ldc;
+};
+
+struct AdamCall {
+  float* param;
+  const float* grad;
+  float* exp_avg;
+  float* exp_avg_sq;
+  size_t n;
+  float lr, beta1, beta2, eps, weight_decay;
+  int32_t decoupled;
+  float step_size, sqrt_bias_correction2;
+};
+
+struct SgdCall {
+  float* param;
+  const float* grad;
+  float* momentum_buffer;
+  size_t n;
+  float lr, momentum, dampening, weight_decay;
+  int32_t nesterov, first_step;
+};
+
+// Kernels report failure (a device error) by returning nonzero; last_error() then describes it.
+struct KernelTable {
+  uint32_t abi_version;     // kKernelTableAbi
+  uint32_t table_bytes;     // sizeof(KernelTable) the plugin was built with
+  const char* device_name;  // "cpu", "cuda:0 (NVIDIA H200)", ...
+
+  // Memory: alloc returns null on failure; copies move bytes between host and this device.
+  void* (*alloc)(size_t bytes);
+  void (*release)(void* ptr);
+  int (*copy_to_device)(void* device_dst, const void* host_src, size_t bytes);
+  int (*copy_to_host)(void* host_dst, const void* device_src, size_t bytes);
+  const char* (*last_error)();
+
+  // Elementwise (simd/elementwise.h): out may alias an input.
+  int (*binary)(BinaryOp op, const float* a, const float* b, float* out, size_t n);
+  int (*binary_scalar_right)(BinaryOp op, const float* a, float s, float* out, size_t n);
+  int (*binary_scalar_left)(BinaryOp op, float s, const float* b, float* out, size_t n);
+  int (*unary)(UnaryOp op, const float* a, float* out, size_t n);
+  int (*select)(const float* cond, const float* a, const float* b, float* out, size_t n);
+
+  // Correctly rounded elementary functions (simd/math.h).
+  int (*math)(MathFn fn, const float* in, float* out, size_t n);
+  int (*pow_int)(const float* in, int32_t exponent, float* out, size_t n);
+
+  // Canonical reductions over the middle axis of [outer, len, inner] (simd/reduce.h).
+  int (*sum_axis)(const float* x, size_t outer, size_t len, size_t inner, float* out);
+  int (*mean_axis)(const float* x, size_t outer, size_t len, size_t inner, float* out);
+  int (*variance_axis)(const float* x, size_t outer, size_t len, size_t inner, size_t correction,
+                       float* out);
+  int (*max_axis)(const float* x, size_t outer, size_t len, size_t inner, float* out);
+  int (*min_axis)(const float* x, size_t outer, size_t len, size_t inner, float* out);
+  int (*argmax_axis)(const float* x, size_t outer, size_t len, size_t inner, int64_t* out);
+
+  int (*gemm)(const GemmCall* call);
+
+  // Over the last axis of [rows, cols] (simd/softmax.h).
+  int (*softmax)(const float* x, size_t rows, size_t cols, float* out);
+  int (*log_softmax)(const float* x, size_t rows, size_t cols, float* out);
+
+  // Philox4x32-10 dropout mask (simd/philox.h).
+  int (*dropout_mask)(uint64_t seed, uint64_t stream, uint64_t first, float p, float* out, size_t n);
+
+  // Optimizer updates (simd/optimizer.h).
+  int (*adam_update)(const AdamCall* call);
+  int (*sgd_update)(const SgdCall* call);
+};
+
+// A table whose entries are the static functions of Impl with the entries' names in CamelCase
+// (Alloc, Release, CopyToDevice, ..., SgdUpdate): how the CPU and every plugin build theirs.
+template <class Impl>
+KernelTable MakeKernelTable(const char* device_name) {
+  KernelTable t{};
+  t.abi_version = kKernelTableAbi;
+  t.table_bytes = sizeof(KernelTable);
+  t.device_name = device_name;
+  t.alloc = &Impl::Alloc;
+  t.release = &Impl::Release;
+  t.copy_to_device = &Impl::CopyToDevice;
+  t.copy_to_host = &Impl::CopyToHost;
+  t.last_error = &Impl::LastError;
+  t.binary = &Impl::Binary;
+  t.binary_scalar_right = &Impl::BinaryScalarRight;
+  t.binary_scalar_left = &Impl::BinaryScalarLeft;
+  t.unary = &Impl::Unary;
+  t.select = &Impl::Select;
+  t.math = &Impl::Math;
+  t.pow_int = &Impl::PowInt;
+  t.sum_axis = &Impl::SumAxis;
+  t.mean_axis = &Impl::MeanAxis;
+  t.variance_axis = &Impl::VarianceAxis;
+  t.max_axis = &Impl::MaxAxis;
+  t.min_axis = &Impl::MinAxis;
+  t.argmax_axis = &Impl::ArgmaxAxis;
+  t.gemm = &Impl::Gemm;
+  t.softmax = &Impl::Softmax;
+  t.log_softmax = &Impl::LogSoftmax;
+  t.dropout_mask = &Impl::DropoutMask;
+  t.adam_update = &Impl::AdamUpdate;
+  t.sgd_update = &Impl::SgdUpdate;
+  return t;
+}
+
+// What a device plugin exports (extern "C", by this name): the table for device `index`, or null
+// with a message in `why` (no driver, no device, index out of range, ...).
+using PluginEntry = const KernelTable* (*)(int index, char* why, size_t why_bytes);
+// Lists the plugin's devices: the count, and for i < count the i-th device's description in
+// `names` (one per line). Never fails: a machine without a driver has zero devices and a reason.
+using PluginListDevices = int (*)(char* names, size_t names_bytes, char* why, size_t why_bytes);
+constexpr const char* kPluginEntryName = "lockstep_plugin_kernel_table_v1";
+constexpr const char* kPluginListName = "lockstep_plugin_list_devices_v1";
+
+}  // namespace backend
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CORE_BACKEND_KERNEL_TABLE_H_

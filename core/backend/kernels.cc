@@ -1,0 +1,70 @@
+// Kernels (core/ops_internal.h): the current device's table behind simd/'s signatures.
+#include "core/ops_internal.h"
+
+namespace lockstep {
+
+namespace be = backend;
+
+namespace {
+be::BinaryOp B(simd::BinaryOp op) { return static_cast<be::BinaryOp>(op); }
+}  // namespace
+
+void Kernels::Binary(simd::BinaryOp op, const float* a, const float* b, float* out, size_t n) const {
+  CheckKernel(k_, k_.binary(B(op), a, b, out, n), "binary");
+}
+void Kernels::BinaryScalarRight(simd::BinaryOp op, const float* a, float s, float* out, size_t n) const {
+  CheckKernel(k_, k_.binary_scalar_right(B(op), a, s, out, n), "binary");
+}
+void Kernels::BinaryScalarLeft(simd::BinaryOp op, float s, const float* b, float* out, size_t n) const {
+  CheckKernel(k_, k_.binary_scalar_left(B(op), s, b, out, n), "binary");
+}
+void Kernels::Unary(simd::UnaryOp op, const float* a, float* out, size_t n) const {
+  CheckKernel(k_, k_.unary(static_cast<be::UnaryOp>(op), a, out, n), "unary");
+}
+void Kernels::Select(const float* cond, const float* a, const float* b, float* out, size_t n) const {
+  CheckKernel(k_, k_.select(cond, a, b, out, n), "select");
+}
+void Kernels::Math(simd::MathFn fn, const float* in, float* out, size_t n) const {
+  CheckKernel(k_, k_.math(static_cast<be::MathFn>(fn), in, out, n), simd::MathFnName(fn));
+}
+void Kernels::PowInt(const float* in, int exponent, float* out, size_t n) const {
+  CheckKernel(k_, k_.pow_int(in, exponent, out, n), "pow");
+}
+void Kernels::SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) const {
+  CheckKernel(k_, k_.sum_axis(x, outer, len, inner, out), "sum");
+}
+void Kernels::MeanAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) const {
+  CheckKernel(k_, k_.mean_axis(x, outer, len, inner, out), "mean");
+}
+void Kernels::VarianceAxis(const float* x, size_t outer, size_t len, size_t inner, size_t correction,
+                           float* out) const {
+  CheckKernel(k_, k_.variance_axis(x, outer, len, inner, correction, out), "variance");
+}
+void Kernels::MaxAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) const {
+  CheckKernel(k_, k_.max_axis(x, outer, len, inner, out), "max");
+}
+void Kernels::ArgmaxAxis(const float* x, size_t outer, size_t len, size_t inner, int64_t* out) const {
+  CheckKernel(k_, k_.argmax_axis(x, outer, len, inner, out), "argmax");
+}
+void Kernels::Gemm(const simd::GemmArgs& a) const {
+  be::GemmCall call{a.trans_a, a.trans_b, a.m, a.n, a.k, a.a, a.lda, a.b, a.ldb, a.c, a.ldc};
+  CheckKernel(k_, k_.gemm(&call), "gemm");
+}
+void Kernels::Softmax(const float* x, size_t rows, size_t cols, float* out) const {
+  CheckKernel(k_, k_.softmax(x, rows, cols, out), "softmax");
+}
+void Kernels::LogSoftmax(const float* x, size_t rows, size_t cols, float* out) const {
+  CheckKernel(k_, k_.log_softmax(x, rows, cols, out), "log_softmax");
+}
+void Kernels::DropoutMask(uint64_t seed, uint64_t stream, uint64_t first, float p, float* out,
+                          size_t n) const {
+  CheckKernel(k_, k_.dropout_mask(seed, stream, first, p, out, n), "dropout");
+}
+void Kernels::AdamUpdate(const be::AdamCall& call) const {
+  CheckKernel(k_, k_.adam_update(&call), "adam update");
+}
+void Kernels::SgdUpdate(const be::SgdCall& call) const {
+  CheckKernel(k_, k_.sgd_update(&call), "sgd update");
+}
+
+}  // namespace lockstep

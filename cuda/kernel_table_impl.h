@@ -1,0 +1,152 @@
+// The plugin's KernelTable, written once over a launch policy `Dev`: cuda/plugin.cu runs the
+// bodies as CUDA grids (one thread per index), cuda/emulation.cc runs them as host loops. Dev
+// provides:
+//   template <class Body> static int Launch(size_t n, const Body& body);  // body(i), i < n
+//   static void* Alloc(size_t bytes); static void Release(void* p);       // device memory
+//   static int CopyToDevice(void*, const void*, size_t); static int CopyToHost(...);
+//   static const MathTables& Tables();  static const char* LastError();
+//   static int Fail(const char* message);  // records the message, returns nonzero
+#ifndef LOCKSTEP_CUDA_KERNEL_TABLE_IMPL_H_
+#define LOCKSTEP_CUDA_KERNEL_TABLE_IMPL_H_
+
+#include "core/backend/kernel_table.h"
+#include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/gemm.h"
+#include "cuda/kernels/math.h"
+#include "cuda/kernels/optimizer.h"
+#include "cuda/kernels/philox.h"
+#include "cuda/kernels/reduce.h"
+
+namespace lockstep {
+namespace cuda {
+
+template <class Dev>
+struct TableImpl {
+  // Device scratch for one call, released on every path.
+  struct Scratch {
+    void* ptr = nullptr;
+    explicit Scratch(size_t bytes) : ptr(Dev::Alloc(bytes == 0 ? 4 : bytes)) {}
+    ~Scratch() { Dev::Release(ptr); }
+    float* f() const { return static_cast<float*>(ptr); }
+  };
+
+  static int Binary(BinaryOp op, const float* a, const float* b, float* out, size_t n) {
+    return Dev::Launch(n, BinaryBody{op, a, b, out});
+  }
+  static int BinaryScalarRight(BinaryOp op, const float* a, float s, float* out, size_t n) {
+    return Dev::Launch(n, BinaryScalarRightBody{op, a, s, out});
+  }
+  static int BinaryScalarLeft(BinaryOp op, float s, const float* b, float* out, size_t n) {
+    return Dev::Launch(n, BinaryScalarLeftBody{op, s, b, out});
+  }
+  static int Unary(UnaryOp op, const float* a, float* out, size_t n) {
+    return Dev::Launch(n, UnaryBody{op, a, out});
+  }
+  static int Select(const float* cond, const float* a, const float* b, float* out, size_t n) {
+    return Dev::Launch(n, SelectBody{cond, a, b, out});
+  }
+  static int Math(MathFn fn, const float* in, float* out, size_t n) {
+    return Dev::Launch(n, MathBody{Dev::Tables(), fn, in, out});
+  }
+  static int PowInt(const float* in, int32_t exponent, float* out, size_t n) {
+    return Dev::Launch(n, PowIntBody{Dev::Tables(), exponent, in, out});
+  }
+
+  // Canonical sums of every column, block results first, then their pairwise combination divided
+  // by divisor (1: none). With means, sums the squared deviations from them.
+  static int ColumnSums(const float* x, size_t outer, size_t len, size_t inner, const float* means,
+                        float divisor, float* out) {
+    const size_t columns = outer * inner, blocks = BlockCount(len);
+    Scratch partials(columns * blocks * sizeof(float));
+    if (partials.ptr == nullptr) return Dev::Fail("out of device memory for reduction partials");
+    int status = Dev::Launch(columns * blocks, BlockSumBody{x, len, inner, blocks, means, partials.f()});
+    if (status != 0) return status;
+    return Dev::Launch(columns, CombineBody{partials.f(), blocks, divisor, out});
+  }
+  static int SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {
+    return ColumnSums(x, outer, len, inner, nullptr, 1.0f, out);
+  }
+  static int MeanAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {
+    const int status = ColumnSums(x, outer, len, inner, nullptr, 1.0f, out);
+    if (status != 0) return status;
+    return Dev::Launch(outer * inner, BinaryScalarRightBody{BinaryOp::kDiv, out, static_cast<float>(len), out});
+  }
+  static int VarianceAxis(const float* x, size_t outer, size_t len, size_t inner, size_t correction,
+                          float* out) {
+    Scratch means(outer * inner * sizeof(float));
+    if (means.ptr == nullptr) return Dev::Fail("out of device memory for variance means");
+    int status = MeanAxis(x, outer, len, inner, means.f());
+    if (status != 0) return status;
+    const float divisor = len > correction ? static_cast<float>(len - correction) : 0.0f;
+    return ColumnSums(x, outer, len, inner, means.f(), divisor, out);
+  }
+  static int MaxAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {
+    return Dev::Launch(outer * inner, ExtremeBody{x, len, inner, true, out});
+  }
+  static int MinAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {
+    return Dev::Launch(outer * inner, ExtremeBody{x, len, inner, false, out});
+  }
+  static int ArgmaxAxis(const float* x, size_t outer, size_t len, size_t inner, int64_t* out) {
+    return Dev::Launch(outer * inner, ArgmaxBody{x, len, inner, out});
+  }
+
+  static int Gemm(const backend::GemmCall* g) {
+    const size_t groups = (g->n + kGemmColumns - 1) / kGemmColumns;
+    return Dev::Launch(g->m * groups, GemmBody{*g, groups});
+  }
+
+  // The steps of simd/softmax.cc: max, shift, exp, canonical sum, then divide (softmax) or
+  // subtract the log of the sum (log-softmax).
+  static int SoftmaxImpl(const float* x, size_t rows, size_t cols, float* out, bool take_log) {
+    Scratch row_values(rows * sizeof(float)), exps(take_log ? rows * cols * sizeof(float) : 4);
+    if (row_values.ptr == nullptr || exps.ptr == nullptr) return Dev::Fail("out of device memory for softmax");
+    float* e = take_log ? exps.f() : out;
+    int status = MaxAxis(x, rows, cols, 1, row_values.f());
+    if (status == 0) status = Dev::Launch(rows * cols, RowSubBody{x, row_values.f(), cols, out});
+    if (status == 0) status = Math(MathFn::kExp, out, e, rows * cols);
+    if (status == 0) status = SumAxis(e, rows, cols, 1, row_values.f());
+    if (status != 0) return status;
+    if (!take_log) return Dev::Launch(rows * cols, RowDivBody{e, row_values.f(), cols, out});
+    status = Math(MathFn::kLog, row_values.f(), row_values.f(), rows);
+    if (status != 0) return status;
+    return Dev::Launch(rows * cols, RowSubBody{out, row_values.f(), cols, out});
+  }
+  static int Softmax(const float* x, size_t rows, size_t cols, float* out) {
+    return SoftmaxImpl(x, rows, cols, out, false);
+  }
+  static int LogSoftmax(const float* x, size_t rows, size_t cols, float* out) {
+    return SoftmaxImpl(x, rows, cols, out, true);
+  }
+
+  static int DropoutMask(uint64_t seed, uint64_t stream, uint64_t first, float p, float* out, size_t n) {
+    // round(p * 2^24), exact in float64, ties to even by adding and subtracting 2^52.
+    const double scaled = static_cast<double>(p) * 16777216.0;
+    const uint32_t threshold = static_cast<uint32_t>((scaled + 4503599627370496.0) - 4503599627370496.0);
+    const float scale = p >= 1.0f ? 0.0f : 1.0f / (1.0f - p);
+    return Dev::Launch(n, DropoutBody{seed, stream, first, threshold, scale, out});
+  }
+
+  static int AdamUpdate(const backend::AdamCall* a) {
+    const float decay_factor = 1.0f - a->lr * a->weight_decay;
+    return Dev::Launch(a->n, AdamBody{*a, 1.0f - a->beta1, 1.0f - a->beta2, decay_factor});
+  }
+  static int SgdUpdate(const backend::SgdCall* s) {
+    return Dev::Launch(s->n, SgdBody{*s, 1.0f - s->dampening});
+  }
+
+  // The memory entries, as the table wants them.
+  static void* Alloc(size_t bytes) { return Dev::Alloc(bytes); }
+  static void Release(void* p) { Dev::Release(p); }
+  static int CopyToDevice(void* dst, const void* src, size_t bytes) { return Dev::CopyToDevice(dst, src, bytes); }
+  static int CopyToHost(void* dst, const void* src, size_t bytes) { return Dev::CopyToHost(dst, src, bytes); }
+  static const char* LastError() { return Dev::LastError(); }
+
+  static backend::KernelTable Make(const char* device_name) {
+    return backend::MakeKernelTable<TableImpl>(device_name);
+  }
+};
+
+}  // namespace cuda
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CUDA_KERNEL_TABLE_IMPL_H_

@@ -1,0 +1,84 @@
+// Elementwise kernel bodies (the semantics of simd/elementwise.h), one output element per call.
+#ifndef LOCKSTEP_CUDA_KERNELS_ELEMENTWISE_H_
+#define LOCKSTEP_CUDA_KERNELS_ELEMENTWISE_H_
+
+#include "core/backend/kernel_table.h"
+#include "cuda/kernels/portable.h"
+
+namespace lockstep {
+namespace cuda {
+
+using backend::BinaryOp;
+using backend::UnaryOp;
+
+LS_HD float ApplyBinary(BinaryOp op, float a, float b) {
+  switch (op) {
+    case BinaryOp::kAdd: return Canonical(a + b);
+    case BinaryOp::kSub: return Canonical(a - b);
+    case BinaryOp::kMul: return Canonical(a * b);
+    case BinaryOp::kDiv: return Canonical(a / b);
+    case BinaryOp::kMax: return MaxByContract(a, b);
+    case BinaryOp::kMin: return MinByContract(a, b);
+    case BinaryOp::kEq: return a == b ? 1.0f : 0.0f;
+    case BinaryOp::kNe: return a == b ? 0.0f : 1.0f;  // true for NaN
+    case BinaryOp::kLt: return a < b ? 1.0f : 0.0f;
+    case BinaryOp::kLe: return a <= b ? 1.0f : 0.0f;
+    case BinaryOp::kGt: return a > b ? 1.0f : 0.0f;
+    case BinaryOp::kGe: return a >= b ? 1.0f : 0.0f;
+  }
+  return CanonicalNaN();
+}
+
+LS_HD float ApplyUnary(UnaryOp op, float a) {
+  switch (op) {
+    case UnaryOp::kNeg: return Canonical(BitCast<float>(BitCast<uint32_t>(a) ^ 0x80000000u));
+    case UnaryOp::kAbs: return Canonical(BitCast<float>(BitCast<uint32_t>(a) & 0x7FFFFFFFu));
+    case UnaryOp::kSqrt: return Canonical(SqrtF(a));
+    case UnaryOp::kRelu: return Canonical(a > 0.0f || IsNaN(a) ? a : 0.0f);
+    case UnaryOp::kCanonicalize: return Canonical(a);
+    case UnaryOp::kReciprocal: return Canonical(1.0f / a);
+    case UnaryOp::kSquare: return Canonical(a * a);
+  }
+  return CanonicalNaN();
+}
+
+struct BinaryBody {
+  BinaryOp op;
+  const float* a;
+  const float* b;
+  float* out;
+  LS_HD void operator()(size_t i) const { out[i] = ApplyBinary(op, a[i], b[i]); }
+};
+struct BinaryScalarRightBody {
+  BinaryOp op;
+  const float* a;
+  float s;
+  float* out;
+  LS_HD void operator()(size_t i) const { out[i] = ApplyBinary(op, a[i], s); }
+};
+struct BinaryScalarLeftBody {
+  BinaryOp op;
+  float s;
+  const float* b;
+  float* out;
+  LS_HD void operator()(size_t i) const { out[i] = ApplyBinary(op, s, b[i]); }
+};
+struct UnaryBody {
+  UnaryOp op;
+  const float* a;
+  float* out;
+  LS_HD void operator()(size_t i) const { out[i] = ApplyUnary(op, a[i]); }
+};
+// A NaN condition counts as true (NaN != 0).
+struct SelectBody {
+  const float* cond;
+  const float* a;
+  const float* b;
+  float* out;
+  LS_HD void operator()(size_t i) const { out[i] = Canonical(cond[i] == 0.0f ? b[i] : a[i]); }
+};
+
+}  // namespace cuda
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CUDA_KERNELS_ELEMENTWISE_H_
