@@ -92,7 +92,8 @@ struct TableImpl {
 
   static int Gemm(const backend::GemmCall* g) {
     const size_t groups = (g->n + kGemmColumns - 1) / kGemmColumns;
-    return Dev::Launch(g->m * groups, GemmBody{*g, groups});
+    const size_t row_tiles = (g->m + kGemmRows - 1) / kGemmRows;
+    return Dev::Launch(row_tiles * groups, GemmBody{*g, groups});
   }
 
   // The steps of simd/softmax.cc: max, shift, exp, canonical sum, then divide (softmax) or

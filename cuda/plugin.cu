@@ -5,7 +5,8 @@
 // TF32, no cuBLAS: GEMM is the contract's K-sequential sum.
 //
 // Tensor memory is CUDA managed memory, so the core can still read and write it between kernel
-// calls; every call synchronises before it returns.
+// calls (the ops that have no device kernel yet run on the host over it); every call
+// synchronises before it returns. Scratch of the reductions is managed memory too.
 #include <stdio.h>
 
 #include <cuda_runtime.h>
@@ -51,7 +52,17 @@ struct CudaGrid {
     if (Check(cudaGetLastError(), "kernel launch") != 0) return 1;
     return Check(cudaDeviceSynchronize(), "kernel execution");
   }
+  // Managed memory beyond what the GPU has free can stall the device (oversubscription), so an
+  // allocation that would not fit, with a margin, is refused with the figures instead.
   static void* Alloc(size_t bytes) {
+    constexpr size_t kMargin = size_t{256} << 20;
+    size_t free_bytes = 0, total_bytes = 0;
+    if (Check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo") != 0) return nullptr;
+    if (bytes + kMargin > free_bytes) {
+      last_error = "cannot allocate " + std::to_string(bytes) + " bytes: the GPU has " +
+                   std::to_string(free_bytes) + " of " + std::to_string(total_bytes) + " bytes free";
+      return nullptr;
+    }
     void* p = nullptr;
     if (Check(cudaMallocManaged(&p, bytes == 0 ? 64 : bytes), "cudaMallocManaged") != 0) return nullptr;
     return p;

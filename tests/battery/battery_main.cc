@@ -14,6 +14,7 @@
 
 #include "core/backend/device.h"
 #include "core/contract.h"
+#include "core/error.h"
 #include "core/fp_environment.h"
 #include "core/sha256.h"
 #include "simd/targets.h"
@@ -130,10 +131,21 @@ int CompareDumps(const std::string& a_path, const std::string& b_path) {
 
 // The device's kernels against the golden hashes, kernel by kernel (host-only kernels are not
 // part of a device's table and are reported as such).
+// An unavailable device (no plugin, no driver, no GPU) is reported as skipped: exit status 77,
+// which ctest counts as a skipped test, not a passed one.
+constexpr int kExitSkipped = 77;
+
 int RunOnDevice(const std::string& device_name, const std::string& platform,
                 const std::map<std::string, std::string>& golden) {
   const Device device = Device::Parse(device_name);
-  const backend::KernelTable& kernels = KernelsOf(device);
+  const backend::KernelTable* found = nullptr;
+  try {
+    found = &KernelsOf(device);
+  } catch (const Error& e) {
+    printf("%s %s: skipped: %s\n", platform.c_str(), device.ToString().c_str(), e.what());
+    return kExitSkipped;
+  }
+  const backend::KernelTable& kernels = *found;
   const std::vector<KernelOutput> outputs = RunBattery(kernels, false);
   const Hashes h = HashOutputs(outputs);
   int mismatched = 0;
@@ -157,7 +169,7 @@ int Usage(const char* message) {
   fprintf(stderr,
           "%s\nusage: lockstep_battery [--golden FILE] [--target NAME|all] [--platform LABEL]\n"
           "                        [--threads N] [--dump FILE] [--write-golden FILE]\n"
-          "       lockstep_battery --device cuda[:N] --golden FILE\n"
+          "       lockstep_battery --device cuda[:N] --golden FILE   (exit 77: no such device)\n"
           "       lockstep_battery --list-targets | --list-compiled\n"
           "       lockstep_battery --compare-dumps A B\n",
           message);

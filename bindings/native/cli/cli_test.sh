@@ -55,6 +55,23 @@ expect 0 "contract version: [0-9]+" "$cli" info
 expect 0 "SIMD target in use: [A-Z0-9_]+" "$cli" info
 expect 2 "unexpected argument" "$cli" info extra
 
+# devices: a missing plugin or device is a clear error; the CUDA plugin's host emulation stands in
+# for a GPU (cuda/README.md)
+emulated=$build/cuda/liblockstep_cuda_emulated.so
+expect 0 "CUDA devices: (none \(.+\)|[0-9]+)" "$cli" info
+expect 2 "unknown device 'gpu': expected cpu, cuda or cuda:N" "$cli" train mnist --device gpu
+expect 2 "LOCKSTEP_ERROR_UNAVAILABLE.*device cuda:0 is not available: the CUDA plugin .* was not found" \
+  env LOCKSTEP_CUDA_PLUGIN="$work/nowhere.so" "$cli" train mnist --device cuda
+expect 0 "CUDA devices: none \(the CUDA plugin .* was not found" env LOCKSTEP_CUDA_PLUGIN="$work/nowhere.so" "$cli" info
+if [ -f "$emulated" ]; then
+  expect 0 "CUDA devices: 1" env LOCKSTEP_CUDA_PLUGIN="$emulated" "$cli" info
+  expect 0 "^cuda:0 \(host emulation" env LOCKSTEP_CUDA_PLUGIN="$emulated" "$cli" info
+  expect 2 "LOCKSTEP_ERROR_UNAVAILABLE.*cuda:0 only, asked for cuda:3" env LOCKSTEP_CUDA_PLUGIN="$emulated" \
+    "$cli" eval x --device cuda:3
+else
+  echo "FAIL: the emulation plugin $emulated was not built"; failures=$((failures + 1))
+fi
+
 # hash and verify agree with sha256sum
 printf 'lockstep\n' >"$work/file.txt"
 sum=$(sha256sum "$work/file.txt" | cut -d' ' -f1)
@@ -85,8 +102,10 @@ if [ -f "$data/train-images.idx" ]; then
   expect 0 "logits hash: *$logits" "$cli" eval "$work/m.safetensors" --data "$data"
   expect 0 "model hash: *$trained" "$cli" eval "$work/m.safetensors" --data "$data" --arch lenet5
   expect 2 "LOCKSTEP_ERROR_FORMAT" "$cli" eval "$work/m.safetensors" --data "$data" --arch mlp
-  # the same run with one thread gives the same bits
+  # the same run with one thread gives the same bits, and so does evaluating on the CUDA device
   expect 0 "trained hash: *$trained" "$cli" train mnist --epochs 1 --threads 1 --data "$data"
+  expect 0 "logits hash: *$logits" env LOCKSTEP_CUDA_PLUGIN="$emulated" "$cli" eval "$work/m.safetensors" \
+    --data "$data" --device cuda
 else
   echo "skipped: train mnist (no data in $data)"
 fi
@@ -108,6 +127,8 @@ if [ -f "$text" ]; then
   fi
   expect 0 "^OK" "$cli" verify "$work/g.safetensors" --expect "$trained"
   expect 0 "trained hash: *$trained" "$cli" train gpt --config tiny --steps 20 --threads 1 --data "$text"
+  expect 0 "trained hash: *$trained" env LOCKSTEP_CUDA_PLUGIN="$emulated" "$cli" train gpt --config tiny \
+    --steps 20 --device cuda --data "$text"
   first=$("$cli" sample "$work/g.safetensors" --config tiny --data "$text" --prompt "The " --tokens 40 2>&1)
   expect 0 "^The " "$cli" sample "$work/g.safetensors" --config tiny --data "$text" --prompt "The " --tokens 40
   if [ "$("$cli" sample "$work/g.safetensors" --config tiny --data "$text" --prompt "The " --tokens 40)" = "$first" ] &&
