@@ -106,7 +106,6 @@ Grads Conv2dGrad(const Node& node, const Tensor& g_in) {
   Tensor dx = want_dx ? Tensor::Zeros(x.shape()) : Tensor();
   Tensor dw = want_dw ? Tensor::Empty(w.shape()) : Tensor();
   const int64_t np = geo.n * geo.positions;
-  const int64_t sample_size = geo.c_in * geo.h * geo.w;
   if (want_dx || want_dw) {
     // Device buffers: the GEMMs read and write them on the current device.
     Tensor dy_buffer = Tensor::Empty({geo.c_out_group * np});
@@ -115,13 +114,11 @@ Grads Conv2dGrad(const Node& node, const Tensor& g_in) {
     float* dy = dy_buffer.data_f32();
     float* cols = cols_buffer.data_f32();
     float* dcols = dcols_buffer.data_f32();
+    const Kernels kernels;
+    const int64_t group_offset = geo.c_in_group * geo.h * geo.w;  // of a group's first input channel
     for (int64_t grp = 0; grp < o.groups; ++grp) {
-      for (int64_t s = 0; s < geo.n; ++s) {
-        for (int64_t oc = 0; oc < geo.c_out_group; ++oc) {
-          const float* src = g.data_f32() + (s * geo.c_out + grp * geo.c_out_group + oc) * geo.positions;
-          std::copy(src, src + geo.positions, dy + oc * np + s * geo.positions);
-        }
-      }
+      kernels.StridedCopy(GemmLayoutCopy(g.data_f32() + grp * geo.c_out_group * geo.positions, dy, geo.n,
+                                         geo.c_out_group, geo.positions, geo.c_out, false));
       if (want_dx) {
         simd::GemmArgs args;  // dcols [k, N*P] = W_g^T [k, c_out_g] x dY [c_out_g, N*P]
         args.trans_a = true;
@@ -129,15 +126,11 @@ Grads Conv2dGrad(const Node& node, const Tensor& g_in) {
         args.a = w.data_f32() + grp * geo.c_out_group * geo.k; args.lda = geo.k;
         args.b = dy; args.ldb = np;
         args.c = dcols; args.ldc = np;
-        Kernels().Gemm(args);
-        for (int64_t s = 0; s < geo.n; ++s) {
-          Col2ImAdd(geo, dcols + s * geo.positions, np, grp, dx.data_f32() + s * sample_size);
-        }
+        kernels.Gemm(args);
+        kernels.Col2ImAdd(ConvCallOf(geo, geo.n, np), dcols, dx.data_f32() + grp * group_offset);
       }
       if (want_dw) {
-        for (int64_t s = 0; s < geo.n; ++s) {
-          Im2Col(geo, x.data_f32() + s * sample_size, grp, cols + s * geo.positions, np);
-        }
+        kernels.Im2Col(ConvCallOf(geo, geo.n, np), x.data_f32() + grp * group_offset, cols);
         simd::GemmArgs args;  // dW_g [c_out_g, k] = dY [c_out_g, N*P] x cols^T [N*P, k]
         args.trans_b = true;
         args.m = geo.c_out_group; args.n = geo.k; args.k = np;
@@ -174,14 +167,23 @@ Grads LayerNormGrad(const Node& node, const Tensor& g_in) {
   const Tensor& w = node.inputs[1];
   Grads out(3);
   if (Wants(node, 0)) {
+    // Per row: dx = ((dxhat - mean(dxhat)) - xhat * mean(dxhat * xhat)) * rstd, each step over
+    // all rows at once (NormInputGrad's operations).
     const Tensor dxhat = w.defined() ? Mul(g, w) : g;
     const Tensor prod = Mul(dxhat, xhat);
-    Tensor dx = Tensor::Empty(xhat.shape());
-    for (int64_t r = 0; r < rows; ++r) {
-      const float s1 = Sum(dxhat.Reshape({rows, d}).Select(0, r)).item();
-      const float s2 = Sum(prod.Reshape({rows, d}).Select(0, r)).item();
-      NormInputGrad(dxhat.data_f32() + r * d, xhat.data_f32() + r * d, s1, s2, static_cast<float>(d),
-                    rstd.data_f32()[r], dx.data_f32() + r * d, static_cast<size_t>(d));
+    const Kernels k;
+    const size_t n = static_cast<size_t>(xhat.numel()), r = static_cast<size_t>(rows);
+    Tensor dx = Tensor::Empty(xhat.shape()), projected = Tensor::Empty(xhat.shape());
+    Tensor mean_dxhat = Tensor::Empty({rows}), mean_prod = Tensor::Empty({rows});
+    if (rows > 0) {
+      k.SumAxis(dxhat.data_f32(), r, static_cast<size_t>(d), 1, mean_dxhat.data_f32());
+      k.SumAxis(prod.data_f32(), r, static_cast<size_t>(d), 1, mean_prod.data_f32());
+      k.BinaryScalarRight(simd::BinaryOp::kDiv, mean_dxhat.data_f32(), static_cast<float>(d), mean_dxhat.data_f32(), r);
+      k.BinaryScalarRight(simd::BinaryOp::kDiv, mean_prod.data_f32(), static_cast<float>(d), mean_prod.data_f32(), r);
+      k.BinaryBroadcast(simd::BinaryOp::kSub, WholeOperand(dxhat), PerRowOperand(mean_dxhat, d), dx.data_f32(), n);
+      k.BinaryBroadcast(simd::BinaryOp::kMul, WholeOperand(xhat), PerRowOperand(mean_prod, d), projected.data_f32(), n);
+      k.Binary(simd::BinaryOp::kSub, dx.data_f32(), projected.data_f32(), dx.data_f32(), n);
+      k.BinaryBroadcast(simd::BinaryOp::kMul, WholeOperand(dx), PerRowOperand(rstd, d), dx.data_f32(), n);
     }
     out[0] = dx;
   }
@@ -229,17 +231,12 @@ Grads PoolGrad(const Node& node, const Tensor& g_in) {
   const Shape& in = node.inputs[0].shape();
   const int64_t planes = in[0] * in[1], h = in[2], w = in[3], ho = g.size(2), wo = g.size(3);
   Tensor dx = Tensor::Zeros(in);
+  const auto& v = node.ints;  // kernel_h, kernel_w, stride_h, stride_w, padding_h, padding_w
   if (node.kind == OpKind::kMaxPool2d) {
-    const int64_t* argmax = node.saved[0].data_i64();
-    for (int64_t plane = 0; plane < planes; ++plane) {
-      for (int64_t q = 0; q < ho * wo; ++q) {
-        float& target = dx.data_f32()[plane * h * w + argmax[plane * ho * wo + q]];
-        target = target + g.data_f32()[plane * ho * wo + q];
-      }
-    }
+    const Pool2dOptions o{v[0], v[1], v[2], v[3], v[4], v[5]};
+    Kernels().MaxPoolBackward(MaxPoolCall(in, ho, wo, o), g.data_f32(), node.saved[0].data_i64(), dx.data_f32());
     return {dx};
   }
-  const auto& v = node.ints;  // kernel_h, kernel_w, stride_h, stride_w, padding_h, padding_w
   const float divisor = static_cast<float>(v[0] * v[1]);
   for (int64_t plane = 0; plane < planes; ++plane) {
     for (int64_t oy = 0; oy < ho; ++oy) {
@@ -365,10 +362,9 @@ std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& g) {
       const int64_t dim = w.size(1);
       const Tensor gc = ContiguousData(g, "embedding");
       Tensor dw = Tensor::Zeros(w.shape());
-      for (size_t i = 0; i < node.ints.size(); ++i) {  // rows accumulate in index order
-        float* row = dw.data_f32() + node.ints[i] * dim;
-        Kernels().Binary(simd::BinaryOp::kAdd, row, gc.data_f32() + i * dim, row, static_cast<size_t>(dim));
-      }
+      const Tensor& ids = node.saved[0];  // rows accumulate in index order
+      Kernels().ScatterAddRows(ids.data_i64(), static_cast<size_t>(ids.numel()), static_cast<size_t>(dim),
+                               gc.data_f32(), dw.data_f32());
       return {dw};
     }
     case OpKind::kNllLoss: return NllLossGrad(node, g);

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "core/backend/kernel_table.h"
 #include "core/ops.h"
 
 namespace lockstep {
@@ -19,6 +20,18 @@ ConvGeometry MakeConvGeometry(const Shape& x, const Shape& w, const Conv2dOption
 // which sums every output's k products in the same order as one GEMM per sample.
 void Im2Col(const ConvGeometry& g, const float* x_sample, int64_t group, float* cols, int64_t ld);
 void Col2ImAdd(const ConvGeometry& g, const float* cols, int64_t ld, int64_t group, float* dx_sample);
+
+// The kernel-table view of a geometry for `samples` samples starting at one group's first input
+// channel (x, dx), columns `ld` floats apart.
+backend::ConvCall ConvCallOf(const ConvGeometry& g, int64_t samples, int64_t ld);
+// Copies [samples, channels, positions] between the GEMM's [channels, samples * positions] layout
+// (width = samples * positions) and a tensor's [N, total_channels, positions] one (pointers at the
+// first sample's first channel concerned); gemm_to_tensor says which way.
+backend::StridedCopyCall GemmLayoutCopy(const float* from, float* to, int64_t samples, int64_t channels,
+                                        int64_t positions, int64_t total_channels, bool gemm_to_tensor);
+
+// The kernel-table view of a max pooling of input `in` [N, C, H, W] into [N, C, h_out, w_out].
+backend::PoolCall MaxPoolCall(const Shape& in, int64_t h_out, int64_t w_out, const Pool2dOptions& o);
 
 // Samples per chunk of the batched im2col: as many as fit about 16 MB of columns (at least one).
 int64_t SamplesPerChunk(const ConvGeometry& g);

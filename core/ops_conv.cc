@@ -46,6 +46,33 @@ static void ValidColumns(int64_t width, int64_t out_width, int64_t stride, int64
   if (*begin > *end) *begin = *end;
 }
 
+backend::ConvCall ConvCallOf(const ConvGeometry& g, int64_t samples, int64_t ld) {
+  const Conv2dOptions& o = g.o;
+  return backend::ConvCall{g.c_in_group, g.h, g.w, g.kh, g.kw, g.h_out, g.w_out,
+                           o.stride_h, o.stride_w, o.padding_h, o.padding_w, o.dilation_h, o.dilation_w,
+                           samples, g.c_in * g.h * g.w, ld};
+}
+
+// Index space [sample, channel, position]: in the GEMM layout element (s, c, p) is at
+// c * width + s * positions + p, in the tensor at (s * total_channels + c) * positions + p.
+backend::StridedCopyCall GemmLayoutCopy(const float* from, float* to, int64_t samples, int64_t channels,
+                                        int64_t positions, int64_t total_channels, bool gemm_to_tensor) {
+  const int64_t gemm_strides[3] = {positions, samples * positions, 1};
+  const int64_t tensor_strides[3] = {total_channels * positions, positions, 1};
+  backend::StridedCopyCall call{};
+  call.rank = 3;
+  call.shape[0] = samples;
+  call.shape[1] = channels;
+  call.shape[2] = positions;
+  for (int d = 0; d < 3; ++d) {
+    call.src_strides[d] = gemm_to_tensor ? gemm_strides[d] : tensor_strides[d];
+    call.dst_strides[d] = gemm_to_tensor ? tensor_strides[d] : gemm_strides[d];
+  }
+  call.src = from;
+  call.dst = to;
+  return call;
+}
+
 // cols [k, positions] for one sample and group: row (c, i, j), column (oy, ox); zero padding.
 int64_t SamplesPerChunk(const ConvGeometry& g) {
   const int64_t per_sample = g.k * g.positions;
@@ -105,6 +132,7 @@ void Col2ImAdd(const ConvGeometry& g, const float* cols, int64_t ld, int64_t gro
             for (int64_t ox = begin; ox < end; ++ox) {
               float& t = target[ox * g.o.stride_w];
               t = t + source[ox];
+              if (t != t) t = __builtin_nanf("");  // canonical, as the stride-1 path
             }
           }
         }
@@ -144,33 +172,29 @@ Tensor Conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, con
   float* product = product_buffer.data_f32();
   const float* x_data = x.data_f32();
   float* out_data = out.data_f32();
+  const Kernels kernels;
   for (int64_t first = 0; first < g.n; first += chunk) {
     const int64_t samples = std::min(chunk, g.n - first), width = samples * g.positions;
     for (int64_t grp = 0; grp < o.groups; ++grp) {
-      for (int64_t s = 0; s < samples; ++s) {
-        Im2Col(g, x_data + (first + s) * g.c_in * g.h * g.w, grp, cols + s * g.positions, width);
-      }
+      kernels.Im2Col(ConvCallOf(g, samples, width),
+                     x_data + first * g.c_in * g.h * g.w + grp * g.c_in_group * g.h * g.w, cols);
       simd::GemmArgs args;
       args.m = g.c_out_group; args.n = width; args.k = g.k;
       args.a = w.data_f32() + grp * g.c_out_group * g.k; args.lda = g.k;
       args.b = cols; args.ldb = width;
       args.c = product; args.ldc = width;
-      Kernels().Gemm(args);
-      for (int64_t s = 0; s < samples; ++s) {
-        for (int64_t oc = 0; oc < g.c_out_group; ++oc) {
-          const float* src = product + oc * width + s * g.positions;
-          std::copy(src, src + g.positions, out_data + ((first + s) * g.c_out + grp * g.c_out_group + oc) * g.positions);
-        }
-      }
+      kernels.Gemm(args);
+      kernels.StridedCopy(GemmLayoutCopy(product,
+                                         out_data + (first * g.c_out + grp * g.c_out_group) * g.positions,
+                                         samples, g.c_out_group, g.positions, g.c_out, true));
     }
   }
-  if (bias.defined()) {
-    for (int64_t s = 0; s < g.n; ++s) {
-      for (int64_t ch = 0; ch < g.c_out; ++ch) {
-        float* plane = out_data + (s * g.c_out + ch) * g.positions;
-        simd::BinaryScalarRight(simd::BinaryOp::kAdd, plane, bias.data_f32()[ch], plane, g.positions);
-      }
-    }
+  if (bias.defined()) {  // one bias value per (sample, channel) plane
+    const size_t n = static_cast<size_t>(out.numel());
+    kernels.BinaryBroadcast(simd::BinaryOp::kAdd, backend::BroadcastOperand{out_data, 1, n},
+                            backend::BroadcastOperand{bias.data_f32(), static_cast<size_t>(g.positions),
+                                                      static_cast<size_t>(g.c_out)},
+                            out_data, n);
   }
   if (NeedsGrad({x_in, w_in, bias_in})) {
     Node& node = RecordNode(out, OpKind::kConv2d, {x_in, w_in, bias_in});
@@ -196,14 +220,12 @@ int64_t PoolOut(int64_t size, int64_t kernel, int64_t stride, int64_t padding) {
   return (size + 2 * padding - kernel) / stride + 1;
 }
 
-// True when a is after b in the contract's order (NaN on top, +0 above -0).
-bool AfterByContract(float a, float b) {
-  if (a != a || b != b) return a != a && b == b;
-  if (a == b) return a == 0.0f && !__builtin_signbit(a) && __builtin_signbit(b);
-  return a > b;
-}
-
 }  // namespace
+
+backend::PoolCall MaxPoolCall(const Shape& in, int64_t h_out, int64_t w_out, const Pool2dOptions& o) {
+  return backend::PoolCall{in[0] * in[1], in[2], in[3], h_out, w_out, o.kernel_h, o.kernel_w,
+                           o.stride_h, o.stride_w, o.padding_h, o.padding_w};
+}
 
 Tensor MaxPool2d(const Tensor& x_in, const Pool2dOptions& o) {
   const Tensor x = ContiguousData(x_in, "max_pool2d");
@@ -211,32 +233,12 @@ Tensor MaxPool2d(const Tensor& x_in, const Pool2dOptions& o) {
   const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
   const int64_t ho = PoolOut(h, o.kernel_h, o.stride_h, o.padding_h), wo = PoolOut(w, o.kernel_w, o.stride_w, o.padding_w);
   Tensor out = Tensor::Empty({n, c, ho, wo}), argmax = Tensor::Empty({n, c, ho, wo}, DType::kInt64);
-  const float* x_data = x.data_f32();
-  float* out_data = out.data_f32();
-  int64_t* argmax_data = argmax.data_i64();
-  for (int64_t plane = 0; plane < n * c; ++plane) {
-    const float* in = x_data + plane * h * w;
-    for (int64_t oy = 0; oy < ho; ++oy) {
-      for (int64_t ox = 0; ox < wo; ++ox) {
-        // The first maximum in row-major window order wins ties.
-        int64_t best = -1;
-        for (int64_t i = 0; i < o.kernel_h; ++i) {
-          const int64_t y = oy * o.stride_h - o.padding_h + i;
-          if (y < 0 || y >= h) continue;
-          for (int64_t j = 0; j < o.kernel_w; ++j) {
-            const int64_t xx = ox * o.stride_w - o.padding_w + j;
-            if (xx < 0 || xx >= w) continue;
-            if (best < 0 || AfterByContract(in[y * w + xx], in[best])) best = y * w + xx;
-          }
-        }
-        const int64_t at = (plane * ho + oy) * wo + ox;
-        const float v = in[best];
-        out_data[at] = v != v ? __builtin_nanf("") : v;
-        argmax_data[at] = best;
-      }
-    }
+  Kernels().MaxPoolForward(MaxPoolCall(x.shape(), ho, wo, o), x.data_f32(), out.data_f32(), argmax.data_i64());
+  if (NeedsGrad({x_in})) {
+    Node& node = RecordNode(out, OpKind::kMaxPool2d, {x_in});
+    node.saved = {argmax};
+    node.ints = {o.kernel_h, o.kernel_w, o.stride_h, o.stride_w, o.padding_h, o.padding_w};
   }
-  if (NeedsGrad({x_in})) RecordNode(out, OpKind::kMaxPool2d, {x_in}).saved = {argmax};
   return out;
 }
 

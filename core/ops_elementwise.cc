@@ -26,15 +26,30 @@ Tensor ContiguousData(const Tensor& t, const char* op) {
 
 namespace {
 
-// True when `small`, without its leading 1s, equals the trailing dimensions of `big`.
-bool IsTrailingShape(const Shape& small, const Shape& big) {
-  size_t first = 0;
-  while (first < small.size() && small[first] == 1) ++first;
-  const size_t rank = small.size() - first;
-  if (rank > big.size()) return false;
-  for (size_t i = 0; i < rank; ++i) {
-    if (small[first + i] != big[big.size() - rank + i]) return false;
+// Describes operand x (shape s, broadcast to out) as x[(i / div) % mod] when it can: its
+// dimensions, aligned right with out's, must equal out's over one contiguous span and be 1
+// elsewhere. False otherwise (e.g. [3, 1, 5] against [3, 4, 5]).
+bool AsBroadcastOperand(const Tensor& x, const Shape& out, backend::BroadcastOperand* operand) {
+  const Shape& s = x.shape();
+  const size_t rank = out.size(), lead = rank - s.size();
+  auto dim = [&](size_t d) { return d < lead ? int64_t{1} : s[d - lead]; };
+  size_t lo = rank, hi = rank;  // the span [lo, hi) where x has out's sizes (sizes 1 may go either way)
+  for (size_t d = 0; d < rank; ++d) {
+    if (dim(d) == out[d] && out[d] != 1) {
+      if (lo == rank) lo = d;
+      else if (hi != rank && hi < d) return false;  // a second span
+      hi = d + 1;
+    } else if (dim(d) != 1 && dim(d) != out[d]) {
+      return false;
+    } else if (dim(d) == 1 && out[d] != 1 && lo != rank && hi == rank) {
+      hi = d;  // the span ends here
+    }
   }
+  if (lo == rank) lo = hi = rank;
+  size_t mod = 1, div = 1;
+  for (size_t d = lo; d < hi; ++d) mod *= static_cast<size_t>(out[d]);
+  for (size_t d = hi; d < rank; ++d) div *= static_cast<size_t>(out[d]);
+  *operand = backend::BroadcastOperand{x.data_f32(), div, mod};
   return true;
 }
 
@@ -45,16 +60,11 @@ Tensor BinaryForward(simd::BinaryOp op, const Tensor& a_in, const Tensor& b_in, 
   const size_t n = static_cast<size_t>(out.numel());
   const size_t na = static_cast<size_t>(a.numel()), nb = static_cast<size_t>(b.numel());
   if (n == 0) return out;
+  backend::BroadcastOperand oa, ob;
   if (na == n && nb == n) {
     Kernels().Binary(op, a.data_f32(), b.data_f32(), out.data_f32(), n);
-  } else if (na == n && nb == 1) {
-    Kernels().BinaryScalarRight(op, a.data_f32(), b.data_f32()[0], out.data_f32(), n);
-  } else if (nb == n && na == 1) {
-    Kernels().BinaryScalarLeft(op, a.data_f32()[0], b.data_f32(), out.data_f32(), n);
-  } else if (na == n && IsTrailingShape(b.shape(), out_shape)) {
-    for (size_t c = 0; c < n; c += nb) Kernels().Binary(op, a.data_f32() + c, b.data_f32(), out.data_f32() + c, nb);
-  } else if (nb == n && IsTrailingShape(a.shape(), out_shape)) {
-    for (size_t c = 0; c < n; c += na) Kernels().Binary(op, a.data_f32(), b.data_f32() + c, out.data_f32() + c, na);
+  } else if (AsBroadcastOperand(a, out_shape, &oa) && AsBroadcastOperand(b, out_shape, &ob)) {
+    Kernels().BinaryBroadcast(op, oa, ob, out.data_f32(), n);
   } else {
     NoGradGuard no_grad;
     const Tensor ea = a.Expand(out_shape).Clone(), eb = b.Expand(out_shape).Clone();

@@ -35,12 +35,33 @@ class Kernels {
   void Softmax(const float* x, size_t rows, size_t cols, float* out) const;
   void LogSoftmax(const float* x, size_t rows, size_t cols, float* out) const;
   void DropoutMask(uint64_t seed, uint64_t stream, uint64_t first, float p, float* out, size_t n) const;
+  void BinaryBroadcast(simd::BinaryOp op, backend::BroadcastOperand a, backend::BroadcastOperand b,
+                       float* out, size_t n) const;
+  void StridedCopy(const backend::StridedCopyCall& call) const;
+  void Im2Col(const backend::ConvCall& call, const float* x, float* cols) const;
+  void Col2ImAdd(const backend::ConvCall& call, const float* cols, float* dx) const;
+  void MaxPoolForward(const backend::PoolCall& call, const float* x, float* out, int64_t* argmax) const;
+  void MaxPoolBackward(const backend::PoolCall& call, const float* grad, const int64_t* argmax, float* dx) const;
+  void GatherRows(const float* table, const int64_t* ids, size_t count, size_t dim, float* out) const;
+  void ScatterAddRows(const int64_t* ids, size_t count, size_t dim, const float* grad, float* table_grad) const;
   void AdamUpdate(const backend::AdamCall& call) const;
   void SgdUpdate(const backend::SgdCall& call) const;
 
  private:
   const backend::KernelTable& k_;
 };
+
+// Broadcast operands over an [rows, d] array of n = rows * d elements: the whole array, one value
+// per row, one row repeated.
+inline backend::BroadcastOperand WholeOperand(const Tensor& t) {
+  return {t.data_f32(), 1, static_cast<size_t>(t.numel())};
+}
+inline backend::BroadcastOperand PerRowOperand(const Tensor& t, int64_t d) {
+  return {t.data_f32(), static_cast<size_t>(d), static_cast<size_t>(t.numel())};
+}
+inline backend::BroadcastOperand RepeatedRowOperand(const Tensor& t) {
+  return {t.data_f32(), 1, static_cast<size_t>(t.numel())};
+}
 
 // Sums the rows of a contiguous [rows, inner] tensor: groups of rows_per_group rows each in the
 // canonical order, the group results combined by the pairwise tree -> [inner].

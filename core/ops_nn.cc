@@ -70,26 +70,30 @@ Tensor LayerNorm(const Tensor& a, int64_t normalized_dims, const Tensor& weight,
                                                       << ShapeString(normalized));
   }
   Tensor xhat = Tensor::Empty(x.shape()), rstd = Tensor::Empty({rows}), out = Tensor::Empty(x.shape());
-  std::vector<float> sq(static_cast<size_t>(d));
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = x.data_f32() + r * d;
-    float* xh = xhat.data_f32() + r * d;
-    // mean = sum / d; var = sum((x - mean)^2) / d; rstd = rsqrt(var + eps); xhat = (x - mean) * rstd
-    float mean;
-    simd::MeanAxis(row, 1, d, 1, &mean);
-    simd::BinaryScalarRight(simd::BinaryOp::kSub, row, mean, xh, d);
-    simd::Unary(simd::UnaryOp::kSquare, xh, sq.data(), d);
-    float var = simd::Sum(sq.data(), d) / static_cast<float>(d);
-    var = var + eps;
-    simd::Math(simd::MathFn::kRsqrt, &var, rstd.data_f32() + r, 1);
-    simd::BinaryScalarRight(simd::BinaryOp::kMul, xh, rstd.data_f32()[r], xh, d);
-    float* y = out.data_f32() + r * d;
+  if (rows > 0) {
+    // Per row: mean = sum / d; var = sum((x - mean)^2) / d; rstd = rsqrt(var + eps);
+    // xhat = (x - mean) * rstd; y = xhat * weight + bias. Each step over all rows at once.
+    const Kernels k;
+    const size_t n = static_cast<size_t>(rows * d), r = static_cast<size_t>(rows);
+    Tensor mean = Tensor::Empty({rows}), sq = Tensor::Empty(x.shape());
+    k.MeanAxis(x.data_f32(), r, static_cast<size_t>(d), 1, mean.data_f32());
+    k.BinaryBroadcast(simd::BinaryOp::kSub, WholeOperand(x), PerRowOperand(mean, d), xhat.data_f32(), n);
+    k.Unary(simd::UnaryOp::kSquare, xhat.data_f32(), sq.data_f32(), n);
+    k.SumAxis(sq.data_f32(), r, static_cast<size_t>(d), 1, rstd.data_f32());
+    k.BinaryScalarRight(simd::BinaryOp::kDiv, rstd.data_f32(), static_cast<float>(d), rstd.data_f32(), r);
+    k.BinaryScalarRight(simd::BinaryOp::kAdd, rstd.data_f32(), eps, rstd.data_f32(), r);
+    k.Math(simd::MathFn::kRsqrt, rstd.data_f32(), rstd.data_f32(), r);
+    k.BinaryBroadcast(simd::BinaryOp::kMul, WholeOperand(xhat), PerRowOperand(rstd, d), xhat.data_f32(), n);
     if (weight.defined()) {
-      simd::Binary(simd::BinaryOp::kMul, xh, ContiguousData(weight, "layer_norm").data_f32(), y, d);
+      k.BinaryBroadcast(simd::BinaryOp::kMul, WholeOperand(xhat),
+                        RepeatedRowOperand(ContiguousData(weight, "layer_norm")), out.data_f32(), n);
     } else {
-      std::copy(xh, xh + d, y);
+      k.Unary(simd::UnaryOp::kCanonicalize, xhat.data_f32(), out.data_f32(), n);  // a copy: xhat is canonical
     }
-    if (bias.defined()) simd::Binary(simd::BinaryOp::kAdd, y, ContiguousData(bias, "layer_norm").data_f32(), y, d);
+    if (bias.defined()) {
+      k.BinaryBroadcast(simd::BinaryOp::kAdd, WholeOperand(out),
+                        RepeatedRowOperand(ContiguousData(bias, "layer_norm")), out.data_f32(), n);
+    }
   }
   if (NeedsGrad({a, weight, bias})) {
     Node& node = RecordNode(out, OpKind::kLayerNorm, {a, weight, bias});
@@ -175,11 +179,13 @@ Tensor Embedding(const Tensor& indices, const Tensor& weight_in) {
   for (size_t i = 0; i < idx.size(); ++i) {
     LOCKSTEP_REQUIRE(idx[i] >= 0 && idx[i] < num,
                      "embedding: index " << idx[i] << " at position " << i << " is out of range [0, " << num << ")");
-    std::copy(weight.data_f32() + idx[i] * dim, weight.data_f32() + (idx[i] + 1) * dim, out.data_f32() + i * dim);
   }
+  // The checked indices, on the current device, for the gather (and the backward scatter).
+  const Tensor ids = Tensor::FromInt64({static_cast<int64_t>(idx.size())}, idx);
+  Kernels().GatherRows(weight.data_f32(), ids.data_i64(), idx.size(), static_cast<size_t>(dim), out.data_f32());
   if (NeedsGrad({weight_in})) {
     Node& node = RecordNode(out, OpKind::kEmbedding, {weight_in});
-    node.ints = idx;
+    node.saved = {ids};
   }
   return out;
 }

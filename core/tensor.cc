@@ -313,7 +313,28 @@ Tensor Tensor::Clone() const {
   uint8_t* dst = out.impl_->storage->data();
   const uint8_t* base = impl_->storage->data();
   const size_t size = DTypeSize(dtype());
-  if (is_contiguous()) {
+  if (size == 4 && dim() <= backend::kMaxCopyRank) {
+    // The device's copy kernel when source and copy share the device; else the host's, which can
+    // address both.
+    backend::StridedCopyCall call{};
+    if (is_contiguous()) {  // one run
+      call.rank = 1;
+      call.shape[0] = numel();
+      call.src_strides[0] = call.dst_strides[0] = 1;
+    } else {
+      call.rank = static_cast<int32_t>(dim());
+      const Shape contiguous = ContiguousStrides(shape());
+      for (int64_t d = 0; d < dim(); ++d) {
+        call.shape[d] = shape()[d];
+        call.src_strides[d] = strides()[d];
+        call.dst_strides[d] = contiguous[d];
+      }
+    }
+    call.src = base + impl_->offset * size;
+    call.dst = dst;
+    const backend::KernelTable& kernels = device() == out.device() ? KernelsOf(device()) : CpuKernels();
+    CheckKernel(kernels, kernels.strided_copy(&call), "copy");
+  } else if (is_contiguous()) {
     memcpy(dst, base + impl_->offset * size, static_cast<size_t>(numel()) * size);
   } else if (dtype() != DType::kInt64 && dim() >= 1) {
     // 4-byte elements: walk all but the last dimension, copy rows with the last stride.
@@ -355,7 +376,11 @@ Tensor Tensor::Contiguous() const { return is_contiguous() ? *this : Clone(); }
 
 Tensor Tensor::ToDevice(Device target) const {
   if (device() == target) return *this;
-  const Tensor source = is_contiguous() ? *this : Detach().Clone();
+  Tensor source = *this;
+  if (!is_contiguous()) {
+    DeviceScope on_source(device());
+    source = Detach().Clone();
+  }
   Tensor out(NewImpl(shape(), dtype(), target));
   const size_t size = DTypeSize(dtype()), bytes = static_cast<size_t>(numel()) * size;
   // Through host memory: each side's own copy function moves its half.

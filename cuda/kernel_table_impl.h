@@ -12,6 +12,7 @@
 #include "core/backend/kernel_table.h"
 #include "cuda/kernels/elementwise.h"
 #include "cuda/kernels/gemm.h"
+#include "cuda/kernels/layers.h"
 #include "cuda/kernels/math.h"
 #include "cuda/kernels/optimizer.h"
 #include "cuda/kernels/philox.h"
@@ -44,6 +45,35 @@ struct TableImpl {
   }
   static int Select(const float* cond, const float* a, const float* b, float* out, size_t n) {
     return Dev::Launch(n, SelectBody{cond, a, b, out});
+  }
+  static int BinaryBroadcast(BinaryOp op, backend::BroadcastOperand a, backend::BroadcastOperand b,
+                             float* out, size_t n) {
+    return Dev::Launch(n, BinaryBroadcastBody{op, a, b, out});
+  }
+  static int StridedCopy(const backend::StridedCopyCall* c) {
+    if (c->rank < 0 || c->rank > backend::kMaxCopyRank) return Dev::Fail("strided copy: rank out of range");
+    size_t n = 1;
+    for (int d = 0; d < c->rank; ++d) n *= static_cast<size_t>(c->shape[d]);
+    return Dev::Launch(n, StridedCopyBody{*c});
+  }
+  static int Im2Col(const backend::ConvCall* g, const float* x, float* cols) {
+    const size_t n = static_cast<size_t>(g->samples * g->c_in_group * g->kh * g->kw * g->h_out * g->w_out);
+    return Dev::Launch(n, Im2ColBody{*g, x, cols});
+  }
+  static int Col2ImAdd(const backend::ConvCall* g, const float* cols, float* dx) {
+    return Dev::Launch(static_cast<size_t>(g->samples * g->c_in_group * g->h * g->w), Col2ImBody{*g, cols, dx});
+  }
+  static int MaxPoolForward(const backend::PoolCall* p, const float* x, float* out, int64_t* argmax) {
+    return Dev::Launch(static_cast<size_t>(p->planes * p->h_out * p->w_out), MaxPoolForwardBody{*p, x, out, argmax});
+  }
+  static int MaxPoolBackward(const backend::PoolCall* p, const float* grad, const int64_t* argmax, float* dx) {
+    return Dev::Launch(static_cast<size_t>(p->planes), MaxPoolBackwardBody{*p, grad, argmax, dx});
+  }
+  static int GatherRows(const float* table, const int64_t* ids, size_t count, size_t dim, float* out) {
+    return Dev::Launch(count * dim, GatherRowsBody{table, ids, dim, out});
+  }
+  static int ScatterAddRows(const int64_t* ids, size_t count, size_t dim, const float* grad, float* table_grad) {
+    return Dev::Launch(dim, ScatterAddRowsBody{ids, count, dim, grad, table_grad});
   }
   static int Math(MathFn fn, const float* in, float* out, size_t n) {
     return Dev::Launch(n, MathBody{Dev::Tables(), fn, in, out});

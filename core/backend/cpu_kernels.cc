@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backend/cpu_layers.h"
 #include "core/backend/device.h"
 #include "simd/elementwise.h"
 #include "simd/gemm.h"
@@ -131,6 +132,39 @@ struct Cpu {
     return 0;
   }
   static int CopyToHost(void* dst, const void* src, size_t bytes) { return CopyToDevice(dst, src, bytes); }
+
+  static int BinaryBroadcast(be::BinaryOp op, be::BroadcastOperand a, be::BroadcastOperand b, float* out, size_t n) {
+    cpu_layers::BinaryBroadcast(op, a, b, out, n);
+    return 0;
+  }
+  static int StridedCopy(const be::StridedCopyCall* c) {
+    cpu_layers::StridedCopy(*c);
+    return 0;
+  }
+  static int Im2Col(const be::ConvCall* c, const float* x, float* cols) {
+    cpu_layers::Im2Col(*c, x, cols);
+    return 0;
+  }
+  static int Col2ImAdd(const be::ConvCall* c, const float* cols, float* dx) {
+    cpu_layers::Col2ImAdd(*c, cols, dx);
+    return 0;
+  }
+  static int MaxPoolForward(const be::PoolCall* p, const float* x, float* out, int64_t* argmax) {
+    cpu_layers::MaxPoolForward(*p, x, out, argmax);
+    return 0;
+  }
+  static int MaxPoolBackward(const be::PoolCall* p, const float* grad, const int64_t* argmax, float* dx) {
+    cpu_layers::MaxPoolBackward(*p, grad, argmax, dx);
+    return 0;
+  }
+  static int GatherRows(const float* table, const int64_t* ids, size_t count, size_t dim, float* out) {
+    cpu_layers::GatherRows(table, ids, count, dim, out);
+    return 0;
+  }
+  static int ScatterAddRows(const int64_t* ids, size_t count, size_t dim, const float* grad, float* table_grad) {
+    cpu_layers::ScatterAddRows(ids, count, dim, grad, table_grad);
+    return 0;
+  }
 };
 
 }  // namespace

@@ -59,6 +59,37 @@ struct SgdCall {
   int32_t nesterov, first_step;
 };
 
+// Element i of a broadcast operand: x[(i / div) % mod]. (div 1, mod n: the whole array; div 1,
+// mod m: a trailing block repeated; div d, mod rows: one value per row of d.)
+struct BroadcastOperand {
+  const float* x;
+  size_t div, mod;
+};
+
+// Copies the elements of an index space of up to kMaxCopyRank dimensions from one strided layout
+// to another (4-byte elements), in row-major index order.
+constexpr int kMaxCopyRank = 8;
+struct StridedCopyCall {
+  int32_t rank;
+  int64_t shape[kMaxCopyRank];
+  int64_t src_strides[kMaxCopyRank], dst_strides[kMaxCopyRank];  // in elements
+  const void* src;
+  void* dst;
+};
+
+// Convolution geometry for im2col / col2im (core/conv_internal.h): x points at the group's first
+// input channel of the first sample; samples lie sample_stride floats apart; sample s's columns
+// start at cols + s * h_out * w_out, rows ld floats apart.
+struct ConvCall {
+  int64_t c_in_group, h, w, kh, kw, h_out, w_out;
+  int64_t stride_h, stride_w, padding_h, padding_w, dilation_h, dilation_w;
+  int64_t samples, sample_stride, ld;
+};
+
+struct PoolCall {
+  int64_t planes, h, w, h_out, w_out, kernel_h, kernel_w, stride_h, stride_w, padding_h, padding_w;
+};
+
 // Kernels report failure (a device error) by returning nonzero; last_error() then describes it.
 struct KernelTable {
   uint32_t abi_version;     // kKernelTableAbi
@@ -78,6 +109,9 @@ struct KernelTable {
   int (*binary_scalar_left)(BinaryOp op, float s, const float* b, float* out, size_t n);
   int (*unary)(UnaryOp op, const float* a, float* out, size_t n);
   int (*select)(const float* cond, const float* a, const float* b, float* out, size_t n);
+  // out[i] = a[i] op b[i] over broadcast operands (BroadcastOperand), i < n.
+  int (*binary_broadcast)(BinaryOp op, BroadcastOperand a, BroadcastOperand b, float* out, size_t n);
+  int (*strided_copy)(const StridedCopyCall* call);
 
   // Correctly rounded elementary functions (simd/math.h).
   int (*math)(MathFn fn, const float* in, float* out, size_t n);
@@ -100,6 +134,21 @@ struct KernelTable {
 
   // Philox4x32-10 dropout mask (simd/philox.h).
   int (*dropout_mask)(uint64_t seed, uint64_t stream, uint64_t first, float p, float* out, size_t n);
+
+  // Data movement of the layers (core/conv_internal.h, core/ops_conv.cc, core/ops_nn.cc):
+  // im2col writes zero padding; col2im adds each input element's column entries in increasing
+  // (kernel row, kernel column) order, each addition canonical.
+  int (*im2col)(const ConvCall* call, const float* x, float* cols);
+  int (*col2im_add)(const ConvCall* call, const float* cols, float* dx);
+  // Max pooling: the first maximum in row-major window order by the contract's order (NaN above
+  // all, +0 above -0) wins; argmax is its index in the plane. The backward pass adds each output
+  // gradient to dx at its argmax, in increasing output order per plane.
+  int (*max_pool_forward)(const PoolCall* call, const float* x, float* out, int64_t* argmax);
+  int (*max_pool_backward)(const PoolCall* call, const float* grad, const int64_t* argmax, float* dx);
+  // Embedding: out[i] = table[ids[i]] (rows of dim); the backward pass adds grad row i to
+  // table_grad[ids[i]] in increasing i, each addition canonical.
+  int (*gather_rows)(const float* table, const int64_t* ids, size_t count, size_t dim, float* out);
+  int (*scatter_add_rows)(const int64_t* ids, size_t count, size_t dim, const float* grad, float* table_grad);
 
   // Optimizer updates (simd/optimizer.h).
   int (*adam_update)(const AdamCall* call);
@@ -124,6 +173,8 @@ KernelTable MakeKernelTable(const char* device_name) {
   t.binary_scalar_left = &Impl::BinaryScalarLeft;
   t.unary = &Impl::Unary;
   t.select = &Impl::Select;
+  t.binary_broadcast = &Impl::BinaryBroadcast;
+  t.strided_copy = &Impl::StridedCopy;
   t.math = &Impl::Math;
   t.pow_int = &Impl::PowInt;
   t.sum_axis = &Impl::SumAxis;
@@ -136,6 +187,12 @@ KernelTable MakeKernelTable(const char* device_name) {
   t.softmax = &Impl::Softmax;
   t.log_softmax = &Impl::LogSoftmax;
   t.dropout_mask = &Impl::DropoutMask;
+  t.im2col = &Impl::Im2Col;
+  t.col2im_add = &Impl::Col2ImAdd;
+  t.max_pool_forward = &Impl::MaxPoolForward;
+  t.max_pool_backward = &Impl::MaxPoolBackward;
+  t.gather_rows = &Impl::GatherRows;
+  t.scatter_add_rows = &Impl::ScatterAddRows;
   t.adam_update = &Impl::AdamUpdate;
   t.sgd_update = &Impl::SgdUpdate;
   return t;

@@ -60,6 +60,32 @@ void Kernels::DropoutMask(uint64_t seed, uint64_t stream, uint64_t first, float 
                           size_t n) const {
   CheckKernel(k_, k_.dropout_mask(seed, stream, first, p, out, n), "dropout");
 }
+void Kernels::BinaryBroadcast(simd::BinaryOp op, be::BroadcastOperand a, be::BroadcastOperand b, float* out,
+                              size_t n) const {
+  CheckKernel(k_, k_.binary_broadcast(B(op), a, b, out, n), "binary");
+}
+void Kernels::StridedCopy(const be::StridedCopyCall& call) const {
+  CheckKernel(k_, k_.strided_copy(&call), "copy");
+}
+void Kernels::Im2Col(const be::ConvCall& call, const float* x, float* cols) const {
+  CheckKernel(k_, k_.im2col(&call, x, cols), "im2col");
+}
+void Kernels::Col2ImAdd(const be::ConvCall& call, const float* cols, float* dx) const {
+  CheckKernel(k_, k_.col2im_add(&call, cols, dx), "col2im");
+}
+void Kernels::MaxPoolForward(const be::PoolCall& call, const float* x, float* out, int64_t* argmax) const {
+  CheckKernel(k_, k_.max_pool_forward(&call, x, out, argmax), "max_pool2d");
+}
+void Kernels::MaxPoolBackward(const be::PoolCall& call, const float* grad, const int64_t* argmax, float* dx) const {
+  CheckKernel(k_, k_.max_pool_backward(&call, grad, argmax, dx), "max_pool2d backward");
+}
+void Kernels::GatherRows(const float* table, const int64_t* ids, size_t count, size_t dim, float* out) const {
+  CheckKernel(k_, k_.gather_rows(table, ids, count, dim, out), "embedding");
+}
+void Kernels::ScatterAddRows(const int64_t* ids, size_t count, size_t dim, const float* grad,
+                             float* table_grad) const {
+  CheckKernel(k_, k_.scatter_add_rows(ids, count, dim, grad, table_grad), "embedding backward");
+}
 void Kernels::AdamUpdate(const be::AdamCall& call) const {
   CheckKernel(k_, k_.adam_update(&call), "adam update");
 }

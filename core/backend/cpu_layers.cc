@@ -1,0 +1,183 @@
+#include "core/backend/cpu_layers.h"
+
+#include <string.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/conv_internal.h"
+#include "simd/elementwise.h"
+
+namespace lockstep {
+namespace cpu_layers {
+
+namespace {
+
+simd::BinaryOp B(backend::BinaryOp op) { return static_cast<simd::BinaryOp>(op); }
+
+bool IsWhole(const backend::BroadcastOperand& o, size_t n) { return o.div == 1 && o.mod == n; }
+
+// The operand expanded to n elements.
+std::vector<float> Expanded(const backend::BroadcastOperand& o, size_t n) {
+  std::vector<float> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = o.x[(i / o.div) % o.mod];
+  return out;
+}
+
+// True when a is after b in the contract's order (NaN on top, +0 above -0).
+bool AfterByContract(float a, float b) {
+  if (a != a || b != b) return a != a && b == b;
+  if (a == b) return a == 0.0f && !__builtin_signbit(a) && __builtin_signbit(b);
+  return a > b;
+}
+
+float CanonicalSum(float a, float b) {
+  const float s = a + b;
+  return s != s ? __builtin_nanf("") : s;
+}
+
+ConvGeometry GeometryOf(const backend::ConvCall& c) {
+  ConvGeometry g{};
+  g.c_in = g.c_in_group = c.c_in_group;
+  g.h = c.h; g.w = c.w; g.kh = c.kh; g.kw = c.kw; g.h_out = c.h_out; g.w_out = c.w_out;
+  g.o.stride_h = c.stride_h; g.o.stride_w = c.stride_w;
+  g.o.padding_h = c.padding_h; g.o.padding_w = c.padding_w;
+  g.o.dilation_h = c.dilation_h; g.o.dilation_w = c.dilation_w;
+  g.o.groups = 1;
+  g.k = c.c_in_group * c.kh * c.kw;
+  g.positions = c.h_out * c.w_out;
+  return g;
+}
+
+}  // namespace
+
+void BinaryBroadcast(backend::BinaryOp op, backend::BroadcastOperand a, backend::BroadcastOperand b,
+                     float* out, size_t n) {
+  if (n == 0) return;
+  const bool a_whole = IsWhole(a, n), b_whole = IsWhole(b, n);
+  if (a_whole && b_whole) return simd::Binary(B(op), a.x, b.x, out, n);
+  if (a_whole && b.mod == 1) return simd::BinaryScalarRight(B(op), a.x, b.x[0], out, n);
+  if (b_whole && a.mod == 1) return simd::BinaryScalarLeft(B(op), a.x[0], b.x, out, n);
+  if (a_whole && b.div == 1 && n % b.mod == 0) {  // a trailing block of b, repeated
+    for (size_t c = 0; c < n; c += b.mod) simd::Binary(B(op), a.x + c, b.x, out + c, b.mod);
+    return;
+  }
+  if (b_whole && a.div == 1 && n % a.mod == 0) {
+    for (size_t c = 0; c < n; c += a.mod) simd::Binary(B(op), a.x, b.x + c, out + c, a.mod);
+    return;
+  }
+  if (a_whole && b.div > 1 && n % b.div == 0) {  // one value of b per run of b.div elements
+    for (size_t r = 0; r < n / b.div; ++r) {
+      simd::BinaryScalarRight(B(op), a.x + r * b.div, b.x[r % b.mod], out + r * b.div, b.div);
+    }
+    return;
+  }
+  if (b_whole && a.div > 1 && n % a.div == 0) {
+    for (size_t r = 0; r < n / a.div; ++r) {
+      simd::BinaryScalarLeft(B(op), a.x[r % a.mod], b.x + r * a.div, out + r * a.div, a.div);
+    }
+    return;
+  }
+  const std::vector<float> ea = Expanded(a, n), eb = Expanded(b, n);
+  simd::Binary(B(op), ea.data(), eb.data(), out, n);
+}
+
+void StridedCopy(const backend::StridedCopyCall& c) {
+  const int rank = c.rank;
+  for (int d = 0; d < rank; ++d) {
+    if (c.shape[d] == 0) return;
+  }
+  const uint32_t* src = static_cast<const uint32_t*>(c.src);
+  uint32_t* dst = static_cast<uint32_t*>(c.dst);
+  if (rank == 0) {
+    dst[0] = src[0];
+    return;
+  }
+  // An odometer over every dimension but the last; the last is one strided run.
+  const int64_t inner = c.shape[rank - 1], src_step = c.src_strides[rank - 1], dst_step = c.dst_strides[rank - 1];
+  int64_t index[backend::kMaxCopyRank] = {0};
+  int64_t s = 0, t = 0;
+  while (true) {
+    if (src_step == 1 && dst_step == 1) {
+      memcpy(dst + t, src + s, static_cast<size_t>(inner) * 4);
+    } else {
+      for (int64_t k = 0; k < inner; ++k) dst[t + k * dst_step] = src[s + k * src_step];
+    }
+    int d = rank - 2;
+    for (; d >= 0; --d) {
+      s += c.src_strides[d];
+      t += c.dst_strides[d];
+      if (++index[d] < c.shape[d]) break;
+      s -= c.src_strides[d] * c.shape[d];
+      t -= c.dst_strides[d] * c.shape[d];
+      index[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+void Im2Col(const backend::ConvCall& c, const float* x, float* cols) {
+  const ConvGeometry g = GeometryOf(c);
+  for (int64_t s = 0; s < c.samples; ++s) {
+    lockstep::Im2Col(g, x + s * c.sample_stride, 0, cols + s * g.positions, c.ld);
+  }
+}
+
+void Col2ImAdd(const backend::ConvCall& c, const float* cols, float* dx) {
+  const ConvGeometry g = GeometryOf(c);
+  for (int64_t s = 0; s < c.samples; ++s) {
+    lockstep::Col2ImAdd(g, cols + s * g.positions, c.ld, 0, dx + s * c.sample_stride);
+  }
+}
+
+void MaxPoolForward(const backend::PoolCall& p, const float* x, float* out, int64_t* argmax) {
+  for (int64_t plane = 0; plane < p.planes; ++plane) {
+    const float* in = x + plane * p.h * p.w;
+    for (int64_t oy = 0; oy < p.h_out; ++oy) {
+      for (int64_t ox = 0; ox < p.w_out; ++ox) {
+        // The first maximum in row-major window order wins ties.
+        int64_t best = -1;
+        for (int64_t i = 0; i < p.kernel_h; ++i) {
+          const int64_t y = oy * p.stride_h - p.padding_h + i;
+          if (y < 0 || y >= p.h) continue;
+          for (int64_t j = 0; j < p.kernel_w; ++j) {
+            const int64_t xx = ox * p.stride_w - p.padding_w + j;
+            if (xx < 0 || xx >= p.w) continue;
+            if (best < 0 || AfterByContract(in[y * p.w + xx], in[best])) best = y * p.w + xx;
+          }
+        }
+        const int64_t at = (plane * p.h_out + oy) * p.w_out + ox;
+        const float v = in[best];
+        out[at] = v != v ? __builtin_nanf("") : v;
+        argmax[at] = best;
+      }
+    }
+  }
+}
+
+void MaxPoolBackward(const backend::PoolCall& p, const float* grad, const int64_t* argmax, float* dx) {
+  const int64_t per_plane = p.h_out * p.w_out;
+  for (int64_t plane = 0; plane < p.planes; ++plane) {
+    float* target = dx + plane * p.h * p.w;
+    for (int64_t q = 0; q < per_plane; ++q) {
+      const int64_t at = plane * per_plane + q;
+      target[argmax[at]] = CanonicalSum(target[argmax[at]], grad[at]);
+    }
+  }
+}
+
+void GatherRows(const float* table, const int64_t* ids, size_t count, size_t dim, float* out) {
+  for (size_t i = 0; i < count; ++i) {
+    memcpy(out + i * dim, table + static_cast<size_t>(ids[i]) * dim, dim * sizeof(float));
+  }
+}
+
+void ScatterAddRows(const int64_t* ids, size_t count, size_t dim, const float* grad, float* table_grad) {
+  for (size_t i = 0; i < count; ++i) {  // rows accumulate in index order
+    float* row = table_grad + static_cast<size_t>(ids[i]) * dim;
+    simd::Binary(simd::BinaryOp::kAdd, row, grad + i * dim, row, dim);
+  }
+}
+
+}  // namespace cpu_layers
+}  // namespace lockstep

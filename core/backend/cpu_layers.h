@@ -1,0 +1,24 @@
+// The CPU's layer kernels of the backend interface (kernel_table.h: broadcast arithmetic, strided
+// copies, im2col / col2im, max pooling, embedding rows), on top of simd/.
+#ifndef LOCKSTEP_CORE_BACKEND_CPU_LAYERS_H_
+#define LOCKSTEP_CORE_BACKEND_CPU_LAYERS_H_
+
+#include "core/backend/kernel_table.h"
+
+namespace lockstep {
+namespace cpu_layers {
+
+void BinaryBroadcast(backend::BinaryOp op, backend::BroadcastOperand a, backend::BroadcastOperand b,
+                     float* out, size_t n);
+void StridedCopy(const backend::StridedCopyCall& call);
+void Im2Col(const backend::ConvCall& call, const float* x, float* cols);
+void Col2ImAdd(const backend::ConvCall& call, const float* cols, float* dx);
+void MaxPoolForward(const backend::PoolCall& call, const float* x, float* out, int64_t* argmax);
+void MaxPoolBackward(const backend::PoolCall& call, const float* grad, const int64_t* argmax, float* dx);
+void GatherRows(const float* table, const int64_t* ids, size_t count, size_t dim, float* out);
+void ScatterAddRows(const int64_t* ids, size_t count, size_t dim, const float* grad, float* table_grad);
+
+}  // namespace cpu_layers
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CORE_BACKEND_CPU_LAYERS_H_
