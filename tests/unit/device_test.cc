@@ -98,6 +98,90 @@ TEST_CASE("the CUDA plugin (host emulation) computes the CPU's bits, forward and
   const Tensor t = x.Transpose(0, 1);
   CHECK(SameBits(t.Contiguous(), t.ToDevice(Device::Cuda())));
 }
+
+// Values with specials sprinkled in (NaN, +-0, +-inf, a subnormal) at fixed places.
+std::vector<float> Values(size_t n, unsigned seed, bool specials) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 2654435761u + seed * 40503u) % 2003) / 401.0f - 2.5f;
+  if (specials && n > 8) {
+    const float inf = __builtin_inff();
+    v[1] = __builtin_nanf("");
+    v[3] = -0.0f;
+    v[4] = 0.0f;
+    v[5] = inf;
+    v[6] = -inf;
+    v[7] = 1e-40f;
+  }
+  return v;
+}
+
+// Runs f on the CPU and on the CUDA device (inputs moved there, parameters requiring gradients)
+// and checks that every output and every parameter gradient has the same bits.
+void ExpectSameOnDevice(const std::vector<Tensor>& inputs, const std::vector<Tensor>& params,
+                        std::vector<Tensor> (*f)(const std::vector<Tensor>&, const std::vector<Tensor>&)) {
+  auto run = [&](Device device) {
+    DeviceScope scope(device);
+    std::vector<Tensor> in, p;
+    for (const Tensor& t : inputs) in.push_back(t.ToDevice(device));
+    for (const Tensor& t : params) p.push_back(t.ToDevice(device).Clone().Detach().RequiresGrad());
+    std::vector<Tensor> outs = f(in, p);
+    if (!params.empty()) Sum(outs[0]).Backward();
+    for (const Tensor& t : p) outs.push_back(t.grad());
+    return outs;
+  };
+  const std::vector<Tensor> cpu = run(Device::Cpu()), cuda = run(Device::Cuda());
+  REQUIRE(cpu.size() == cuda.size());
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    CAPTURE(i);
+    CHECK(cuda[i].device() == Device::Cuda(0));
+    CHECK(SameBits(cpu[i], cuda[i]));
+  }
+}
+
+TEST_CASE("the CUDA plugin's layer kernels (host emulation) match the CPU, edge geometries included") {
+  SUBCASE("broadcasts of every pattern, and the general fallback") {
+    const Tensor x = Tensor::FromVector({3, 4, 5}, Values(60, 1, true));
+    const Tensor row = Tensor::FromVector({3, 1, 1}, Values(3, 2, false));
+    const Tensor mid = Tensor::FromVector({1, 4, 1}, Values(4, 3, false));
+    const Tensor tail = Tensor::FromVector({5}, Values(5, 4, false));
+    const Tensor gap = Tensor::FromVector({3, 1, 5}, Values(15, 5, true));
+    ExpectSameOnDevice({x}, {row, mid, tail, gap}, [](const std::vector<Tensor>& in, const std::vector<Tensor>& p) {
+      const Tensor y = Add(Mul(Sub(in[0], p[0]), p[1]), Div(p[2], in[0]));
+      const Tensor z = Add(y, p[3]);  // (Maximum and Minimum have no gradient: compared only)
+      return std::vector<Tensor>{z, Maximum(z, Minimum(p[3], in[0]))};
+    });
+  }
+  SUBCASE("copies of permuted and sliced views") {
+    const Tensor x = Tensor::FromVector({2, 3, 4, 5}, Values(120, 6, true));
+    ExpectSameOnDevice({x}, {}, [](const std::vector<Tensor>& in, const std::vector<Tensor>&) {
+      return std::vector<Tensor>{in[0].Permute({2, 0, 3, 1}).Slice(0, 1, 4, 2).Contiguous(),
+                                 in[0].Transpose(1, 3).Clone(), in[0].Select(1, 2).Clone()};
+    });
+  }
+  SUBCASE("convolution with stride, padding, dilation and groups; max pooling with padding") {
+    const Tensor x = Tensor::FromVector({3, 4, 9, 8}, Values(3 * 4 * 9 * 8, 7, true));
+    const Tensor w = Tensor::FromVector({6, 2, 3, 2}, Values(6 * 2 * 3 * 2, 8, false));
+    const Tensor b = Tensor::FromVector({6}, Values(6, 9, false));
+    ExpectSameOnDevice({x}, {w, b}, [](const std::vector<Tensor>& in, const std::vector<Tensor>& p) {
+      Conv2dOptions o;
+      o.stride_h = 2; o.stride_w = 1; o.padding_h = 1; o.padding_w = 2; o.dilation_h = 2; o.groups = 2;
+      const Tensor y = Conv2d(in[0], p[0], p[1], o);
+      const Tensor pooled = MaxPool2d(Relu(y), Pool2dOptions{3, 2, 2, 2, 1, 1});
+      return std::vector<Tensor>{pooled, y};
+    });
+  }
+  SUBCASE("LayerNorm and embedding rows (repeated ids), into a cross-entropy loss") {
+    const Tensor ids = Tensor::FromInt64({2, 6}, {3, 1, 3, 0, 4, 3, 1, 1, 2, 0, 4, 4});
+    const Tensor targets = Tensor::FromInt64({12}, {0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4});
+    const Tensor table = Tensor::FromVector({5, 7}, Values(35, 10, false));
+    const Tensor gain = Tensor::FromVector({7}, Values(7, 11, false));
+    const Tensor shift = Tensor::FromVector({7}, Values(7, 12, false));
+    ExpectSameOnDevice({ids, targets}, {table, gain, shift}, [](const std::vector<Tensor>& in, const std::vector<Tensor>& p) {
+      const Tensor h = LayerNorm(Embedding(in[0], p[0]), 1, p[1], p[2], 1e-5f);
+      return std::vector<Tensor>{CrossEntropy(h.Reshape({12, 7}), in[1]), h};
+    });
+  }
+}
 #endif
 
 }  // namespace
