@@ -37,12 +37,21 @@ __global__ void ForEachIndex(size_t n, Body body) {
 }
 
 MathTables device_tables;
+int device_index = 0;  // the one device this process uses
+
+// The CUDA runtime's current device is per host thread: make it ours on whichever thread calls.
+int UseDevice() {
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess && current == device_index) return 0;
+  return Check(cudaSetDevice(device_index), "cudaSetDevice");
+}
 
 struct CudaGrid {
   static constexpr unsigned kThreads = 256;
   template <class Body>
   static int Launch(size_t n, const Body& body) {
     if (n == 0) return 0;
+    if (UseDevice() != 0) return 1;
     const size_t blocks = (n + kThreads - 1) / kThreads;
     if (blocks > 0x7FFFFFFFu) {
       last_error = "kernel launch over " + std::to_string(n) + " elements exceeds the grid limit";
@@ -56,6 +65,7 @@ struct CudaGrid {
   // allocation that would not fit, with a margin, is refused with the figures instead.
   static void* Alloc(size_t bytes) {
     constexpr size_t kMargin = size_t{256} << 20;
+    if (UseDevice() != 0) return nullptr;
     size_t free_bytes = 0, total_bytes = 0;
     if (Check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo") != 0) return nullptr;
     if (bytes + kMargin > free_bytes) {
@@ -71,10 +81,10 @@ struct CudaGrid {
     if (p != nullptr) cudaFree(p);
   }
   static int CopyToDevice(void* dst, const void* src, size_t bytes) {
-    return bytes == 0 ? 0 : Check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device");
+    return bytes == 0 ? 0 : (UseDevice() != 0 ? 1 : Check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy to device"));
   }
   static int CopyToHost(void* dst, const void* src, size_t bytes) {
-    return bytes == 0 ? 0 : Check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+    return bytes == 0 ? 0 : (UseDevice() != 0 ? 1 : Check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy to host"));
   }
   static const MathTables& Tables() { return device_tables; }
   static const char* LastError() { return last_error.c_str(); }
@@ -151,7 +161,8 @@ const lockstep::backend::KernelTable* lockstep_plugin_kernel_table_v1(int index,
     snprintf(why, why_bytes, "no device cuda:%d: this machine has %d CUDA device(s)", index, count);
     return nullptr;
   }
-  if (lc::Check(cudaSetDevice(index), "cudaSetDevice") != 0 || !lc::UploadMathTables()) {
+  lc::device_index = index;
+  if (lc::UseDevice() != 0 || !lc::UploadMathTables()) {
     snprintf(why, why_bytes, "cannot set up cuda:%d: %s", index, lc::last_error.c_str());
     return nullptr;
   }

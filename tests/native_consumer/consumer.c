@@ -73,6 +73,28 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  /* Devices: the CPU is current; an unknown name is a bad argument; a device that is not there is
+     unavailable, with the reason, and the CPU stays current. */
+  {
+    char device[256];
+    CHECK(lockstep_get_device(device, sizeof device));
+    status = lockstep_set_device("gpu");
+    const lockstep_status missing = lockstep_set_device("cuda:7");
+    const char* why = lockstep_last_error();
+    if (strcmp(device, "cpu") != 0 || status != LOCKSTEP_ERROR_INVALID_ARGUMENT ||
+        missing != LOCKSTEP_ERROR_UNAVAILABLE || strstr(why, "cuda:7 is not available") == NULL) {
+      fprintf(stderr, "FAIL: devices: '%s', 'gpu' -> %s, 'cuda:7' -> %s: '%s'\n", device, lockstep_status_name(status),
+              lockstep_status_name(missing), why);
+      return 1;
+    }
+    printf("cuda:7 -> %s: %s\n", lockstep_status_name(missing), why);
+    CHECK(lockstep_get_device(device, sizeof device));
+    if (strcmp(device, "cpu") != 0) {
+      fprintf(stderr, "FAIL: the current device became '%s'\n", device);
+      return 1;
+    }
+  }
+
   printf("C consumer: lockstep %s, loss %.4f -> %.4f, hash %s: OK\n", version, first_loss, loss, saved);
   lockstep_tensor_free(bad);
   lockstep_tensor_free(inputs);

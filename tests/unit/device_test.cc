@@ -29,11 +29,6 @@ std::string ErrorOf(void (*f)()) {
   return "";
 }
 
-bool SameBits(const Tensor& a, const Tensor& b) {
-  const std::vector<float> x = a.ToDevice(Device::Cpu()).ToVector(), y = b.ToDevice(Device::Cpu()).ToVector();
-  return x.size() == y.size() && memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
-}
-
 TEST_CASE("device names parse; others are refused naming the accepted forms") {
   CHECK(Device::Parse("cpu") == Device::Cpu());
   CHECK(Device::Parse("cuda") == Device::Cuda(0));
@@ -58,6 +53,11 @@ TEST_CASE("a missing device throws why and leaves the current device alone") {
 }
 
 #ifdef LOCKSTEP_EMULATED_PLUGIN
+bool SameBits(const Tensor& a, const Tensor& b) {
+  const std::vector<float> x = a.ToDevice(Device::Cpu()).ToVector(), y = b.ToDevice(Device::Cpu()).ToVector();
+  return x.size() == y.size() && memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+}
+
 TEST_CASE("the CUDA plugin (host emulation) computes the CPU's bits, forward and backward") {
   REQUIRE(plugin_selected);
   const CudaDeviceListing listing = ListCudaDevices();
