@@ -259,17 +259,15 @@ Grads PoolGrad(const Node& node, const Tensor& g_in) {
 Grads NllLossGrad(const Node& node, const Tensor& g) {
   const Tensor& log_probs = node.inputs[0];
   const int64_t n = log_probs.size(0), c = log_probs.size(1);
-  const auto& v = node.ints;  // n targets, ignore_index, reduction, counted
-  const int64_t ignore = v[n];
-  const auto reduction = static_cast<Reduction>(v[n + 1]);
-  const float counted = static_cast<float>(v[n + 2]);
-  const std::vector<float> gv = g.ToVector();
+  const auto& v = node.ints;  // ignore_index, reduction, counted; saved: the targets
+  const auto reduction = static_cast<Reduction>(v[1]);
+  // Row i's gradient: -g[i] (none), -g (sum) or -(g / counted) (mean).
+  const Tensor gc = ContiguousData(g, "nll_loss");
+  const size_t step = reduction == Reduction::kNone ? 1 : 0;
+  const float divisor = reduction == Reduction::kMean ? static_cast<float>(v[2]) : 1.0f;
   Tensor grad = Tensor::Zeros({n, c});
-  for (int64_t i = 0; i < n; ++i) {
-    if (v[i] == ignore) continue;
-    const float gi = reduction == Reduction::kNone ? gv[i] : reduction == Reduction::kSum ? gv[0] : gv[0] / counted;
-    grad.data_f32()[i * c + v[i]] = -gi;
-  }
+  Kernels().NllBackward(node.saved[0].data_i64(), static_cast<size_t>(n), static_cast<size_t>(c), v[0],
+                        gc.data_f32(), step, divisor, grad.data_f32());
   return {grad};
 }
 

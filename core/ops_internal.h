@@ -44,6 +44,10 @@ class Kernels {
   void MaxPoolBackward(const backend::PoolCall& call, const float* grad, const int64_t* argmax, float* dx) const;
   void GatherRows(const float* table, const int64_t* ids, size_t count, size_t dim, float* out) const;
   void ScatterAddRows(const int64_t* ids, size_t count, size_t dim, const float* grad, float* table_grad) const;
+  void NllForward(const float* log_probs, const int64_t* targets, size_t n, size_t c, int64_t ignore_index,
+                  float* losses) const;
+  void NllBackward(const int64_t* targets, size_t n, size_t c, int64_t ignore_index, const float* grad,
+                   size_t grad_step, float divisor, float* grad_log_probs) const;
   void AdamUpdate(const backend::AdamCall& call) const;
   void SgdUpdate(const backend::SgdCall& call) const;
 

@@ -200,18 +200,18 @@ Tensor NllLoss(const Tensor& log_probs_in, const Tensor& target, Reduction reduc
                    "nll_loss: expected integer targets of shape [" << n << "], got " << DTypeName(target.dtype())
                                                                   << " " << ShapeString(target.shape()));
   const std::vector<int64_t> t = target.ToInt64Vector();
-  Tensor losses = Tensor::Empty({n});
   int64_t counted = 0;
   for (int64_t i = 0; i < n; ++i) {
-    if (t[i] == ignore_index) {
-      losses.data_f32()[i] = 0.0f;
-      continue;
-    }
+    if (t[i] == ignore_index) continue;
     LOCKSTEP_REQUIRE(t[i] >= 0 && t[i] < c, "nll_loss: target " << t[i] << " at position " << i
                                                                 << " is out of range [0, " << c << ")");
-    losses.data_f32()[i] = -log_probs.data_f32()[i * c + t[i]];
     ++counted;
   }
+  // The checked targets, on the current device, for the pick (and the backward scatter).
+  const Tensor targets = Tensor::FromInt64({n}, t);
+  Tensor losses = Tensor::Empty({n});
+  Kernels().NllForward(log_probs.data_f32(), targets.data_i64(), static_cast<size_t>(n), static_cast<size_t>(c),
+                       ignore_index, losses.data_f32());
   Tensor out;
   if (reduction == Reduction::kNone) {
     out = losses;
@@ -222,10 +222,8 @@ Tensor NllLoss(const Tensor& log_probs_in, const Tensor& target, Reduction reduc
   }
   if (NeedsGrad({log_probs_in})) {
     Node& node = RecordNode(out, OpKind::kNllLoss, {log_probs_in});
-    node.ints = t;
-    node.ints.push_back(ignore_index);
-    node.ints.push_back(static_cast<int64_t>(reduction));
-    node.ints.push_back(counted);
+    node.ints = {ignore_index, static_cast<int64_t>(reduction), counted};
+    node.saved = {targets};
   }
   return out;
 }

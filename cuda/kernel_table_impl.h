@@ -75,6 +75,14 @@ struct TableImpl {
   static int ScatterAddRows(const int64_t* ids, size_t count, size_t dim, const float* grad, float* table_grad) {
     return Dev::Launch(dim, ScatterAddRowsBody{ids, count, dim, grad, table_grad});
   }
+  static int NllForward(const float* log_probs, const int64_t* targets, size_t n, size_t c, int64_t ignore_index,
+                        float* losses) {
+    return Dev::Launch(n, NllForwardBody{log_probs, targets, c, ignore_index, losses});
+  }
+  static int NllBackward(const int64_t* targets, size_t n, size_t c, int64_t ignore_index, const float* grad,
+                         size_t grad_step, float divisor, float* grad_log_probs) {
+    return Dev::Launch(n, NllBackwardBody{targets, c, ignore_index, grad, grad_step, divisor, grad_log_probs});
+  }
   static int Math(MathFn fn, const float* in, float* out, size_t n) {
     return Dev::Launch(n, MathBody{Dev::Tables(), fn, in, out});
   }

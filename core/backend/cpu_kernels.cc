@@ -165,6 +165,16 @@ struct Cpu {
     cpu_layers::ScatterAddRows(ids, count, dim, grad, table_grad);
     return 0;
   }
+  static int NllForward(const float* log_probs, const int64_t* targets, size_t n, size_t c, int64_t ignore_index,
+                        float* losses) {
+    cpu_layers::NllForward(log_probs, targets, n, c, ignore_index, losses);
+    return 0;
+  }
+  static int NllBackward(const int64_t* targets, size_t n, size_t c, int64_t ignore_index, const float* grad,
+                         size_t grad_step, float divisor, float* grad_log_probs) {
+    cpu_layers::NllBackward(targets, n, c, ignore_index, grad, grad_step, divisor, grad_log_probs);
+    return 0;
+  }
 };
 
 }  // namespace

@@ -179,5 +179,26 @@ void ScatterAddRows(const int64_t* ids, size_t count, size_t dim, const float* g
   }
 }
 
+namespace {
+float Canonical(float x) { return x != x ? __builtin_nanf("") : x; }
+}  // namespace
+
+void NllForward(const float* log_probs, const int64_t* targets, size_t n, size_t c, int64_t ignore_index,
+                float* losses) {
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t t = targets[i];
+    losses[i] = t == ignore_index ? 0.0f : Canonical(-log_probs[i * c + static_cast<size_t>(t)]);
+  }
+}
+
+void NllBackward(const int64_t* targets, size_t n, size_t c, int64_t ignore_index, const float* grad,
+                 size_t grad_step, float divisor, float* grad_log_probs) {
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t t = targets[i];
+    if (t == ignore_index) continue;
+    grad_log_probs[i * c + static_cast<size_t>(t)] = Canonical(-(grad[i * grad_step] / divisor));
+  }
+}
+
 }  // namespace cpu_layers
 }  // namespace lockstep

@@ -17,6 +17,10 @@ void MaxPoolForward(const backend::PoolCall& call, const float* x, float* out, i
 void MaxPoolBackward(const backend::PoolCall& call, const float* grad, const int64_t* argmax, float* dx);
 void GatherRows(const float* table, const int64_t* ids, size_t count, size_t dim, float* out);
 void ScatterAddRows(const int64_t* ids, size_t count, size_t dim, const float* grad, float* table_grad);
+void NllForward(const float* log_probs, const int64_t* targets, size_t n, size_t c, int64_t ignore_index,
+                float* losses);
+void NllBackward(const int64_t* targets, size_t n, size_t c, int64_t ignore_index, const float* grad,
+                 size_t grad_step, float divisor, float* grad_log_probs);
 
 }  // namespace cpu_layers
 }  // namespace lockstep

@@ -149,6 +149,14 @@ struct KernelTable {
   // table_grad[ids[i]] in increasing i, each addition canonical.
   int (*gather_rows)(const float* table, const int64_t* ids, size_t count, size_t dim, float* out);
   int (*scatter_add_rows)(const int64_t* ids, size_t count, size_t dim, const float* grad, float* table_grad);
+  // Negative log-likelihood over [n, c] log-probabilities: losses[i] = -log_probs[i, targets[i]]
+  // (0 where targets[i] == ignore_index); the backward pass writes -(grad[i * grad_step] / divisor)
+  // at [i, targets[i]] of a zeroed [n, c] (grad_step 0: one gradient for every row; divisor 1 for
+  // none). Canonical NaN.
+  int (*nll_forward)(const float* log_probs, const int64_t* targets, size_t n, size_t c, int64_t ignore_index,
+                     float* losses);
+  int (*nll_backward)(const int64_t* targets, size_t n, size_t c, int64_t ignore_index, const float* grad,
+                      size_t grad_step, float divisor, float* grad_log_probs);
 
   // Optimizer updates (simd/optimizer.h).
   int (*adam_update)(const AdamCall* call);
@@ -193,6 +201,8 @@ KernelTable MakeKernelTable(const char* device_name) {
   t.max_pool_backward = &Impl::MaxPoolBackward;
   t.gather_rows = &Impl::GatherRows;
   t.scatter_add_rows = &Impl::ScatterAddRows;
+  t.nll_forward = &Impl::NllForward;
+  t.nll_backward = &Impl::NllBackward;
   t.adam_update = &Impl::AdamUpdate;
   t.sgd_update = &Impl::SgdUpdate;
   return t;

@@ -86,6 +86,15 @@ void Kernels::ScatterAddRows(const int64_t* ids, size_t count, size_t dim, const
                              float* table_grad) const {
   CheckKernel(k_, k_.scatter_add_rows(ids, count, dim, grad, table_grad), "embedding backward");
 }
+void Kernels::NllForward(const float* log_probs, const int64_t* targets, size_t n, size_t c, int64_t ignore_index,
+                         float* losses) const {
+  CheckKernel(k_, k_.nll_forward(log_probs, targets, n, c, ignore_index, losses), "nll_loss");
+}
+void Kernels::NllBackward(const int64_t* targets, size_t n, size_t c, int64_t ignore_index, const float* grad,
+                          size_t grad_step, float divisor, float* grad_log_probs) const {
+  CheckKernel(k_, k_.nll_backward(targets, n, c, ignore_index, grad, grad_step, divisor, grad_log_probs),
+              "nll_loss backward");
+}
 void Kernels::AdamUpdate(const be::AdamCall& call) const {
   CheckKernel(k_, k_.adam_update(&call), "adam update");
 }

@@ -157,6 +157,33 @@ struct ScatterAddRowsBody {
   }
 };
 
+struct NllForwardBody {
+  const float* log_probs;
+  const int64_t* targets;
+  size_t c;
+  int64_t ignore_index;
+  float* losses;
+  LS_HD void operator()(size_t i) const {
+    const int64_t t = targets[i];
+    losses[i] = t == ignore_index ? 0.0f : Canonical(-log_probs[i * c + static_cast<size_t>(t)]);
+  }
+};
+
+struct NllBackwardBody {
+  const int64_t* targets;
+  size_t c;
+  int64_t ignore_index;
+  const float* grad;
+  size_t grad_step;
+  float divisor;
+  float* grad_log_probs;
+  LS_HD void operator()(size_t i) const {
+    const int64_t t = targets[i];
+    if (t == ignore_index) return;
+    grad_log_probs[i * c + static_cast<size_t>(t)] = Canonical(-(grad[i * grad_step] / divisor));
+  }
+};
+
 }  // namespace cuda
 }  // namespace lockstep
 
