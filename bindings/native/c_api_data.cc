@@ -1,7 +1,4 @@
 // The C ABI: IDX data sets, evaluation, and the MNIST reference run.
-#include <errno.h>
-#include <string.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <functional>
@@ -127,13 +124,8 @@ lockstep_status lockstep_train_mnist(const lockstep_mnist_config* config, lockst
     c.max_steps = config->max_steps < 0 ? -1 : config->max_steps;
     c.max_test = config->max_test < 0 ? -1 : config->max_test;
     if (config->save_path != nullptr) {
-      // Fail before training, not after it, when the checkpoint cannot be written.
       c.save_path = config->save_path;
-      const size_t slash = c.save_path.rfind('/');
-      const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : c.save_path.substr(0, slash);
-      if (access(dir.c_str(), W_OK) != 0) {
-        Fail(LOCKSTEP_ERROR_IO, "cannot write '" + c.save_path + "': directory '" + dir + "': " + strerror(errno));
-      }
+      lockstep::capi::RequireWritableDirectory(c.save_path);  // before training, not after it
     }
     std::function<void(const lockstep::train::MnistProgress&)> report;
     if (progress != nullptr) {

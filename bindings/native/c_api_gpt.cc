@@ -1,7 +1,4 @@
 // The C ABI: the GPT example's training run and sampling from a trained checkpoint.
-#include <errno.h>
-#include <string.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <string>
@@ -30,12 +27,6 @@ lockstep::CharCorpus Corpus(const char* text_path) {
   return lockstep::MakeCharCorpus(lockstep::ReadTextFile(text_path));
 }
 
-void RequireWritableDirectory(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  if (access(dir.c_str(), W_OK) != 0) Fail(LOCKSTEP_ERROR_IO, "cannot write '" + path + "': directory '" + dir + "': " + strerror(errno));
-}
-
 }  // namespace
 
 extern "C" {
@@ -61,7 +52,7 @@ lockstep_status lockstep_train_gpt(const lockstep_gpt_config* config, lockstep_g
     c.seed = config->seed;
     c.eval_interval = config->eval_interval;
     if (config->save_path != nullptr) {
-      RequireWritableDirectory(config->save_path);  // before training, not after it
+      lockstep::capi::RequireWritableDirectory(config->save_path);  // before training, not after it
       c.save_path = config->save_path;
     }
     const lockstep::CharCorpus corpus = Corpus(config->text_path);

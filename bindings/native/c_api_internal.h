@@ -44,6 +44,9 @@ inline void RequireNonNull(const void* p, const char* what) {
 }
 // Fails with LOCKSTEP_ERROR_IO naming the file when it cannot be opened for reading.
 void RequireReadable(const std::string& path);
+// Fails with LOCKSTEP_ERROR_IO naming the file when its directory is not writable (checked before
+// long work that ends by writing it).
+void RequireWritableDirectory(const std::string& path);
 // Fails with LOCKSTEP_ERROR_STATE when the floating-point environment breaks the contract.
 void RequireContractEnvironment();
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -37,6 +38,14 @@ void RequireReadable(const std::string& path) {
   FILE* f = fopen(path.c_str(), "rb");
   if (f == nullptr) Fail(LOCKSTEP_ERROR_IO, "cannot open '" + path + "': " + strerror(errno));
   fclose(f);
+}
+
+void RequireWritableDirectory(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (access(dir.c_str(), W_OK) != 0) {
+    Fail(LOCKSTEP_ERROR_IO, "cannot write '" + path + "': directory '" + dir + "': " + strerror(errno));
+  }
 }
 
 void RequireContractEnvironment() {
