@@ -1,7 +1,10 @@
 // Options every example program takes: --target NAME (force a SIMD target) and --device NAME
-// (cpu, cuda, cuda:N). Each returns an empty string on success, else the problem for the usage.
+// (cpu, cuda, cuda:N), each returning an empty string on success, else the problem for the usage;
+// and the integer parser of their numeric options.
 #ifndef LOCKSTEP_EXAMPLES_COMMON_RUN_OPTIONS_H_
 #define LOCKSTEP_EXAMPLES_COMMON_RUN_OPTIONS_H_
+
+#include <stdlib.h>
 
 #include <string>
 
@@ -11,6 +14,13 @@
 
 namespace lockstep {
 namespace examples {
+
+// A whole decimal integer (false for "", "12x", ...).
+inline bool ParseInt(const char* text, long long* out) {
+  char* end = nullptr;
+  *out = strtoll(text, &end, 10);
+  return end != text && *end == '\0';
+}
 
 inline std::string ForceTargetByName(const std::string& name) {
   for (const simd::Target& t : simd::RunnableTargets()) {

@@ -30,12 +30,6 @@ int Usage(const std::string& problem) {
   return 2;
 }
 
-bool ParseInt(const char* text, long long* out) {
-  char* end = nullptr;
-  *out = strtoll(text, &end, 10);
-  return end != text && *end == '\0';
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -54,7 +48,7 @@ int main(int argc, char** argv) {
     if (i + 1 >= argc) return Usage("missing value after " + arg);
     const char* value = argv[++i];
     long long n = 0;
-    const bool numeric = ParseInt(value, &n);
+    const bool numeric = lockstep::examples::ParseInt(value, &n);
     if (arg == "--data") data = value;
     else if (arg == "--config") preset = value;
     else if (arg == "--prompt") prompt = value;

@@ -25,12 +25,6 @@ int Usage(const std::string& problem) {
   return 2;
 }
 
-bool ParseInt(const char* text, long long* out) {
-  char* end = nullptr;
-  *out = strtoll(text, &end, 10);
-  return end != text && *end == '\0';
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,7 +40,7 @@ int main(int argc, char** argv) {
     if (i + 1 >= argc) return Usage("missing value after " + arg);
     const char* value = argv[++i];
     long long n = 0;
-    const bool numeric = ParseInt(value, &n);
+    const bool numeric = lockstep::examples::ParseInt(value, &n);
     if (arg == "--data") config.data_dir = value;
     else if (arg == "--target" || arg == "--device") {
       const std::string problem = arg == "--target" ? lockstep::examples::ForceTargetByName(value)
