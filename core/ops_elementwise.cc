@@ -26,29 +26,30 @@ Tensor ContiguousData(const Tensor& t, const char* op) {
 
 namespace {
 
-// Describes operand x (shape s, broadcast to out) as x[(i / div) % mod] when it can: its
-// dimensions, aligned right with out's, must equal out's over one contiguous span and be 1
-// elsewhere. False otherwise (e.g. [3, 1, 5] against [3, 4, 5]).
+// Describes operand x (shape s, broadcast to out) as x[(i / div) % mod] when it can: over out's
+// dimensions of size > 1 (aligned right), x must match out on one contiguous run of them and be 1
+// on the others. False otherwise (e.g. [3, 1, 5] against [3, 4, 5]).
 bool AsBroadcastOperand(const Tensor& x, const Shape& out, backend::BroadcastOperand* operand) {
   const Shape& s = x.shape();
   const size_t rank = out.size(), lead = rank - s.size();
-  auto dim = [&](size_t d) { return d < lead ? int64_t{1} : s[d - lead]; };
-  size_t lo = rank, hi = rank;  // the span [lo, hi) where x has out's sizes (sizes 1 may go either way)
+  bool started = false, ended = false;
+  size_t mod = 1, div = 1;
   for (size_t d = 0; d < rank; ++d) {
-    if (dim(d) == out[d] && out[d] != 1) {
-      if (lo == rank) lo = d;
-      else if (hi != rank && hi < d) return false;  // a second span
-      hi = d + 1;
-    } else if (dim(d) != 1 && dim(d) != out[d]) {
+    if (out[d] == 1) continue;  // size-1 output dimensions change no index
+    const int64_t size = d < lead ? 1 : s[d - lead];
+    if (size == out[d]) {
+      if (ended) return false;  // a second run
+      started = true;
+      mod *= static_cast<size_t>(out[d]);
+    } else if (size == 1) {
+      if (started) {
+        ended = true;
+        div *= static_cast<size_t>(out[d]);
+      }
+    } else {
       return false;
-    } else if (dim(d) == 1 && out[d] != 1 && lo != rank && hi == rank) {
-      hi = d;  // the span ends here
     }
   }
-  if (lo == rank) lo = hi = rank;
-  size_t mod = 1, div = 1;
-  for (size_t d = lo; d < hi; ++d) mod *= static_cast<size_t>(out[d]);
-  for (size_t d = hi; d < rank; ++d) div *= static_cast<size_t>(out[d]);
   *operand = backend::BroadcastOperand{x.data_f32(), div, mod};
   return true;
 }

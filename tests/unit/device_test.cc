@@ -145,9 +145,11 @@ TEST_CASE("the CUDA plugin's layer kernels (host emulation) match the CPU, edge 
     const Tensor mid = Tensor::FromVector({1, 4, 1}, Values(4, 3, false));
     const Tensor tail = Tensor::FromVector({5}, Values(5, 4, false));
     const Tensor gap = Tensor::FromVector({3, 1, 5}, Values(15, 5, true));
-    ExpectSameOnDevice({x}, {row, mid, tail, gap}, [](const std::vector<Tensor>& in, const std::vector<Tensor>& p) {
+    const Tensor unit = Tensor::FromVector({3, 1, 4, 1}, Values(12, 13, false));  // around a size-1 dim
+    ExpectSameOnDevice({x}, {row, mid, tail, gap, unit}, [](const std::vector<Tensor>& in, const std::vector<Tensor>& p) {
       const Tensor y = Add(Mul(Sub(in[0], p[0]), p[1]), Div(p[2], in[0]));
-      const Tensor z = Add(y, p[3]);  // (Maximum and Minimum have no gradient: compared only)
+      const Tensor z = Add(Add(y, p[3]), Mul(in[0].Reshape({3, 1, 4, 5}), p[4]).Reshape({3, 4, 5}));
+      // (Maximum and Minimum have no gradient: compared only)
       return std::vector<Tensor>{z, Maximum(z, Minimum(p[3], in[0]))};
     });
   }
