@@ -80,9 +80,9 @@ int64_t SamplesPerChunk(const ConvGeometry& g) {
   return chunk < 1 ? 1 : chunk;
 }
 
-void Im2Col(const ConvGeometry& g, const float* x_sample, int64_t group, float* cols, int64_t ld) {
+void Im2Col(const ConvGeometry& g, const float* x_group, float* cols, int64_t ld) {
   for (int64_t c = 0; c < g.c_in_group; ++c) {
-    const float* plane = x_sample + (group * g.c_in_group + c) * g.h * g.w;
+    const float* plane = x_group + c * g.h * g.w;
     for (int64_t i = 0; i < g.kh; ++i) {
       for (int64_t j = 0; j < g.kw; ++j) {
         float* row = cols + ((c * g.kh + i) * g.kw + j) * ld;
@@ -112,9 +112,9 @@ void Im2Col(const ConvGeometry& g, const float* x_sample, int64_t group, float* 
 // Adds cols back into the sample's input-gradient planes in (c, i, j, oy, ox) order. Each target
 // element receives at most one entry per (c, i, j, oy), so adding a whole ox segment at once keeps
 // every element's order of additions.
-void Col2ImAdd(const ConvGeometry& g, const float* cols, int64_t ld, int64_t group, float* dx_sample) {
+void Col2ImAdd(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_group) {
   for (int64_t c = 0; c < g.c_in_group; ++c) {
-    float* plane = dx_sample + (group * g.c_in_group + c) * g.h * g.w;
+    float* plane = dx_group + c * g.h * g.w;
     for (int64_t i = 0; i < g.kh; ++i) {
       for (int64_t j = 0; j < g.kw; ++j) {
         const float* row = cols + ((c * g.kh + i) * g.kw + j) * ld;

@@ -308,51 +308,47 @@ Tensor Tensor::Flatten(int64_t start_in, int64_t end_in) const {
   return Reshape(new_shape);
 }
 
-Tensor Tensor::Clone() const {
-  Tensor out = Empty(shape(), dtype());
-  uint8_t* dst = out.impl_->storage->data();
-  const uint8_t* base = impl_->storage->data();
-  const size_t size = DTypeSize(dtype());
-  if (size == 4 && dim() <= backend::kMaxCopyRank) {
-    // The device's copy kernel when source and copy share the device; else the host's, which can
-    // address both.
+namespace {
+
+// Writes view's elements, in row-major order, contiguously to dst with `kernels` (4-byte elements up
+// to kMaxCopyRank dimensions; others element by element on the host).
+void CopyElements(const Tensor& view, uint8_t* dst, const backend::KernelTable& kernels) {
+  const TensorImpl& t = *view.impl();
+  const size_t size = DTypeSize(t.dtype);
+  const uint8_t* base = t.storage->data();
+  if (size == 4 && view.dim() <= backend::kMaxCopyRank) {
     backend::StridedCopyCall call{};
-    if (is_contiguous()) {  // one run
+    if (view.is_contiguous()) {  // one run
       call.rank = 1;
-      call.shape[0] = numel();
+      call.shape[0] = view.numel();
       call.src_strides[0] = call.dst_strides[0] = 1;
     } else {
-      call.rank = static_cast<int32_t>(dim());
-      const Shape contiguous = ContiguousStrides(shape());
-      for (int64_t d = 0; d < dim(); ++d) {
-        call.shape[d] = shape()[d];
-        call.src_strides[d] = strides()[d];
+      call.rank = static_cast<int32_t>(view.dim());
+      const Shape contiguous = ContiguousStrides(t.shape);
+      for (int64_t d = 0; d < view.dim(); ++d) {
+        call.shape[d] = t.shape[d];
+        call.src_strides[d] = t.strides[d];
         call.dst_strides[d] = contiguous[d];
       }
     }
-    call.src = base + impl_->offset * size;
+    call.src = base + t.offset * size;
     call.dst = dst;
-    const backend::KernelTable& kernels = device() == out.device() ? KernelsOf(device()) : CpuKernels();
     CheckKernel(kernels, kernels.strided_copy(&call), "copy");
-  } else if (is_contiguous()) {
-    memcpy(dst, base + impl_->offset * size, static_cast<size_t>(numel()) * size);
-  } else if (dtype() != DType::kInt64 && dim() >= 1) {
-    // 4-byte elements: walk all but the last dimension, copy rows with the last stride.
-    const int64_t inner = shape().back(), inner_stride = strides().back();
-    Shape outer_shape(shape().begin(), shape().end() - 1), outer_strides(strides().begin(), strides().end() - 1);
-    const uint32_t* from = reinterpret_cast<const uint32_t*>(base);
-    uint32_t* to = reinterpret_cast<uint32_t*>(dst);
-    int64_t row = 0;
-    ForEachOffset(outer_shape, outer_strides, impl_->offset, [&](int64_t at) {
-      uint32_t* out_row = to + (row++) * inner;
-      for (int64_t k = 0; k < inner; ++k) out_row[k] = from[at + k * inner_stride];
-    });
+  } else if (view.is_contiguous()) {
+    memcpy(dst, base + t.offset * size, static_cast<size_t>(view.numel()) * size);
   } else {
     int64_t i = 0;
-    ForEachOffset(shape(), strides(), impl_->offset, [&](int64_t at) {
-      memcpy(dst + (i++) * size, base + at * size, size);
-    });
+    ForEachOffset(t.shape, t.strides, t.offset, [&](int64_t at) { memcpy(dst + (i++) * size, base + at * size, size); });
   }
+}
+
+}  // namespace
+
+Tensor Tensor::Clone() const {
+  Tensor out = Empty(shape(), dtype());
+  // The device's copy kernel when source and copy share the device; else the host's, which can
+  // address both.
+  CopyElements(*this, out.impl_->storage->data(), device() == out.device() ? KernelsOf(device()) : CpuKernels());
   if (NeedsGrad({*this})) RecordNode(out, OpKind::kCopy, {*this});
   return out;
 }
@@ -376,20 +372,19 @@ Tensor Tensor::Contiguous() const { return is_contiguous() ? *this : Clone(); }
 
 Tensor Tensor::ToDevice(Device target) const {
   if (device() == target) return *this;
-  Tensor source = *this;
-  if (!is_contiguous()) {
-    DeviceScope on_source(device());
-    source = Detach().Clone();
-  }
   Tensor out(NewImpl(shape(), dtype(), target));
   const size_t size = DTypeSize(dtype()), bytes = static_cast<size_t>(numel()) * size;
-  // Through host memory: each side's own copy function moves its half.
+  // Through host memory: the source device's copy for a contiguous view, else the host's strided
+  // copy (it can address every device's allocations); then the target device's copy.
   std::vector<uint8_t> staging(bytes);
-  const backend::KernelTable& from = KernelsOf(source.device());
+  const backend::KernelTable& from = KernelsOf(device());
+  if (is_contiguous()) {
+    CheckKernel(from, from.copy_to_host(staging.data(), impl_->storage->data() + impl_->offset * size, bytes),
+                "copy to the host");
+  } else {
+    CopyElements(*this, staging.data(), CpuKernels());
+  }
   const backend::KernelTable& to = KernelsOf(target);
-  CheckKernel(from, from.copy_to_host(staging.data(),
-                                      source.impl_->storage->data() + source.impl_->offset * size, bytes),
-              "copy to the host");
   CheckKernel(to, to.copy_to_device(out.impl_->storage->data(), staging.data(), bytes), "copy to the device");
   return out;
 }

@@ -119,14 +119,14 @@ void StridedCopy(const backend::StridedCopyCall& c) {
 void Im2Col(const backend::ConvCall& c, const float* x, float* cols) {
   const ConvGeometry g = GeometryOf(c);
   for (int64_t s = 0; s < c.samples; ++s) {
-    lockstep::Im2Col(g, x + s * c.sample_stride, 0, cols + s * g.positions, c.ld);
+    lockstep::Im2Col(g, x + s * c.sample_stride, cols + s * g.positions, c.ld);
   }
 }
 
 void Col2ImAdd(const backend::ConvCall& c, const float* cols, float* dx) {
   const ConvGeometry g = GeometryOf(c);
   for (int64_t s = 0; s < c.samples; ++s) {
-    lockstep::Col2ImAdd(g, cols + s * g.positions, c.ld, 0, dx + s * c.sample_stride);
+    lockstep::Col2ImAdd(g, cols + s * g.positions, c.ld, dx + s * c.sample_stride);
   }
 }
 
