@@ -4,6 +4,7 @@
 
 #include "core/contract.h"
 #include "core/error.h"
+#include "core/io/files.h"
 #include "core/safetensors.h"
 #include "core/sha256.h"
 

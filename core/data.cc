@@ -2,40 +2,233 @@
 
 #include <string.h>
 
+#include <algorithm>
+
+#include "core/autograd.h"
 #include "core/error.h"
 #include "core/idx.h"
+#include "core/ops.h"
 #include "core/random.h"
+#include "core/sha256.h"
 #include "simd/philox.h"
 
 namespace lockstep {
 
-Dataset LoadIdxDataset(const std::string& images_path, const std::string& labels_path) {
-  return DatasetFromIdx(ReadIdxFile(images_path), ReadIdxFile(labels_path), images_path, labels_path);
+namespace {
+
+Tensor RequireLabels(const Tensor& labels, int64_t n, const char* what) {
+  LOCKSTEP_REQUIRE(labels.defined(), what << ": labels are missing");
+  LOCKSTEP_REQUIRE(labels.dtype() == DType::kInt64 || labels.dtype() == DType::kInt32,
+                   what << ": labels must be an integer tensor (int64 class indices), got " << DTypeName(labels.dtype()));
+  LOCKSTEP_REQUIRE(labels.dim() == 1 && labels.size(0) == n,
+                   what << ": expected " << n << " labels (shape [" << n << "]) to match the examples, got shape "
+                        << ShapeString(labels.shape()));
+  return labels.To(DType::kInt64).Contiguous();
 }
 
-Dataset DatasetFromIdx(const IdxArray& images, const IdxArray& labels, const std::string& images_path,
-                       const std::string& labels_path) {
-  LOCKSTEP_REQUIRE(images.dims.size() == 3, images_path << ": expected images [N, rows, cols], got "
-                                                        << images.dims.size() << " dimensions");
-  LOCKSTEP_REQUIRE(labels.dims.size() == 1 && labels.dims[0] == images.dims[0],
-                   labels_path << ": expected " << images.dims[0] << " labels to match " << images_path
-                               << ", got shape " << ShapeString(labels.dims));
+}  // namespace
+
+Dataset::Dataset(const Tensor& inputs, const Tensor& labels) {
+  LOCKSTEP_REQUIRE(inputs.defined() && inputs.dim() >= 1,
+                   "data set: expected examples [N, ...], got " << (inputs.defined() ? ShapeString(inputs.shape()) : "none"));
+  LOCKSTEP_REQUIRE(inputs.dtype() == DType::kFloat32,
+                   "data set: examples must be float32, got " << DTypeName(inputs.dtype()));
+  labels_ = RequireLabels(labels, inputs.size(0), "data set");
+  floats_ = inputs.Detach().Contiguous();
+  example_shape_.assign(inputs.shape().begin() + 1, inputs.shape().end());
+  example_size_ = NumElements(example_shape_);
+  CheckLabels();
+}
+
+Dataset Dataset::FromBytes(std::vector<uint8_t> bytes, const Shape& example_shape, const Tensor& labels) {
+  ValidateShape(example_shape, "data set");
   Dataset d;
-  d.inputs = Tensor::FromVector({images.dims[0], 1, images.dims[1], images.dims[2]}, images.values);
-  if (images.type_code == kIdxUint8) {
-    // Byte pixels to [0, 1]: one float32 division by 255 per pixel.
-    float* p = d.inputs.data_f32();
-    for (int64_t i = 0; i < d.inputs.numel(); ++i) p[i] = p[i] / 255.0f;
+  d.example_shape_ = example_shape;
+  d.example_size_ = NumElements(example_shape);
+  const int64_t n = labels.defined() && labels.dim() == 1 ? labels.size(0) : -1;
+  d.labels_ = RequireLabels(labels, n, "data set");
+  LOCKSTEP_REQUIRE(static_cast<uint64_t>(n) * static_cast<uint64_t>(d.example_size_) == bytes.size(),
+                   "data set: " << bytes.size() << " bytes do not hold " << n << " examples of shape "
+                                << ShapeString(example_shape));
+  d.bytes_ = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  d.CheckLabels();
+  return d;
+}
+
+void Dataset::CheckLabels() const {
+  const int64_t* y = labels_.data_i64();
+  for (int64_t i = 0; i < labels_.numel(); ++i) {
+    LOCKSTEP_REQUIRE(y[i] >= 0, "data set: label " << i << " is " << y[i] << ", expected a class index >= 0");
   }
-  std::vector<int64_t> y(labels.values.size());
+}
+
+Shape Dataset::BatchShape(int64_t n) const {
+  Shape shape{n};
+  shape.insert(shape.end(), example_shape_.begin(), example_shape_.end());
+  return shape;
+}
+
+void Dataset::SetNormalization(float shift, float scale) {
+  normalized_ = true;
+  shift_ = shift;
+  scale_ = scale;
+}
+
+Tensor Dataset::Convert(const std::vector<int64_t>& rows) const {
+  const int64_t n = static_cast<int64_t>(rows.size());
+  Tensor out = Tensor::Empty(BatchShape(n));
+  float* dst = out.data_f32();
+  const size_t item = static_cast<size_t>(example_size_);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t row = rows[static_cast<size_t>(i)];
+    LOCKSTEP_REQUIRE(row >= 0 && row < size(), "data set: row " << row << " is out of range [0, " << size() << ")");
+    float* o = dst + static_cast<size_t>(i) * item;
+    if (bytes_) {
+      // Byte pixels to [0, 1]: one float32 division by 255 per pixel.
+      const uint8_t* src = bytes_->data() + static_cast<size_t>(row) * item;
+      for (size_t k = 0; k < item; ++k) o[k] = static_cast<float>(src[k]) / 255.0f;
+    } else if (item != 0) {
+      memcpy(o, floats_.data_f32() + static_cast<size_t>(row) * item, item * sizeof(float));
+    }
+  }
+  if (!normalized_) return out;
+  NoGradGuard no_grad;
+  return MulScalar(AddScalar(out, shift_), scale_);
+}
+
+Tensor Dataset::Inputs(int64_t start, int64_t count) const {
+  LOCKSTEP_REQUIRE(start >= 0 && count >= 0 && start <= size() && count <= size() - start,
+                   "data set: rows [" << start << ", " << start << " + " << count << ") are out of range [0, " << size()
+                                      << ")");
+  std::vector<int64_t> rows(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) rows[static_cast<size_t>(i)] = start + i;
+  return Convert(rows);
+}
+
+Tensor Dataset::Gather(const std::vector<int64_t>& rows) const { return Convert(rows); }
+
+Tensor Dataset::Labels(int64_t start, int64_t count) const {
+  LOCKSTEP_REQUIRE(start >= 0 && count >= 0 && start <= size() && count <= size() - start,
+                   "data set: rows [" << start << ", " << start << " + " << count << ") are out of range [0, " << size()
+                                      << ")");
+  return labels_.Slice(0, start, start + count).Contiguous();
+}
+
+Dataset Dataset::Subset(int64_t start, int64_t count) const {
+  const Tensor labels = Labels(start, count);  // checks the range
+  Dataset d;
+  d.example_shape_ = example_shape_;
+  d.example_size_ = example_size_;
+  d.labels_ = labels;
+  d.normalized_ = normalized_;
+  d.shift_ = shift_;
+  d.scale_ = scale_;
+  const size_t item = static_cast<size_t>(example_size_);
+  if (bytes_) {
+    const uint8_t* first = bytes_->data() + static_cast<size_t>(start) * item;
+    d.bytes_ = std::make_shared<const std::vector<uint8_t>>(first, first + static_cast<size_t>(count) * item);
+  } else {
+    d.floats_ = floats_.Slice(0, start, start + count).Clone();
+  }
+  return d;
+}
+
+std::string Dataset::Fingerprint() const {
+  Sha256 h;
+  const char* kind = bytes_ ? "bytes" : "float32";
+  h.Update(kind, strlen(kind) + 1);
+  for (const int64_t d : BatchShape(size())) h.Update(&d, sizeof(d));
+  if (bytes_) {
+    h.Update(bytes_->data(), bytes_->size());
+  } else if (floats_.defined()) {
+    h.Update(floats_.data_f32(), static_cast<size_t>(floats_.numel()) * sizeof(float));
+  }
+  h.Update(labels_.data_i64(), static_cast<size_t>(labels_.numel()) * sizeof(int64_t));
+  const float normalization[3] = {normalized_ ? 1.0f : 0.0f, shift_, scale_};
+  h.Update(normalization, sizeof(normalization));
+  return h.HexDigest();
+}
+
+namespace {
+
+// Labels from an IDX label file's elements: non-negative integers.
+Tensor LabelsFromIdx(const IdxHeader& header, const uint8_t* data, const std::string& what) {
+  LOCKSTEP_REQUIRE_FORMAT(header.dims.size() == 1, what << ": expected labels [N], got " << header.dims.size()
+                                                        << " dimensions");
+  std::vector<float> values(static_cast<size_t>(header.count));
+  IdxElementsToFloat(header, data, 0, values.size(), values.data());
+  std::vector<int64_t> y(values.size());
   for (size_t i = 0; i < y.size(); ++i) {
-    const float v = labels.values[i];
-    LOCKSTEP_REQUIRE(v >= 0.0f && v < 1e6f && v == static_cast<float>(static_cast<int64_t>(v)),
-                     labels_path << ": label " << i << " is " << v << ", expected a non-negative integer");
+    const float v = values[i];
+    LOCKSTEP_REQUIRE_FORMAT(v >= 0.0f && v < 1e6f && v == static_cast<float>(static_cast<int64_t>(v)),
+                            what << ": label " << i << " is " << v << ", expected a non-negative integer");
     y[i] = static_cast<int64_t>(v);
   }
-  d.labels = Tensor::FromInt64({static_cast<int64_t>(y.size())}, y);
-  return d;
+  return Tensor::FromInt64({static_cast<int64_t>(y.size())}, y);
+}
+
+void RequireImageShape(const IdxHeader& images, const IdxHeader& labels, const std::string& images_name,
+                       const std::string& labels_name) {
+  LOCKSTEP_REQUIRE_FORMAT(images.dims.size() == 3, images_name << ": expected images [N, rows, cols], got "
+                                                               << images.dims.size() << " dimensions");
+  LOCKSTEP_REQUIRE_FORMAT(labels.dims.size() == 1 && labels.dims[0] == images.dims[0],
+                          labels_name << ": expected " << images.dims[0] << " labels to match " << images_name
+                                      << ", got shape " << ShapeString(labels.dims));
+}
+
+// The examples of an IDX image file whose data region is read by read(offset, dst, n): bytes
+// stay bytes, every other type becomes float32, chunk by chunk (never the whole file twice).
+template <class ReadFn>
+Dataset ImagesFromIdx(const IdxHeader& header, const Tensor& labels, const ReadFn& read) {
+  const Shape example{1, header.dims[1], header.dims[2]};
+  LOCKSTEP_REQUIRE_KIND(ErrorKind::kResource, header.count * header.element_size <= SIZE_MAX,
+                        "data set: " << header.count << " elements do not fit this platform's memory");
+  if (header.type_code == kIdxUint8) {
+    std::vector<uint8_t> bytes(static_cast<size_t>(header.count));
+    read(0, bytes.data(), bytes.size());
+    return Dataset::FromBytes(std::move(bytes), example, labels);
+  }
+  Tensor floats = Tensor::Empty({header.dims[0], 1, header.dims[1], header.dims[2]});
+  constexpr size_t kChunkElements = size_t{1} << 20;
+  std::vector<uint8_t> chunk(kChunkElements * header.element_size);
+  for (uint64_t first = 0; first < header.count; first += kChunkElements) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunkElements, header.count - first));
+    read(first * header.element_size, chunk.data(), n * header.element_size);
+    IdxElementsToFloat(header, chunk.data(), 0, n, floats.data_f32() + first);
+  }
+  return Dataset(floats, labels);
+}
+
+}  // namespace
+
+Dataset LoadIdxDataset(const std::string& images_path, const std::string& labels_path, const CancelFn& cancelled) {
+  const InputFile images(images_path), labels(labels_path);
+  IdxHeader headers[2];
+  const InputFile* files[2] = {&images, &labels};
+  for (int i = 0; i < 2; ++i) {
+    uint8_t head[1024];
+    const size_t n = files[i]->size() < sizeof(head) ? static_cast<size_t>(files[i]->size()) : sizeof(head);
+    files[i]->ReadAt(0, head, n);
+    headers[i] = DecodeIdxHeader(head, n, files[i]->size(), files[i]->path());
+  }
+  RequireImageShape(headers[0], headers[1], images_path, labels_path);
+  std::vector<uint8_t> label_data(static_cast<size_t>(headers[1].count * headers[1].element_size));
+  labels.ReadAt(headers[1].data_offset, label_data.data(), label_data.size(), cancelled);
+  const Tensor y = LabelsFromIdx(headers[1], label_data.data(), labels_path);
+  return ImagesFromIdx(headers[0], y, [&](uint64_t offset, void* dst, size_t n) {
+    images.ReadAt(headers[0].data_offset + offset, dst, n, cancelled);
+  });
+}
+
+Dataset DatasetFromIdxBytes(const std::vector<uint8_t>& images, const std::vector<uint8_t>& labels,
+                            const std::string& images_name, const std::string& labels_name) {
+  const IdxHeader image_header = DecodeIdxHeader(images.data(), images.size(), images.size(), images_name);
+  const IdxHeader label_header = DecodeIdxHeader(labels.data(), labels.size(), labels.size(), labels_name);
+  RequireImageShape(image_header, label_header, images_name, labels_name);
+  const Tensor y = LabelsFromIdx(label_header, labels.data() + label_header.data_offset, labels_name);
+  const uint8_t* data = images.data() + image_header.data_offset;
+  return ImagesFromIdx(image_header, y,
+                       [&](uint64_t offset, void* dst, size_t n) { memcpy(dst, data + offset, n); });
 }
 
 std::vector<int64_t> EpochPermutation(uint64_t seed, int64_t n, int64_t epoch) {
@@ -77,16 +270,11 @@ void DataLoader::GetBatch(int64_t epoch, int64_t batch, Tensor* inputs, Tensor* 
   }
   const int64_t first = batch * batch_size_;
   const int64_t count = n - first < batch_size_ ? n - first : batch_size_;
-  Shape shape = data_.inputs.shape();
-  const int64_t item = data_.inputs.numel() / n;
-  shape[0] = count;
-  *inputs = Tensor::Empty(shape);
+  const std::vector<int64_t> rows(order_.begin() + first, order_.begin() + first + count);
+  *inputs = data_.Gather(rows);
   *labels = Tensor::Empty({count}, DType::kInt64);
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t src = order_[first + i];
-    memcpy(inputs->data_f32() + i * item, data_.inputs.data_f32() + src * item, item * sizeof(float));
-    labels->data_i64()[i] = data_.labels.data_i64()[src];
-  }
+  const int64_t* all = data_.labels().data_i64();
+  for (int64_t i = 0; i < count; ++i) labels->data_i64()[i] = all[rows[static_cast<size_t>(i)]];
 }
 
 }  // namespace lockstep

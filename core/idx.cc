@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "core/safetensors.h"
+#include "core/io/files.h"
 
 namespace lockstep {
 
@@ -81,62 +81,64 @@ float CanonicalNan(float f) { return f != f ? FloatFromBits(kCanonicalNan32) : f
 
 }  // namespace
 
-IdxArray DecodeIdx(const uint8_t* bytes, size_t size, const std::string& what) {
-  LOCKSTEP_REQUIRE(size >= 4, what << ": not an IDX file: it is " << size
-                                   << " bytes long, shorter than the 4-byte magic number");
-  LOCKSTEP_REQUIRE(!(bytes[0] == 0x1F && bytes[1] == 0x8B),
-                   what << ": the file is gzip-compressed; decompress it first (gunzip -k)");
-  LOCKSTEP_REQUIRE(bytes[0] == 0 && bytes[1] == 0,
-                   what << ": not an IDX file: wrong magic number: expected the first two bytes "
-                           "to be 0x00 0x00, found "
-                        << Hex(bytes[0]) << " " << Hex(bytes[1]));
-  IdxArray array;
-  array.type_code = bytes[2];
-  const size_t element_size = IdxElementSize(array.type_code);
-  LOCKSTEP_REQUIRE(element_size != 0,
-                   what << ": unsupported IDX element type " << Hex(array.type_code)
-                        << " (byte 2 of the magic number); expected 0x08 ubyte, 0x09 byte, "
-                           "0x0B int16, 0x0C int32, 0x0D float32 or 0x0E float64");
+IdxHeader DecodeIdxHeader(const uint8_t* bytes, size_t available, uint64_t file_size, const std::string& what) {
+  LOCKSTEP_REQUIRE_FORMAT(file_size >= 4 && available >= 4,
+                          what << ": not an IDX file: it is " << file_size
+                               << " bytes long, shorter than the 4-byte magic number");
+  LOCKSTEP_REQUIRE_FORMAT(!(bytes[0] == 0x1F && bytes[1] == 0x8B),
+                          what << ": the file is gzip-compressed; decompress it first (gunzip -k)");
+  LOCKSTEP_REQUIRE_FORMAT(bytes[0] == 0 && bytes[1] == 0,
+                          what << ": not an IDX file: wrong magic number: expected the first two bytes "
+                                  "to be 0x00 0x00, found "
+                               << Hex(bytes[0]) << " " << Hex(bytes[1]));
+  IdxHeader header;
+  header.type_code = bytes[2];
+  header.element_size = IdxElementSize(header.type_code);
+  LOCKSTEP_REQUIRE_FORMAT(header.element_size != 0,
+                          what << ": unsupported IDX element type " << Hex(header.type_code)
+                               << " (byte 2 of the magic number); expected 0x08 ubyte, 0x09 byte, "
+                                  "0x0B int16, 0x0C int32, 0x0D float32 or 0x0E float64");
   const size_t rank = bytes[3];
-  LOCKSTEP_REQUIRE(rank >= 1, what << ": invalid IDX file: the magic number declares 0 "
-                                      "dimensions (byte 3); expected at least 1");
-  LOCKSTEP_REQUIRE(size - 4 >= 4 * rank,
-                   what << ": truncated IDX file: " << rank << " dimensions need "
-                        << 4 + 4 * rank << " header bytes, but the file is " << size
-                        << " bytes long");
+  LOCKSTEP_REQUIRE_FORMAT(rank >= 1, what << ": invalid IDX file: the magic number declares 0 "
+                                             "dimensions (byte 3); expected at least 1");
+  LOCKSTEP_REQUIRE_FORMAT(file_size - 4 >= 4 * rank && available - 4 >= 4 * rank,
+                          what << ": truncated IDX file: " << rank << " dimensions need " << 4 + 4 * rank
+                               << " header bytes, but the file is " << file_size << " bytes long");
   uint64_t count = 1;
   bool overflow = false;
-  array.dims.reserve(rank);
+  header.dims.reserve(rank);
   for (size_t i = 0; i < rank; ++i) {
     const uint64_t d = ReadBigEndian(bytes + 4 + 4 * i, 4);
-    array.dims.push_back(static_cast<int64_t>(d));
+    header.dims.push_back(static_cast<int64_t>(d));
     if (d != 0 && count > std::numeric_limits<uint64_t>::max() / d) overflow = true;
     if (!overflow) count *= d;
   }
-  const size_t data_start = 4 + 4 * rank;
-  const uint64_t available = size - data_start;
-  LOCKSTEP_REQUIRE(!overflow && count <= std::numeric_limits<uint64_t>::max() / element_size,
-                   what << ": invalid IDX file: dimensions " << DimsString(array.dims)
-                        << " declare more elements than 64 bits can count");
-  const uint64_t needed = count * element_size;
-  LOCKSTEP_REQUIRE(needed <= available,
-                   what << ": truncated IDX file: dimensions " << DimsString(array.dims) << " of "
-                        << IdxTypeName(array.type_code) << " need " << needed
-                        << " bytes of data, but only " << available << " follow the header");
-  LOCKSTEP_REQUIRE(needed == available,
-                   what << ": invalid IDX file: " << available - needed
-                        << " trailing bytes after the " << needed << " bytes of data that "
-                        << "dimensions " << DimsString(array.dims) << " of "
-                        << IdxTypeName(array.type_code) << " declare");
+  header.data_offset = 4 + 4 * rank;
+  const uint64_t data_bytes = file_size - header.data_offset;
+  LOCKSTEP_REQUIRE_FORMAT(!overflow && count <= std::numeric_limits<uint64_t>::max() / header.element_size,
+                          what << ": invalid IDX file: dimensions " << DimsString(header.dims)
+                               << " declare more elements than 64 bits can count");
+  const uint64_t needed = count * header.element_size;
+  LOCKSTEP_REQUIRE_FORMAT(needed <= data_bytes,
+                          what << ": truncated IDX file: dimensions " << DimsString(header.dims) << " of "
+                               << IdxTypeName(header.type_code) << " need " << needed
+                               << " bytes of data, but only " << data_bytes << " follow the header");
+  LOCKSTEP_REQUIRE_FORMAT(needed == data_bytes,
+                          what << ": invalid IDX file: " << data_bytes - needed
+                               << " trailing bytes after the " << needed << " bytes of data that "
+                               << "dimensions " << DimsString(header.dims) << " of "
+                               << IdxTypeName(header.type_code) << " declare");
+  header.count = count;
+  return header;
+}
 
-  // count <= available <= size: the allocation is bounded by the file's own size.
-  const size_t n = static_cast<size_t>(count);
-  array.values.resize(n);
-  const uint8_t* p = bytes + data_start;
+void IdxElementsToFloat(const IdxHeader& header, const uint8_t* data, uint64_t first, size_t n, float* out) {
+  const size_t element_size = header.element_size;
+  const uint8_t* p = data + first * element_size;
   for (size_t i = 0; i < n; ++i, p += element_size) {
     const uint64_t raw = ReadBigEndian(p, element_size);
     float v;
-    switch (array.type_code) {
+    switch (header.type_code) {
       case kIdxUint8: v = static_cast<float>(raw); break;
       case kIdxInt8: v = static_cast<float>(static_cast<int8_t>(raw)); break;
       case kIdxInt16: v = static_cast<float>(static_cast<int16_t>(raw)); break;
@@ -150,12 +152,27 @@ IdxArray DecodeIdx(const uint8_t* bytes, size_t size, const std::string& what) {
         v = CanonicalNan(static_cast<float>(d));
       }
     }
-    array.values[i] = v;
+    out[i] = v;
   }
+}
+
+IdxArray DecodeIdx(const uint8_t* bytes, size_t size, const std::string& what) {
+  const IdxHeader header = DecodeIdxHeader(bytes, size, size, what);
+  IdxArray array;
+  array.type_code = header.type_code;
+  array.dims = header.dims;
+  // count * element_size == size - data_offset: the allocation is bounded by the input's size.
+  array.values.resize(static_cast<size_t>(header.count));
+  IdxElementsToFloat(header, bytes + header.data_offset, 0, array.values.size(), array.values.data());
   return array;
 }
 
 IdxArray ReadIdxFile(const std::string& path) {
+  const InputFile file(path);
+  uint8_t head[1024];
+  const size_t head_size = file.size() < sizeof(head) ? static_cast<size_t>(file.size()) : sizeof(head);
+  file.ReadAt(0, head, head_size);
+  DecodeIdxHeader(head, head_size, file.size(), path);  // refuses a bad header before reading more
   const std::vector<uint8_t> bytes = ReadWholeFile(path, kMaxIdxFileBytes);
   return DecodeIdx(bytes.data(), bytes.size(), path);
 }

@@ -32,13 +32,33 @@ struct IdxArray {
   std::vector<float> values;
 };
 
+// An IDX header: enough to know the shape and where the elements are, before reading them.
+struct IdxHeader {
+  uint8_t type_code = kIdxFloat32;
+  std::vector<int64_t> dims;  // outermost first
+  size_t data_offset = 0;     // bytes before the first element
+  uint64_t count = 0;         // elements
+  size_t element_size = 0;    // bytes per element
+};
+
+// Parses the header at the start of `bytes` (at least the first min(file_size, 1024) bytes of the
+// file) and checks it against the file's total size: the data must be exactly count *
+// element_size bytes. Throws lockstep::Error (kind kFormat) as DecodeIdx does, before any data is
+// read: a file of absurd declared size is refused by its header.
+IdxHeader DecodeIdxHeader(const uint8_t* bytes, size_t available, uint64_t file_size, const std::string& what);
+
+// Converts elements [first, first + n) of an IDX data region (`data` points at element 0, in the
+// file's big-endian layout) to float32 as IdxArray::values describes.
+void IdxElementsToFloat(const IdxHeader& header, const uint8_t* data, uint64_t first, size_t n, float* out);
+
 // Parses and validates a whole IDX file held in memory; `what` names the source in errors.
 // Throws lockstep::Error for a wrong magic, an unsupported type, no dimensions, data shorter or
 // longer than the dimensions say, or sizes that overflow. A gzip-compressed file is recognised
 // and refused with a hint to decompress it.
 IdxArray DecodeIdx(const uint8_t* bytes, size_t size, const std::string& what);
 
-// Reads and decodes a file (at most kMaxIdxFileBytes).
+// Reads and decodes a file (at most kMaxIdxFileBytes; the header is checked before the data is
+// read).
 IdxArray ReadIdxFile(const std::string& path);
 
 // The IDX bytes of `values` (row-major, dims outermost first) as type_code. Throws

@@ -1,13 +1,8 @@
 #include "core/safetensors.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -200,7 +195,7 @@ class HeaderParser {
     std::ostringstream s;
     s << what_ << ": invalid safetensors header: " << problem << " (at byte " << position
       << " of the file)";
-    throw Error(s.str());
+    throw Error(s.str(), ErrorKind::kFormat);
   }
 
   // Expected `expected`, found the current byte.
@@ -588,14 +583,14 @@ std::vector<uint8_t> EncodeSafetensors(const SafetensorsFile& file) {
 }
 
 SafetensorsFile DecodeSafetensors(const uint8_t* bytes, size_t size, const std::string& what) {
-  LOCKSTEP_REQUIRE(size >= 8, what << ": not a safetensors file: it is " << size
+  LOCKSTEP_REQUIRE_FORMAT(size >= 8, what << ": not a safetensors file: it is " << size
                                    << " bytes long, shorter than the 8-byte header length");
   const uint64_t header_size = ReadLittleEndian64(bytes);
-  LOCKSTEP_REQUIRE(header_size <= kMaxSafetensorsHeaderBytes,
+  LOCKSTEP_REQUIRE_FORMAT(header_size <= kMaxSafetensorsHeaderBytes,
                    what << ": not a valid safetensors file: the header length field says "
                         << header_size << " bytes, more than the limit of "
                         << kMaxSafetensorsHeaderBytes);
-  LOCKSTEP_REQUIRE(header_size <= size - 8,
+  LOCKSTEP_REQUIRE_FORMAT(header_size <= size - 8,
                    what << ": not a valid safetensors file: the header length field says "
                         << header_size << " bytes, but only " << size - 8
                         << " bytes follow it (the file is truncated or not safetensors)");
@@ -608,16 +603,16 @@ SafetensorsFile DecodeSafetensors(const uint8_t* bytes, size_t size, const std::
 
   for (const HeaderEntry& e : entries) {
     uint64_t expected = 0;
-    LOCKSTEP_REQUIRE(TensorBytes(e.dtype, e.shape, &expected),
+    LOCKSTEP_REQUIRE_FORMAT(TensorBytes(e.dtype, e.shape, &expected),
                      what << ": invalid safetensors header: tensor " << Quoted(e.name)
                           << " has shape " << ShapeString(e.shape)
                           << " whose byte size overflows 64 bits");
-    LOCKSTEP_REQUIRE(e.begin <= e.end && e.end <= data_size,
+    LOCKSTEP_REQUIRE_FORMAT(e.begin <= e.end && e.end <= data_size,
                      what << ": invalid safetensors header: tensor " << Quoted(e.name)
                           << " has data_offsets [" << e.begin << ", " << e.end
                           << "], expected 0 <= begin <= end <= " << data_size
                           << " (the size of the data section)");
-    LOCKSTEP_REQUIRE(e.end - e.begin == expected,
+    LOCKSTEP_REQUIRE_FORMAT(e.end - e.begin == expected,
                      what << ": invalid safetensors header: tensor " << Quoted(e.name) << " ("
                           << DTypeName(e.dtype) << ", shape " << ShapeString(e.shape)
                           << ") needs " << expected << " bytes, but its data_offsets ["
@@ -634,19 +629,19 @@ SafetensorsFile DecodeSafetensors(const uint8_t* bytes, size_t size, const std::
   uint64_t covered = 0;
   const HeaderEntry* previous = nullptr;
   for (const HeaderEntry* e : by_offset) {
-    LOCKSTEP_REQUIRE(e->begin >= covered,
+    LOCKSTEP_REQUIRE_FORMAT(e->begin >= covered,
                      what << ": invalid safetensors header: tensor " << Quoted(e->name)
                           << " (bytes " << e->begin << ".." << e->end << ") overlaps tensor "
                           << Quoted(previous ? previous->name : "") << " (bytes "
                           << (previous ? previous->begin : 0) << ".." << covered << ")");
-    LOCKSTEP_REQUIRE(e->begin == covered,
+    LOCKSTEP_REQUIRE_FORMAT(e->begin == covered,
                      what << ": invalid safetensors header: bytes " << covered << ".." << e->begin
                           << " of the data section belong to no tensor (a gap before tensor "
                           << Quoted(e->name) << ")");
     covered = e->end;
     previous = e;
   }
-  LOCKSTEP_REQUIRE(covered == data_size,
+  LOCKSTEP_REQUIRE_FORMAT(covered == data_size,
                    what << ": invalid safetensors file: bytes " << covered << ".." << data_size
                         << " of the data section (" << data_size - covered
                         << " trailing bytes) belong to no tensor");
@@ -666,117 +661,6 @@ SafetensorsFile DecodeSafetensors(const uint8_t* bytes, size_t size, const std::
     file.tensors.push_back(std::move(t));
   }
   return file;
-}
-
-// -----------------------------------------------------------------------------------------------
-// Files.
-
-namespace {
-
-std::string SystemError(int error_number) { return strerror(error_number); }
-
-std::string ParentFolder(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-// "folder/.name.tmp-PID-N" beside "folder/name", with the name shortened so that a long file
-// name still leaves room for the suffix.
-std::string TemporaryPath(const std::string& path, unsigned n) {
-  const size_t slash = path.find_last_of('/');
-  const size_t name_start = slash == std::string::npos ? 0 : slash + 1;
-  return path.substr(0, name_start) + "." + path.substr(name_start, 64) + ".tmp-" +
-         std::to_string(static_cast<long>(getpid())) + "-" + std::to_string(n);
-}
-
-}  // namespace
-
-void WriteFileAtomic(const std::string& path, const std::vector<uint8_t>& bytes) {
-  LOCKSTEP_REQUIRE(!path.empty() && path.back() != '/',
-                   "cannot write '" << path << "': expected the path of a file");
-  static std::atomic<unsigned> counter{0};
-  std::string temp;
-  int fd = -1;
-  for (int attempt = 0; fd < 0; ++attempt) {
-    temp = TemporaryPath(path, counter.fetch_add(1));
-    fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) {
-      const int e = errno;
-      LOCKSTEP_REQUIRE(e == EEXIST && attempt < 100,
-                       "cannot write '" << path << "': cannot create the temporary file '" << temp
-                                        << "': " << SystemError(e));
-    }
-  }
-  // From here on, every failure removes the temporary file before throwing.
-  auto fail = [&](const char* step, int e) {
-    if (fd >= 0) close(fd);
-    unlink(temp.c_str());
-    std::ostringstream s;
-    s << "cannot write '" << path << "': " << step << " '" << temp << "' failed: "
-      << SystemError(e);
-    throw Error(s.str());
-  };
-  size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail("writing", n < 0 ? errno : EIO);
-    written += static_cast<size_t>(n);
-  }
-  if (fsync(fd) != 0) fail("fsync of", errno);
-  const int closed = close(fd);
-  fd = -1;
-  if (closed != 0) fail("closing", errno);
-  if (rename(temp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    unlink(temp.c_str());
-    std::ostringstream s;
-    s << "cannot write '" << path << "': renaming the temporary file '" << temp
-      << "' over it failed: " << SystemError(e);
-    throw Error(s.str());
-  }
-  // Make the rename itself durable; a folder that cannot be opened or synced (some file systems)
-  // does not make the write fail, since the file is complete either way.
-  const int folder = open(ParentFolder(path).c_str(), O_RDONLY | O_CLOEXEC);
-  if (folder >= 0) {
-    fsync(folder);
-    close(folder);
-  }
-}
-
-std::vector<uint8_t> ReadWholeFile(const std::string& path, size_t max_bytes) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  LOCKSTEP_REQUIRE(fd >= 0, "cannot read '" << path << "': " << SystemError(errno));
-  auto fail = [&](const std::string& problem) {
-    close(fd);
-    throw Error("cannot read '" + path + "': " + problem);
-  };
-  struct stat info;
-  if (fstat(fd, &info) != 0) fail(SystemError(errno));
-  if (S_ISDIR(info.st_mode)) fail("it is a folder, not a file");
-  if (S_ISREG(info.st_mode) && static_cast<uint64_t>(info.st_size) > max_bytes) {
-    fail("it is " + std::to_string(static_cast<uint64_t>(info.st_size)) +
-         " bytes, more than the limit of " + std::to_string(max_bytes));
-  }
-  std::vector<uint8_t> bytes;
-  if (S_ISREG(info.st_mode)) bytes.reserve(static_cast<size_t>(info.st_size));
-  // Read until the end of the file, which may differ from st_size (a pipe, a file that grows);
-  // never keep more than max_bytes.
-  std::vector<uint8_t> chunk(size_t{1} << 16);
-  for (;;) {
-    const ssize_t n = read(fd, chunk.data(), chunk.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(SystemError(errno));
-    if (n == 0) break;
-    if (static_cast<size_t>(n) > max_bytes - bytes.size()) {
-      fail("it is more than the limit of " + std::to_string(max_bytes) + " bytes");
-    }
-    bytes.insert(bytes.end(), chunk.data(), chunk.data() + n);
-  }
-  close(fd);
-  return bytes;
 }
 
 }  // namespace lockstep

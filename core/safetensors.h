@@ -1,4 +1,5 @@
-// Safetensors files (checkpoints and training state) and the file I/O they need.
+// Safetensors files (checkpoints and training state): the canonical encoder and a validating
+// decoder (file I/O: core/io/files.h).
 //
 // Contract rule 8: the model hash is the SHA-256 of the checkpoint file, so the encoder writes one
 // canonical byte sequence for a given content:
@@ -52,15 +53,6 @@ std::vector<uint8_t> EncodeSafetensors(const SafetensorsFile& file);
 // Parses and validates a whole file held in memory; `what` names the source (a path) in errors.
 // Tensors come back sorted by name, their data exactly as stored (NaN bits included).
 SafetensorsFile DecodeSafetensors(const uint8_t* bytes, size_t size, const std::string& what);
-
-// Writes `bytes` to a temporary file in the same folder, fsyncs it and renames it over `path`:
-// readers see the old file or the new one, never a partial one. On failure the temporary file is
-// removed and a lockstep::Error names the path and the system's reason.
-void WriteFileAtomic(const std::string& path, const std::vector<uint8_t>& bytes);
-
-// The whole content of a file; a lockstep::Error naming the path when it is missing, unreadable,
-// not a regular file, or larger than max_bytes.
-std::vector<uint8_t> ReadWholeFile(const std::string& path, size_t max_bytes);
 
 }  // namespace lockstep
 

@@ -33,7 +33,7 @@ extern "C" {
 
 lockstep_status lockstep_dataset_load_idx(const char* images_path, const char* labels_path, int normalize,
                                           lockstep_dataset** out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_FORMAT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(images_path, "images_path");
     RequireNonNull(labels_path, "labels_path");
     RequireNonNull(out, "out");
@@ -46,11 +46,11 @@ lockstep_status lockstep_dataset_load_idx(const char* images_path, const char* l
 }
 
 lockstep_status lockstep_dataset_free(lockstep_dataset* dataset) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INTERNAL, [&] { delete dataset; });
+  return Boundary(__func__, [&] { delete dataset; });
 }
 
 lockstep_status lockstep_dataset_size(const lockstep_dataset* dataset, int64_t* out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(dataset, "dataset");
     RequireNonNull(out, "out");
     *out = dataset->data.size();
@@ -59,13 +59,13 @@ lockstep_status lockstep_dataset_size(const lockstep_dataset* dataset, int64_t* 
 
 lockstep_status lockstep_dataset_batch(const lockstep_dataset* dataset, int64_t start, int64_t count,
                                        lockstep_tensor** inputs, int64_t* labels) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(dataset, "dataset");
     RequireNonNull(inputs, "inputs");
     RequireNonNull(labels, "labels");
     RequireRange(dataset, start, count);
-    lockstep::Tensor x = dataset->data.inputs.Slice(0, start, start + count).Clone();
-    const std::vector<int64_t> y = dataset->data.labels.Slice(0, start, start + count).ToInt64Vector();
+    lockstep::Tensor x = dataset->data.Inputs(start, count);
+    const std::vector<int64_t> y = dataset->data.Labels(start, count).ToInt64Vector();
     auto handle = std::make_unique<lockstep_tensor>(lockstep_tensor{x});
     std::copy(y.begin(), y.end(), labels);
     *inputs = handle.release();
@@ -74,14 +74,14 @@ lockstep_status lockstep_dataset_batch(const lockstep_dataset* dataset, int64_t 
 
 lockstep_status lockstep_evaluate(lockstep_model* model, const lockstep_dataset* dataset, int64_t batch_size,
                                   lockstep_eval_result* out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(model, "model");
     RequireNonNull(dataset, "dataset");
     RequireNonNull(out, "out");
     if (batch_size <= 0) batch_size = 100;
     const int64_t size = dataset->data.size();
     if (size == 0) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "the data set is empty");
-    lockstep::capi::RequireInputShape(model->arch, dataset->data.inputs.shape());
+    lockstep::capi::RequireInputShape(model->arch, dataset->data.BatchShape(size));
     lockstep::capi::RequireContractEnvironment();
     const lockstep::train::EvalResult eval = lockstep::train::Evaluate(*model->module, dataset->data, batch_size);
     lockstep_eval_result result;
@@ -94,7 +94,7 @@ lockstep_status lockstep_evaluate(lockstep_model* model, const lockstep_dataset*
 }
 
 lockstep_status lockstep_mnist_config_default(lockstep_mnist_config* out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
     const lockstep::train::MnistConfig d;
     *out = lockstep_mnist_config{".deps/data/mnist", d.epochs, d.seed, d.batch_size, d.lr, d.max_steps, d.max_test,
@@ -104,7 +104,7 @@ lockstep_status lockstep_mnist_config_default(lockstep_mnist_config* out) {
 
 lockstep_status lockstep_train_mnist(const lockstep_mnist_config* config, lockstep_progress_fn progress,
                                      void* user_data, lockstep_mnist_result* out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_FORMAT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(config, "config");
     RequireNonNull(out, "out");
     RequireNonNull(config->data_dir, "config->data_dir");
@@ -125,7 +125,7 @@ lockstep_status lockstep_train_mnist(const lockstep_mnist_config* config, lockst
     c.max_test = config->max_test < 0 ? -1 : config->max_test;
     if (config->save_path != nullptr) {
       c.save_path = config->save_path;
-      lockstep::capi::RequireWritableDirectory(c.save_path);  // before training, not after it
+      lockstep::RequireWritableFile(c.save_path);  // before training, not after it
     }
     std::function<void(const lockstep::train::MnistProgress&)> report;
     if (progress != nullptr) {

@@ -7,7 +7,7 @@ using lockstep::capi::Fail;
 using lockstep::capi::RequireNonNull;
 
 lockstep_status lockstep_set_device(const char* name) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(name, "name");
     const lockstep::Device device = lockstep::Device::Parse(name);  // bad names: invalid argument
     try {
@@ -19,14 +19,14 @@ lockstep_status lockstep_set_device(const char* name) {
 }
 
 lockstep_status lockstep_get_device(char* buf, size_t size) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(buf, "buf");
     lockstep::capi::CopyString(lockstep::CurrentKernels().device_name, buf, size);
   });
 }
 
 lockstep_status lockstep_cuda_devices(char* buf, size_t size, int* count) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(buf, "buf");
     RequireNonNull(count, "count");
     const lockstep::CudaDeviceListing listing = lockstep::ListCudaDevices();

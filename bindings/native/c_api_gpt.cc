@@ -32,7 +32,7 @@ lockstep::CharCorpus Corpus(const char* text_path) {
 extern "C" {
 
 lockstep_status lockstep_gpt_config_default(lockstep_gpt_config* out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
     *out = lockstep_gpt_config{".deps/data/fortunes/input.txt", "small", 500, 1, 0, nullptr};
   });
@@ -40,7 +40,7 @@ lockstep_status lockstep_gpt_config_default(lockstep_gpt_config* out) {
 
 lockstep_status lockstep_train_gpt(const lockstep_gpt_config* config, lockstep_gpt_progress_fn progress, void* user_data,
                                    lockstep_gpt_result* out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_FORMAT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(config, "config");
     RequireNonNull(out, "out");
     RequireNonNull(config->text_path, "config->text_path");
@@ -52,7 +52,7 @@ lockstep_status lockstep_train_gpt(const lockstep_gpt_config* config, lockstep_g
     c.seed = config->seed;
     c.eval_interval = config->eval_interval;
     if (config->save_path != nullptr) {
-      lockstep::capi::RequireWritableDirectory(config->save_path);  // before training, not after it
+      lockstep::RequireWritableFile(config->save_path);  // before training, not after it
       c.save_path = config->save_path;
     }
     const lockstep::CharCorpus corpus = Corpus(config->text_path);
@@ -80,7 +80,7 @@ lockstep_status lockstep_train_gpt(const lockstep_gpt_config* config, lockstep_g
 }
 
 lockstep_status lockstep_sample_options_default(lockstep_sample_options* out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
     const lockstep::train::SampleOptions d;
     *out = lockstep_sample_options{"\n", d.max_new_tokens, d.temperature, d.top_k, d.seed};
@@ -89,7 +89,7 @@ lockstep_status lockstep_sample_options_default(lockstep_sample_options* out) {
 
 lockstep_status lockstep_gpt_sample(const char* checkpoint_path, const char* text_path, const char* preset,
                                     const lockstep_sample_options* options, char* buf, size_t size) {
-  return Boundary(__func__, LOCKSTEP_ERROR_FORMAT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(checkpoint_path, "checkpoint_path");
     RequireNonNull(text_path, "text_path");
     RequireNonNull(preset, "preset");

@@ -8,6 +8,7 @@
 
 #include "core/data.h"
 #include "core/error.h"
+#include "core/io/files.h"
 #include "core/nn/module.h"
 #include "core/optim/optimizer.h"
 #include "core/tensor.h"
@@ -42,22 +43,23 @@ struct ApiError {
 inline void RequireNonNull(const void* p, const char* what) {
   if (p == nullptr) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, std::string(what) + " is NULL");
 }
-// Fails with LOCKSTEP_ERROR_IO naming the file when it cannot be opened for reading.
+// Fails naming the file when it cannot be opened for reading or is not a regular file (a FIFO
+// or device is refused without blocking on it).
 void RequireReadable(const std::string& path);
-// Fails with LOCKSTEP_ERROR_IO naming the file when its directory is not writable (checked before
-// long work that ends by writing it).
-void RequireWritableDirectory(const std::string& path);
 // Fails with LOCKSTEP_ERROR_STATE when the floating-point environment breaks the contract.
 void RequireContractEnvironment();
 
 void ClearError();
 lockstep_status SetError(lockstep_status status, const std::string& message);
 
-// Runs body, mapping exceptions: ApiError keeps its status; lockstep::Error (bad input detected
-// by the core) becomes core_error_status; anything else is LOCKSTEP_ERROR_INTERNAL. Messages are
+// The status a core error's kind maps to (docs/errors.md).
+lockstep_status StatusOf(lockstep::ErrorKind kind);
+
+// Runs body, mapping exceptions: ApiError keeps its status; lockstep::Error maps by its kind;
+// std::bad_alloc is LOCKSTEP_ERROR_RESOURCE; anything else is LOCKSTEP_ERROR_INTERNAL. Messages are
 // prefixed with the function's name.
 template <class Body>
-lockstep_status Boundary(const char* function, lockstep_status core_error_status, Body&& body) noexcept {
+lockstep_status Boundary(const char* function, Body&& body) noexcept {
   ClearError();
   try {
     body();
@@ -65,9 +67,9 @@ lockstep_status Boundary(const char* function, lockstep_status core_error_status
   } catch (const ApiError& e) {
     return SetError(e.status, std::string(function) + ": " + e.message);
   } catch (const lockstep::Error& e) {
-    return SetError(core_error_status, std::string(function) + ": " + e.what());
+    return SetError(StatusOf(e.kind()), std::string(function) + ": " + e.what());
   } catch (const std::bad_alloc&) {
-    return SetError(LOCKSTEP_ERROR_INTERNAL, std::string(function) + ": out of memory");
+    return SetError(LOCKSTEP_ERROR_RESOURCE, std::string(function) + ": out of memory");
   } catch (const std::exception& e) {
     return SetError(LOCKSTEP_ERROR_INTERNAL, std::string(function) + ": " + e.what());
   } catch (...) {

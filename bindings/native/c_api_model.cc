@@ -31,14 +31,14 @@ lockstep_model* NewModel(const char* arch, uint64_t seed) {
 extern "C" {
 
 lockstep_status lockstep_model_create(const char* arch, uint64_t seed, lockstep_model** out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
     *out = NewModel(arch, seed);
   });
 }
 
 lockstep_status lockstep_model_load(const char* arch, const char* path, lockstep_model** out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_FORMAT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(path, "path");
     RequireNonNull(out, "out");
     lockstep::capi::RequireReadable(path);
@@ -67,11 +67,11 @@ lockstep_status lockstep_model_load(const char* arch, const char* path, lockstep
 }
 
 lockstep_status lockstep_model_free(lockstep_model* model) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INTERNAL, [&] { delete model; });
+  return Boundary(__func__, [&] { delete model; });
 }
 
 lockstep_status lockstep_model_arch(const lockstep_model* model, const char** out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(model, "model");
     RequireNonNull(out, "out");
     *out = model->arch;
@@ -79,7 +79,7 @@ lockstep_status lockstep_model_arch(const lockstep_model* model, const char** ou
 }
 
 lockstep_status lockstep_model_forward(lockstep_model* model, const lockstep_tensor* input, lockstep_tensor** out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(model, "model");
     RequireNonNull(input, "input");
     RequireNonNull(out, "out");
@@ -94,7 +94,7 @@ lockstep_status lockstep_model_forward(lockstep_model* model, const lockstep_ten
 }
 
 lockstep_status lockstep_model_save(const lockstep_model* model, const char* path, char hash_out[LOCKSTEP_HASH_SIZE]) {
-  return Boundary(__func__, LOCKSTEP_ERROR_IO, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(model, "model");
     RequireNonNull(path, "path");
     const std::string hash = lockstep::SaveModel(path, *model->module);
@@ -103,7 +103,7 @@ lockstep_status lockstep_model_save(const lockstep_model* model, const char* pat
 }
 
 lockstep_status lockstep_model_hash(const lockstep_model* model, char out[LOCKSTEP_HASH_SIZE]) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INTERNAL, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(model, "model");
     RequireNonNull(out, "out");
     lockstep::capi::CopyHash(lockstep::ModelHash(*model->module), out);
@@ -111,7 +111,7 @@ lockstep_status lockstep_model_hash(const lockstep_model* model, char out[LOCKST
 }
 
 lockstep_status lockstep_adam_options_default(lockstep_adam_options* out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
     const lockstep::optim::AdamOptions d;
     *out = lockstep_adam_options{d.lr, d.beta1, d.beta2, d.eps, d.weight_decay, d.decoupled_weight_decay ? 1 : 0};
@@ -120,7 +120,7 @@ lockstep_status lockstep_adam_options_default(lockstep_adam_options* out) {
 
 lockstep_status lockstep_adam_create(lockstep_model* model, const lockstep_adam_options* options,
                                      lockstep_optimizer** out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(model, "model");
     RequireNonNull(out, "out");
     lockstep::optim::AdamOptions o;
@@ -146,12 +146,12 @@ lockstep_status lockstep_adam_create(lockstep_model* model, const lockstep_adam_
 }
 
 lockstep_status lockstep_optimizer_free(lockstep_optimizer* optimizer) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INTERNAL, [&] { delete optimizer; });
+  return Boundary(__func__, [&] { delete optimizer; });
 }
 
 lockstep_status lockstep_train_step(lockstep_model* model, lockstep_optimizer* optimizer, const lockstep_tensor* inputs,
                                     const int64_t* labels, int64_t label_count, float* loss_out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(model, "model");
     RequireNonNull(optimizer, "optimizer");
     RequireNonNull(inputs, "inputs");

@@ -11,6 +11,7 @@
 #include "core/contract.h"
 #include "core/error.h"
 #include "core/fp_environment.h"
+#include "core/io/files.h"
 #include "core/sha256.h"
 #include "simd/targets.h"
 #include "simd/thread_pool.h"
@@ -23,6 +24,20 @@ thread_local std::string last_error;
 
 void Fail(lockstep_status status, const std::string& message) { throw ApiError{status, message}; }
 
+lockstep_status StatusOf(lockstep::ErrorKind kind) {
+  switch (kind) {
+    case lockstep::ErrorKind::kArgument: return LOCKSTEP_ERROR_INVALID_ARGUMENT;
+    case lockstep::ErrorKind::kFormat: return LOCKSTEP_ERROR_FORMAT;
+    case lockstep::ErrorKind::kIo: return LOCKSTEP_ERROR_IO;
+    case lockstep::ErrorKind::kState: return LOCKSTEP_ERROR_STATE;
+    case lockstep::ErrorKind::kUnavailable: return LOCKSTEP_ERROR_UNAVAILABLE;
+    case lockstep::ErrorKind::kResource: return LOCKSTEP_ERROR_RESOURCE;
+    case lockstep::ErrorKind::kCancelled: return LOCKSTEP_ERROR_CANCELLED;
+    case lockstep::ErrorKind::kInternal: return LOCKSTEP_ERROR_INTERNAL;
+  }
+  return LOCKSTEP_ERROR_INTERNAL;
+}
+
 void ClearError() { last_error.clear(); }
 
 lockstep_status SetError(lockstep_status status, const std::string& message) {
@@ -34,19 +49,8 @@ lockstep_status SetError(lockstep_status status, const std::string& message) {
   return status;
 }
 
-void RequireReadable(const std::string& path) {
-  FILE* f = fopen(path.c_str(), "rb");
-  if (f == nullptr) Fail(LOCKSTEP_ERROR_IO, "cannot open '" + path + "': " + strerror(errno));
-  fclose(f);
-}
+void RequireReadable(const std::string& path) { const InputFile file(path); }
 
-void RequireWritableDirectory(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  if (access(dir.c_str(), W_OK) != 0) {
-    Fail(LOCKSTEP_ERROR_IO, "cannot write '" + path + "': directory '" + dir + "': " + strerror(errno));
-  }
-}
 
 void RequireContractEnvironment() {
   const std::string problem = DescribeFloatingPointProblem();
@@ -84,32 +88,32 @@ const char* lockstep_status_name(lockstep_status status) {
     case LOCKSTEP_ERROR_STATE: return "LOCKSTEP_ERROR_STATE";
     case LOCKSTEP_ERROR_INTERNAL: return "LOCKSTEP_ERROR_INTERNAL";
     case LOCKSTEP_ERROR_CANCELLED: return "LOCKSTEP_ERROR_CANCELLED";
+    case LOCKSTEP_ERROR_RESOURCE: return "LOCKSTEP_ERROR_RESOURCE";
     case LOCKSTEP_ERROR_UNAVAILABLE: return "LOCKSTEP_ERROR_UNAVAILABLE";
   }
   return "LOCKSTEP_ERROR_UNKNOWN";
 }
 
 lockstep_status lockstep_version(const char** out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
     *out = LOCKSTEP_VERSION_STRING;
   });
 }
 
 lockstep_status lockstep_contract_version(int* out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
     *out = lockstep::kContractVersion;
   });
 }
 
 lockstep_status lockstep_simd_target(char* buf, size_t size) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT,
-                  [&] { lockstep::capi::CopyString(lockstep::simd::ActiveTargetName(), buf, size); });
+  return Boundary(__func__, [&] { lockstep::capi::CopyString(lockstep::simd::ActiveTargetName(), buf, size); });
 }
 
 lockstep_status lockstep_simd_targets_available(char* buf, size_t size) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     std::string names;
     for (const auto& target : lockstep::simd::RunnableTargets()) names += (names.empty() ? "" : ", ") + target.name;
     lockstep::capi::CopyString(names, buf, size);
@@ -117,38 +121,37 @@ lockstep_status lockstep_simd_targets_available(char* buf, size_t size) {
 }
 
 lockstep_status lockstep_set_num_threads(int n) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     if (n < 1 || n > 1024) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "n is " + std::to_string(n) + ", expected 1..1024");
     lockstep::simd::SetDefaultThreadCount(static_cast<size_t>(n));
   });
 }
 
 lockstep_status lockstep_get_num_threads(int* out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
     *out = static_cast<int>(lockstep::simd::DefaultThreadPool().num_threads());
   });
 }
 
 lockstep_status lockstep_file_sha256(const char* path, char out[LOCKSTEP_HASH_SIZE]) {
-  return Boundary(__func__, LOCKSTEP_ERROR_IO, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(path, "path");
     RequireNonNull(out, "out");
-    FILE* f = fopen(path, "rb");
-    if (f == nullptr) Fail(LOCKSTEP_ERROR_IO, std::string("cannot open '") + path + "': " + strerror(errno));
+    const lockstep::InputFile file(path);  // regular files only: a FIFO or device is refused
     lockstep::Sha256 sha;
-    std::vector<unsigned char> chunk(1 << 16);
-    size_t n;
-    while ((n = fread(chunk.data(), 1, chunk.size(), f)) > 0) sha.Update(chunk.data(), n);
-    const bool failed = ferror(f) != 0;
-    fclose(f);
-    if (failed) Fail(LOCKSTEP_ERROR_IO, std::string("error reading '") + path + "'");
+    std::vector<unsigned char> chunk(1 << 20);
+    for (uint64_t offset = 0; offset < file.size(); offset += chunk.size()) {
+      const size_t n = file.size() - offset < chunk.size() ? static_cast<size_t>(file.size() - offset) : chunk.size();
+      file.ReadAt(offset, chunk.data(), n);
+      sha.Update(chunk.data(), n);
+    }
     lockstep::capi::CopyHash(sha.HexDigest(), out);
   });
 }
 
 lockstep_status lockstep_tensor_create(const float* data, const int64_t* shape, int rank, lockstep_tensor** out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
     if (rank < 0 || rank > LOCKSTEP_MAX_RANK) {
       Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "rank is " + std::to_string(rank) + ", expected 0.." +
@@ -174,11 +177,11 @@ lockstep_status lockstep_tensor_create(const float* data, const int64_t* shape, 
 }
 
 lockstep_status lockstep_tensor_free(lockstep_tensor* tensor) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INTERNAL, [&] { delete tensor; });
+  return Boundary(__func__, [&] { delete tensor; });
 }
 
 lockstep_status lockstep_tensor_rank(const lockstep_tensor* tensor, int* out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(tensor, "tensor");
     RequireNonNull(out, "out");
     *out = static_cast<int>(tensor->tensor.dim());
@@ -186,7 +189,7 @@ lockstep_status lockstep_tensor_rank(const lockstep_tensor* tensor, int* out) {
 }
 
 lockstep_status lockstep_tensor_shape(const lockstep_tensor* tensor, int64_t* shape, int capacity) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(tensor, "tensor");
     const int rank = static_cast<int>(tensor->tensor.dim());
     if (capacity < rank) {
@@ -199,7 +202,7 @@ lockstep_status lockstep_tensor_shape(const lockstep_tensor* tensor, int64_t* sh
 }
 
 lockstep_status lockstep_tensor_numel(const lockstep_tensor* tensor, int64_t* out) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(tensor, "tensor");
     RequireNonNull(out, "out");
     *out = tensor->tensor.numel();
@@ -207,7 +210,7 @@ lockstep_status lockstep_tensor_numel(const lockstep_tensor* tensor, int64_t* ou
 }
 
 lockstep_status lockstep_tensor_copy_data(const lockstep_tensor* tensor, float* out, int64_t count) {
-  return Boundary(__func__, LOCKSTEP_ERROR_INVALID_ARGUMENT, [&] {
+  return Boundary(__func__, [&] {
     RequireNonNull(tensor, "tensor");
     const int64_t numel = tensor->tensor.numel();
     if (count != numel) {

@@ -22,10 +22,10 @@ EvalResult Evaluate(nn::Module& model, const Dataset& data, int64_t batch_size, 
   EvalResult result;
   for (int64_t start = 0; start < size; start += batch_size) {
     const int64_t end = std::min(size, start + batch_size);
-    const Tensor logits = model(data.inputs.Slice(0, start, end).Contiguous());
+    const Tensor logits = model(data.Inputs(start, end - start));
     logits_hash.Update(logits.data_f32(), static_cast<size_t>(logits.numel()) * sizeof(float));
     const std::vector<int64_t> predicted = Argmax(logits, 1).ToInt64Vector();
-    const std::vector<int64_t> labels = data.labels.Slice(0, start, end).ToInt64Vector();
+    const std::vector<int64_t> labels = data.Labels(start, end - start).ToInt64Vector();
     for (size_t i = 0; i < labels.size(); ++i) result.correct += predicted[i] == labels[i];
   }
   model.Train(was_training);

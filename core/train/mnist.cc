@@ -14,10 +14,7 @@
 namespace lockstep {
 namespace train {
 
-void NormalizeMnist(Dataset* data) {
-  NoGradGuard no_grad;
-  data->inputs = MulScalar(AddScalar(data->inputs, -0.1307f), 1.0f / 0.3081f);
-}
+void NormalizeMnist(Dataset* data) { data->SetNormalization(-0.1307f, 1.0f / 0.3081f); }
 
 MnistResult RunMnist(const MnistConfig& config, const MnistProgressFn& progress) {
   RequireContractFloatingPoint();
@@ -34,9 +31,8 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
                        const MnistProgressFn& progress) {
   RequireContractFloatingPoint();
   for (const Dataset* d : {&train_set, &test_set}) {
-    LOCKSTEP_REQUIRE(d->inputs.dim() == 4 && d->inputs.size(1) == 1 && d->inputs.size(2) == 28 &&
-                         d->inputs.size(3) == 28,
-                     "mnist: expected images of shape [N, 1, 28, 28], got " << ShapeString(d->inputs.shape()));
+    LOCKSTEP_REQUIRE(d->example_shape() == Shape({1, 28, 28}),
+                     "mnist: expected images of shape [N, 1, 28, 28], got " << ShapeString(d->BatchShape(d->size())));
   }
   auto model = models::MakeLeNet5(config.seed);
   MnistResult result;

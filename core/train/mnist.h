@@ -56,7 +56,8 @@ MnistResult RunMnist(const MnistConfig& config, const MnistProgressFn& progress)
 MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, const Dataset& test_set,
                        const MnistProgressFn& progress);
 
-// MNIST's usual normalisation, in place: x = (x - 0.1307) * (1 / 0.3081).
+// MNIST's usual normalisation, applied to every batch the data set makes: x = (x + (-0.1307)) *
+// (1 / 0.3081), both constants float32 (the division 1 / 0.3081 rounded once, to float32).
 void NormalizeMnist(Dataset* data);
 
 }  // namespace train

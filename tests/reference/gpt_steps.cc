@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/io/files.h"
 #include "core/checkpoint.h"
 #include "core/error.h"
 #include "core/safetensors.h"

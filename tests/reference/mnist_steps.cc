@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/io/files.h"
 #include "core/autograd.h"
 #include "core/checkpoint.h"
 #include "core/data.h"
@@ -43,10 +44,7 @@ int Run(const std::string& data_dir, int64_t steps, const std::string& out_dir) 
   const uint64_t seed = 1;
   const int64_t batch_size = 100;
   Dataset train_set = LoadIdxDataset(data_dir + "/train-images.idx", data_dir + "/train-labels.idx");
-  {
-    NoGradGuard no_grad;  // exactly as RunMnist normalises
-    train_set.inputs = MulScalar(AddScalar(train_set.inputs, -0.1307f), 1.0f / 0.3081f);
-  }
+  train_set.SetNormalization(-0.1307f, 1.0f / 0.3081f);  // exactly as RunMnist normalises
   auto model = models::MakeLeNet5(seed);
   const std::string initial_hash = SaveModel(out_dir + "/initial.safetensors", *model);
   optim::AdamOptions adam;

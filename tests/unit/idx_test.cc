@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/io/files.h"
 #include "core/error.h"
 #include "core/idx.h"
 #include "core/safetensors.h"

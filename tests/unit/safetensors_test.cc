@@ -1,14 +1,8 @@
 // Safetensors: the canonical encoding byte for byte (contract rule 8: the model hash is the file
 // hash), round trips, files as the Python ecosystem writes them, every malformed case refused
-// with a clear lockstep::Error, and atomic file writes.
+// with a clear lockstep::Error (file I/O: files_test.cc).
 #include <doctest/doctest.h>
-#include <dirent.h>
-#include <signal.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -361,140 +355,6 @@ TEST_CASE("every truncation and bit flip of a valid file decodes or throws locks
       DecodeError(flipped);  // must not crash or throw anything else
     }
   }
-}
-
-// -------------------------------------------------------------------------------------------
-// Files.
-
-class TempFolder {
- public:
-  TempFolder() {
-    const char* base = getenv("TMPDIR");
-    std::string pattern = std::string(base && *base ? base : "/tmp") + "/lockstep_test_XXXXXX";
-    std::vector<char> buffer(pattern.begin(), pattern.end());
-    buffer.push_back('\0');
-    REQUIRE(mkdtemp(buffer.data()) != nullptr);
-    path_ = buffer.data();
-  }
-  ~TempFolder() {
-    for (const std::string& name : Names()) {
-      const std::string p = path_ + "/" + name;
-      if (rmdir(p.c_str()) != 0) unlink(p.c_str());
-    }
-    rmdir(path_.c_str());
-  }
-  const std::string& path() const { return path_; }
-  std::vector<std::string> Names() const {
-    std::vector<std::string> names;
-    if (DIR* dir = opendir(path_.c_str())) {
-      while (const dirent* entry = readdir(dir)) {
-        const std::string name = entry->d_name;
-        if (name != "." && name != "..") names.push_back(name);
-      }
-      closedir(dir);
-    }
-    return names;
-  }
-
- private:
-  std::string path_;
-};
-
-std::string ReadError(const std::string& path, size_t max_bytes) {
-  try {
-    ReadWholeFile(path, max_bytes);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-std::string WriteError(const std::string& path, const std::vector<uint8_t>& bytes) {
-  try {
-    WriteFileAtomic(path, bytes);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-TEST_CASE("WriteFileAtomic writes, replaces, and leaves no temporary file") {
-  TempFolder folder;
-  const std::string path = folder.path() + "/model.safetensors";
-  const std::vector<uint8_t> first = EncodeSafetensors(SmallFile());
-  WriteFileAtomic(path, first);
-  CHECK(ReadWholeFile(path, 1 << 20) == first);
-  const std::vector<uint8_t> second = EncodeSafetensors(SafetensorsFile{});
-  WriteFileAtomic(path, second);
-  CHECK(ReadWholeFile(path, 1 << 20) == second);
-  WriteFileAtomic(path, {});
-  CHECK(ReadWholeFile(path, 1 << 20).empty());
-  CHECK(folder.Names() == std::vector<std::string>{"model.safetensors"});
-}
-
-TEST_CASE("a failed write names the path and the reason, and never leaves a partial file") {
-  TempFolder folder;
-  const std::vector<uint8_t> bytes = EncodeSafetensors(SmallFile());
-  // A folder that does not exist: nothing is created.
-  const std::string missing = folder.path() + "/no-such-folder/model.safetensors";
-  const std::string message = WriteError(missing, bytes);
-  CHECK_MESSAGE(Contains(message, missing), message);
-  CHECK_MESSAGE(Contains(message, "No such file or directory"), message);
-  CHECK(folder.Names().empty());
-  // The target is a folder: the rename fails, the folder stays, the temporary file is removed.
-  const std::string target = folder.path() + "/taken";
-  REQUIRE(mkdir(target.c_str(), 0755) == 0);
-  const std::string rename_message = WriteError(target, bytes);
-  CHECK_MESSAGE(Contains(rename_message, "renaming the temporary file"), rename_message);
-  CHECK_MESSAGE(Contains(rename_message, target), rename_message);
-  CHECK(folder.Names() == std::vector<std::string>{"taken"});
-  struct stat info;
-  CHECK((stat(target.c_str(), &info) == 0 && S_ISDIR(info.st_mode)));
-  CHECK(Contains(WriteError("", bytes), "expected the path of a file"));
-  CHECK(Contains(WriteError(folder.path() + "/", bytes), "expected the path of a file"));
-#if !defined(__EMSCRIPTEN__)
-  // A write that fails half-way (the file size limit stops it after 100 bytes): the existing
-  // file keeps its old content and the temporary file is removed.
-  const std::string kept = folder.path() + "/kept";
-  WriteFileAtomic(kept, bytes);
-  struct rlimit saved;
-  REQUIRE(getrlimit(RLIMIT_FSIZE, &saved) == 0);
-  void (*saved_handler)(int) = signal(SIGXFSZ, SIG_IGN);
-  struct rlimit small = saved;
-  small.rlim_cur = 100;
-  REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
-  const std::string partial_message = WriteError(kept, std::vector<uint8_t>(1000, 1));
-  setrlimit(RLIMIT_FSIZE, &saved);
-  signal(SIGXFSZ, saved_handler);
-  CHECK_MESSAGE(Contains(partial_message, "writing"), partial_message);
-  CHECK_MESSAGE(Contains(partial_message, kept), partial_message);
-  CHECK(ReadWholeFile(kept, 1 << 20) == bytes);
-  CHECK(folder.Names().size() == 2);  // "taken" and "kept"
-#endif
-  // A file name too long for the suffix still gets a temporary file beside it.
-  const std::string long_name = folder.path() + "/" + std::string(240, 'n');
-  WriteFileAtomic(long_name, bytes);
-  CHECK(ReadWholeFile(long_name, 1 << 20) == bytes);
-}
-
-TEST_CASE("ReadWholeFile refuses missing, oversized and non-regular files clearly") {
-  TempFolder folder;
-  const std::string missing = folder.path() + "/missing.safetensors";
-  std::string message = ReadError(missing, 100);
-  CHECK_MESSAGE(Contains(message, missing), message);
-  CHECK_MESSAGE(Contains(message, "No such file or directory"), message);
-  const std::string path = folder.path() + "/ten";
-  WriteFileAtomic(path, std::vector<uint8_t>(10, 7));
-  CHECK(ReadWholeFile(path, 10) == std::vector<uint8_t>(10, 7));
-  message = ReadError(path, 9);
-  CHECK_MESSAGE(Contains(message, "10 bytes, more than the limit of 9"), message);
-  message = ReadError(folder.path(), 100);
-  CHECK_MESSAGE(Contains(message, "folder"), message);
-  // A file written and read back decodes to what was encoded.
-  const std::vector<uint8_t> bytes = EncodeSafetensors(SmallFile());
-  WriteFileAtomic(path, bytes);
-  const std::vector<uint8_t> read = ReadWholeFile(path, 1 << 20);
-  CHECK(DecodeSafetensors(read.data(), read.size(), path).tensors.size() == 3);
 }
 
 }  // namespace

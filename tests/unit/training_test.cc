@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/io/files.h"
 #include "core/checkpoint.h"
 #include "core/data.h"
 #include "core/error.h"

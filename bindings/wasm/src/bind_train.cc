@@ -24,34 +24,23 @@ using emscripten::val;
 using ModulePtr = std::shared_ptr<nn::Module>;
 using OptimizerPtr = std::shared_ptr<optim::Optimizer>;
 
-Dataset DatasetFromIdxBytes(const val& images, const val& labels) {
+Dataset DatasetFromIdxJs(const val& images, const val& labels) {
   return JsBoundary([&] {
     const std::vector<uint8_t> image_bytes = BytesFromJs(images, "images");
     const std::vector<uint8_t> label_bytes = BytesFromJs(labels, "labels");
-    return DatasetFromIdx(DecodeIdx(image_bytes.data(), image_bytes.size(), "images"),
-                          DecodeIdx(label_bytes.data(), label_bytes.size(), "labels"), "images", "labels");
+    return lockstep::DatasetFromIdxBytes(image_bytes, label_bytes, "images", "labels");
   });
 }
 
 Dataset DatasetFromTensors(const Tensor& inputs, const Tensor& labels) {
   return JsBoundary([&] {
-    LOCKSTEP_REQUIRE(inputs.dtype() == DType::kFloat32 && inputs.dim() >= 1,
-                     "dataset: inputs must be a float32 tensor [N, ...], got " << DTypeName(inputs.dtype()) << " "
-                                                                               << ShapeString(inputs.shape()));
-    LOCKSTEP_REQUIRE(labels.dtype() != DType::kFloat32 && labels.dim() == 1 && labels.size(0) == inputs.size(0),
-                     "dataset: labels must be an integer tensor [" << inputs.size(0) << "], got "
-                                                                   << DTypeName(labels.dtype()) << " "
-                                                                   << ShapeString(labels.shape()));
-    Dataset d;
-    d.inputs = inputs.Detach().Contiguous();
-    d.labels = labels.To(DType::kInt64).Contiguous();
-    return d;
+    return Dataset(inputs, labels);
   });
 }
 
 double SizeOf(const Dataset& d) { return static_cast<double>(d.size()); }
-Tensor InputsOf(const Dataset& d) { return d.inputs; }
-Tensor LabelsOf(const Dataset& d) { return d.labels; }
+Tensor InputsOf(const Dataset& d) { return JsBoundary([&] { return d.AllInputs(); }); }
+Tensor LabelsOf(const Dataset& d) { return d.labels(); }
 void Normalize(Dataset& d) { JsBoundary([&] { train::NormalizeMnist(&d); }); }
 Dataset Slice(const Dataset& d, double start, double count) {
   return JsBoundary([&] {
@@ -60,11 +49,7 @@ Dataset Slice(const Dataset& d, double start, double count) {
                          count == static_cast<int64_t>(count),
                      "slice: examples [" << start << ", " << start + count << ") are not in the data set of "
                                          << d.size());
-    const int64_t s = static_cast<int64_t>(start), e = s + static_cast<int64_t>(count);
-    Dataset out;
-    out.inputs = d.inputs.Slice(0, s, e).Contiguous();
-    out.labels = d.labels.Slice(0, s, e).Contiguous();
-    return out;
+    return d.Subset(static_cast<int64_t>(start), static_cast<int64_t>(count));
   });
 }
 
@@ -136,7 +121,7 @@ EMSCRIPTEN_BINDINGS(lockstep_train) {
   using emscripten::class_;
   using emscripten::function;
   class_<Dataset>("Dataset")
-      .class_function("fromIdx", &DatasetFromIdxBytes)
+      .class_function("fromIdx", &DatasetFromIdxJs)
       .class_function("fromTensors", &DatasetFromTensors)
       .function("size", &SizeOf)
       .function("inputs", &InputsOf)

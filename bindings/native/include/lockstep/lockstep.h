@@ -36,9 +36,10 @@ typedef enum lockstep_status {
   LOCKSTEP_ERROR_IO = 2,               /* a file could not be opened, read or written */
   LOCKSTEP_ERROR_FORMAT = 3,           /* a file was read but its contents are not valid */
   LOCKSTEP_ERROR_STATE = 4,            /* wrong state: FP environment, mismatched handles */
-  LOCKSTEP_ERROR_INTERNAL = 5,         /* out of memory or a bug in lockstep */
+  LOCKSTEP_ERROR_INTERNAL = 5,         /* a failure inside lockstep that is not the caller's */
   LOCKSTEP_ERROR_CANCELLED = 6,        /* a progress callback asked to stop */
-  LOCKSTEP_ERROR_UNAVAILABLE = 7       /* a device (or its plugin, or its driver) is not there */
+  LOCKSTEP_ERROR_UNAVAILABLE = 7,      /* a device (or its plugin, or its driver) is not there */
+  LOCKSTEP_ERROR_RESOURCE = 8          /* out of memory, or a size this platform cannot address */
 } lockstep_status;
 
 typedef struct lockstep_tensor lockstep_tensor;       /* float32 tensor */
