@@ -48,7 +48,30 @@ Node& RecordNode(Tensor& output, OpKind kind, std::vector<Tensor> inputs) {
   return *node;
 }
 
-void RunBackward(const Tensor& root, const Tensor& grad_output) {
+namespace {
+
+// Throws when any node reachable from root was released by an earlier backward pass.
+void RequireUnreleased(const std::shared_ptr<Node>& root) {
+  std::set<const Node*> seen;
+  std::vector<const Node*> stack{root.get()};
+  while (!stack.empty()) {
+    const Node* node = stack.back();
+    stack.pop_back();
+    if (!seen.insert(node).second) continue;
+    LOCKSTEP_REQUIRE_STATE(!node->released,
+                           "backward: trying to backward through the graph a second time (its saved results "
+                           "were freed by the first backward, at op "
+                               << OpKindName(node->kind)
+                               << "); pass retain_graph = true to the first backward to keep them");
+    for (const Tensor& input : node->inputs) {
+      if (input.defined() && input.grad_fn()) stack.push_back(input.grad_fn().get());
+    }
+  }
+}
+
+}  // namespace
+
+void RunBackward(const Tensor& root, const Tensor& grad_output, bool retain_graph) {
   LOCKSTEP_REQUIRE(root.requires_grad(),
                    "backward: the tensor does not require grad (no input of its computation "
                    "called RequiresGrad(), or it was computed under NoGradGuard)");
@@ -68,6 +91,7 @@ void RunBackward(const Tensor& root, const Tensor& grad_output) {
     Accumulate(root.impl()->grad, seed);
     return;
   }
+  RequireUnreleased(root.grad_fn());
   // Pending gradients keyed by node; processed by decreasing sequence.
   std::map<uint64_t, std::pair<std::shared_ptr<Node>, std::shared_ptr<TensorImpl>>> pending;
   pending[root.grad_fn()->sequence] = {root.grad_fn(), seed.impl()};
@@ -78,6 +102,10 @@ void RunBackward(const Tensor& root, const Tensor& grad_output) {
     pending.erase(last);
     const std::vector<Tensor> input_grads = ApplyBackwardRule(*node, grad);
     LOCKSTEP_ASSERT(input_grads.size() == node->inputs.size());
+    if (!retain_graph) {
+      node->released = true;
+      node->saved.clear();
+    }
     for (size_t i = 0; i < node->inputs.size(); ++i) {
       const Tensor& input = node->inputs[i];
       if (!input.defined() || !input.requires_grad() || !input_grads[i].defined()) continue;

@@ -39,6 +39,9 @@ struct Node {
   std::vector<int64_t> ints;    // integer attributes (dims, strides, ...)
   std::vector<float> floats;    // float attributes (scalars, eps, ...)
   std::vector<Shape> shapes;    // shape attributes (input shapes, ...)
+  // Set once a backward pass without retain_graph has gone through the node and freed `saved`;
+  // a second pass through it is refused (as PyTorch does) instead of using freed results.
+  bool released = false;
 };
 
 // Whether ops record history; off inside NoGradGuard and while running backward.
@@ -65,8 +68,10 @@ Node& RecordNode(Tensor& output, OpKind kind, std::vector<Tensor> inputs);
 // The rule table: gradients for each of node.inputs (undefined where an input needs none).
 std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& grad_output);
 
-// Runs backward from root; grad_output defaults to ones for a one-element root.
-void RunBackward(const Tensor& root, const Tensor& grad_output);
+// Runs backward from root; grad_output defaults to ones for a one-element root. Without
+// retain_graph, the graph's saved results are freed on the way (PyTorch's default), and a second
+// backward through any of its nodes throws (kind kState) before a single gradient changes.
+void RunBackward(const Tensor& root, const Tensor& grad_output, bool retain_graph = false);
 
 }  // namespace lockstep
 

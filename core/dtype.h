@@ -20,6 +20,16 @@ inline const char* DTypeName(DType t) {
   return "?";
 }
 
+// PyTorch's names, for messages ("float32", "int32", "int64").
+inline const char* DTypeString(DType t) {
+  switch (t) {
+    case DType::kFloat32: return "float32";
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+  }
+  return "?";
+}
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_CORE_DTYPE_H_

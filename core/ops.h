@@ -27,6 +27,10 @@ Tensor Div(const Tensor& a, const Tensor& b);
 Tensor AddScalar(const Tensor& a, float s);
 Tensor MulScalar(const Tensor& a, float s);
 Tensor PowScalar(const Tensor& a, int exponent);  // correctly rounded, exponent in [-4, 4]
+// x^exponent for the exponents lockstep computes correctly rounded: the integers -4..4 and 0.5
+// (IEEE sqrt, with pow's pow(-0, 0.5) = +0 and pow(-inf, 0.5) = +inf). Any other exponent throws
+// naming the supported ones: never a silently truncated exponent.
+Tensor Pow(const Tensor& a, double exponent);
 Tensor Neg(const Tensor& a);
 Tensor Relu(const Tensor& a);
 Tensor GeluErf(const Tensor& a);

@@ -145,6 +145,20 @@ Tensor PowScalar(const Tensor& a, int exponent) {
   return out;
 }
 
+Tensor Pow(const Tensor& a, double exponent) {
+  if (exponent == 0.5) {
+    const float inf = __builtin_inff();
+    // sqrt(-0) is -0 where pow gives +0: adding +0 maps -0 to +0 and changes nothing else.
+    return MaskedFill(AddScalar(Sqrt(a), 0.0f), Equal(a, Tensor::Scalar(-inf)), inf);
+  }
+  LOCKSTEP_REQUIRE(exponent >= simd::kPowIntProvenMin && exponent <= simd::kPowIntProvenMax &&
+                       exponent == static_cast<double>(static_cast<int>(exponent)),
+                   "pow: exponent " << exponent << " is not supported: lockstep computes correctly rounded powers for "
+                                    << "the integer exponents " << simd::kPowIntProvenMin << " to "
+                                    << simd::kPowIntProvenMax << " and for 0.5 (use exp(y * log(x)) for others)");
+  return PowScalar(a, static_cast<int>(exponent));
+}
+
 Tensor Neg(const Tensor& a) {
   Tensor out = UnaryKernel(simd::UnaryOp::kNeg, a, "neg");
   if (NeedsGrad({a})) RecordNode(out, OpKind::kNeg, {a});

@@ -140,6 +140,9 @@ Tensor Variance(const Tensor& a, int64_t dim, int64_t correction, bool keepdim) 
 }
 
 Tensor Max(const Tensor& a, int64_t dim, bool keepdim) {
+  // PyTorch refuses too: an empty dimension has no maximum (-inf would be a silent invention).
+  const int64_t d = NormalizeDim(dim, a.dim(), "max");
+  LOCKSTEP_REQUIRE(a.size(d) > 0, "max: dimension " << d << " of " << ShapeString(a.shape()) << " is empty");
   return ReduceDim(a, dim, keepdim, "max", &Kernels::MaxAxis);
 }
 

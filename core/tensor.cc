@@ -12,10 +12,13 @@ namespace lockstep {
 
 Storage::Storage(size_t bytes, Device device)
     : kernels_(KernelsOf(device)), device_(device), bytes_(bytes) {
+  // The allocators round up to 64 bytes: a size within 64 of the address space is refused here.
+  LOCKSTEP_REQUIRE_KIND(ErrorKind::kResource, bytes <= SIZE_MAX - 64,
+                        "cannot allocate " << bytes << " bytes: more than this platform can address");
   const size_t rounded = (bytes + 63) / 64 * 64;
   data_ = static_cast<uint8_t*>(kernels_.alloc(rounded == 0 ? 64 : rounded));
-  LOCKSTEP_REQUIRE(data_ != nullptr, "out of memory allocating " << bytes << " bytes on "
-                                         << kernels_.device_name);
+  LOCKSTEP_REQUIRE_KIND(ErrorKind::kResource, data_ != nullptr,
+                        "out of memory allocating " << bytes << " bytes on " << kernels_.device_name);
 }
 
 Storage::~Storage() { kernels_.release(data_); }
@@ -43,10 +46,23 @@ void ForEachOffset(const Shape& shape, const Shape& strides, int64_t offset, con
   }
 }
 
-std::shared_ptr<TensorImpl> NewImpl(const Shape& shape, DType dtype, Device device = CurrentDevice()) {
+// The bytes of `numel` elements of `dtype`, computed in 64 bits and refused (kind kResource) when
+// they exceed what size_t addresses: 4 GiB in 32-bit WebAssembly, where a wrapped product once gave
+// a tensor of 2^30 elements a zero-byte buffer.
+size_t StorageBytes(const Shape& shape, DType dtype) {
   ValidateShape(shape, "tensor creation");
+  const uint64_t numel = static_cast<uint64_t>(NumElements(shape));
+  const uint64_t element = DTypeSize(dtype);
+  LOCKSTEP_REQUIRE_KIND(ErrorKind::kResource, numel <= (uint64_t{SIZE_MAX} - 64) / element,
+                        "a tensor of shape " << ShapeString(shape) << " (" << numel << " elements of "
+                                             << DTypeString(dtype) << ") is larger than this platform can "
+                                             << "address (" << uint64_t{SIZE_MAX} << " bytes)");
+  return static_cast<size_t>(numel * element);
+}
+
+std::shared_ptr<TensorImpl> NewImpl(const Shape& shape, DType dtype, Device device = CurrentDevice()) {
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(static_cast<size_t>(NumElements(shape)) * DTypeSize(dtype), device);
+  impl->storage = std::make_shared<Storage>(StorageBytes(shape, dtype), device);
   impl->shape = shape;
   impl->strides = ContiguousStrides(shape);
   impl->dtype = dtype;
@@ -109,16 +125,27 @@ bool Tensor::is_contiguous() const {
   return impl_->strides == ContiguousStrides(impl_->shape) || numel() <= 1;
 }
 
+// The typed data accessors are public: a tensor of another type is the caller's mistake (an
+// Error naming both types), never an abort.
+void Tensor::ThrowUndefined() {
+  throw Error("the tensor is undefined (default-constructed or moved from): it holds no data");
+}
+
+void Tensor::RequireDType(DType expected) const {
+  LOCKSTEP_REQUIRE(Impl().dtype == expected, "expected a " << DTypeString(expected) << " tensor, got "
+                                                           << DTypeString(impl_->dtype) << " "
+                                                           << ShapeString(impl_->shape));
+}
 float* Tensor::data_f32() const {
-  LOCKSTEP_ASSERT(impl_->dtype == DType::kFloat32);
+  RequireDType(DType::kFloat32);
   return reinterpret_cast<float*>(impl_->storage->data()) + impl_->offset;
 }
 int32_t* Tensor::data_i32() const {
-  LOCKSTEP_ASSERT(impl_->dtype == DType::kInt32);
+  RequireDType(DType::kInt32);
   return reinterpret_cast<int32_t*>(impl_->storage->data()) + impl_->offset;
 }
 int64_t* Tensor::data_i64() const {
-  LOCKSTEP_ASSERT(impl_->dtype == DType::kInt64);
+  RequireDType(DType::kInt64);
   return reinterpret_cast<int64_t*>(impl_->storage->data()) + impl_->offset;
 }
 
@@ -173,31 +200,89 @@ Tensor Tensor::MakeView(const Shape& shape, const Shape& strides, int64_t offset
   return Tensor(impl);
 }
 
-Tensor Tensor::Reshape(const Shape& new_shape_in) const {
-  Shape new_shape = new_shape_in;
+namespace {
+
+// The requested shape with its one -1 inferred; it must hold exactly numel elements.
+Shape InferShape(const Shape& requested, int64_t numel, const Shape& from, const char* op) {
+  Shape shape = requested;
   int64_t known = 1, infer = -1;
-  for (size_t i = 0; i < new_shape.size(); ++i) {
-    if (new_shape[i] == -1) {
-      LOCKSTEP_REQUIRE(infer < 0, "reshape: only one dimension may be -1, got " << ShapeString(new_shape_in));
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      LOCKSTEP_REQUIRE(infer < 0, op << ": only one dimension may be -1, got " << ShapeString(requested));
       infer = static_cast<int64_t>(i);
     } else {
-      LOCKSTEP_REQUIRE(new_shape[i] >= 0, "reshape: invalid shape " << ShapeString(new_shape_in));
-      known *= new_shape[i];
+      LOCKSTEP_REQUIRE(shape[i] >= 0, op << ": invalid shape " << ShapeString(requested));
+      LOCKSTEP_REQUIRE(shape[i] == 0 || known <= INT64_MAX / shape[i],
+                       op << ": shape " << ShapeString(requested) << " has too many elements");
+      known *= shape[i];
     }
   }
   if (infer >= 0) {
-    LOCKSTEP_REQUIRE(known != 0 && numel() % known == 0,
-                     "reshape: cannot reshape " << ShapeString(shape()) << " into " << ShapeString(new_shape_in));
-    new_shape[infer] = numel() / known;
+    LOCKSTEP_REQUIRE(known != 0 && numel % known == 0,
+                     op << ": cannot reshape " << ShapeString(from) << " into " << ShapeString(requested));
+    shape[infer] = numel / known;
   }
-  LOCKSTEP_REQUIRE(NumElements(new_shape) == numel(),
-                   "reshape: cannot reshape " << ShapeString(shape()) << " (" << numel()
-                                              << " elements) into " << ShapeString(new_shape_in));
+  LOCKSTEP_REQUIRE(NumElements(shape) == numel, op << ": cannot reshape " << ShapeString(from) << " (" << numel
+                                                   << " elements) into " << ShapeString(requested));
+  return shape;
+}
+
+// Strides that let a view of `shape`/`strides` take new_shape without copying, or false when a
+// new dimension would span memory that is not evenly strided (PyTorch's computeStride).
+bool ViewStrides(const Shape& shape, const Shape& strides, const Shape& new_shape, Shape* out) {
+  out->assign(new_shape.size(), 0);
+  if (NumElements(shape) == 0 || shape.empty()) {
+    *out = ContiguousStrides(new_shape);
+    return true;
+  }
+  int64_t view_d = static_cast<int64_t>(new_shape.size()) - 1;
+  int64_t chunk_base_stride = strides.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t tensor_d = static_cast<int64_t>(shape.size()) - 1; tensor_d >= 0; --tensor_d) {
+    tensor_numel *= shape[tensor_d];
+    if (tensor_d == 0 ||
+        (shape[tensor_d - 1] != 1 && strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d] == 1)) {
+        (*out)[view_d] = view_numel * chunk_base_stride;
+        view_numel *= new_shape[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return false;
+      if (tensor_d > 0) {
+        chunk_base_stride = strides[tensor_d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
+}  // namespace
+
+Tensor Tensor::Reshape(const Shape& new_shape_in) const {
+  const Shape new_shape = InferShape(new_shape_in, numel(), shape(), "reshape");
   const Tensor source = Contiguous();
   Tensor out = source.MakeView(new_shape, ContiguousStrides(new_shape), source.impl_->offset);
   if (NeedsGrad({source})) {
     Node& node = RecordNode(out, OpKind::kView, {source});
     node.shapes = {source.shape()};
+  }
+  return out;
+}
+
+Tensor Tensor::View(const Shape& new_shape_in) const {
+  const Shape new_shape = InferShape(new_shape_in, numel(), shape(), "view");
+  Shape new_strides;
+  LOCKSTEP_REQUIRE(ViewStrides(shape(), strides(), new_shape, &new_strides),
+                   "view: shape " << ShapeString(new_shape_in) << " is not compatible with the tensor's shape "
+                                  << ShapeString(shape()) << " and strides " << ShapeString(strides())
+                                  << " (a dimension would span memory that is not evenly strided, e.g. after a "
+                                     "transpose); use reshape(), which copies when it must");
+  Tensor out = MakeView(new_shape, new_strides, impl_->offset);
+  if (NeedsGrad({*this})) {
+    Node& node = RecordNode(out, OpKind::kView, {*this});
+    node.shapes = {shape()};
   }
   return out;
 }
@@ -419,7 +504,9 @@ Tensor& Tensor::RequiresGrad(bool requires) {
 
 Tensor Tensor::Detach() const { return MakeView(shape(), strides(), impl_->offset); }
 
-void Tensor::Backward(const Tensor& grad_output) const { RunBackward(*this, grad_output); }
+void Tensor::Backward(const Tensor& grad_output, bool retain_graph) const {
+  RunBackward(*this, grad_output, retain_graph);
+}
 
 std::string Tensor::ToString(int64_t max_elements) const {
   std::ostringstream out;

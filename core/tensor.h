@@ -64,17 +64,20 @@ class Tensor {
   static Tensor Scalar(float value) { return FromVector({}, {value}); }
 
   bool defined() const { return impl_ != nullptr; }
-  const Shape& shape() const { return impl_->shape; }
-  const Shape& strides() const { return impl_->strides; }
-  int64_t dim() const { return static_cast<int64_t>(impl_->shape.size()); }
+  // Every accessor below throws lockstep::Error on an undefined tensor (default-constructed or
+  // moved from) instead of dereferencing nothing.
+  const Shape& shape() const { return Impl().shape; }
+  const Shape& strides() const { return Impl().strides; }
+  int64_t dim() const { return static_cast<int64_t>(Impl().shape.size()); }
   int64_t size(int64_t d) const;
-  int64_t numel() const { return NumElements(impl_->shape); }
-  DType dtype() const { return impl_->dtype; }
+  int64_t numel() const { return NumElements(Impl().shape); }
+  DType dtype() const { return Impl().dtype; }
   bool is_contiguous() const;
   bool same(const Tensor& other) const { return impl_ == other.impl_; }
-  Device device() const { return impl_->storage->device(); }
+  Device device() const { return Impl().storage->device(); }
 
-  // Raw element pointers at the view's first element (respect strides unless contiguous).
+  // Raw element pointers at the view's first element (respect strides unless contiguous); a
+  // tensor of another dtype throws, naming both.
   float* data_f32() const;
   int32_t* data_i32() const;
   int64_t* data_i64() const;
@@ -86,6 +89,9 @@ class Tensor {
 
   // Views (share storage; differentiable).
   Tensor Reshape(const Shape& shape) const;  // copies first when not contiguous
+  // A view without copying; throws when the strides do not allow one (after a transpose, say),
+  // as PyTorch's view() does: reshape() is the call that copies.
+  Tensor View(const Shape& shape) const;
   Tensor Transpose(int64_t dim0, int64_t dim1) const;
   Tensor Permute(const std::vector<int64_t>& dims) const;
   Tensor Slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
@@ -105,19 +111,27 @@ class Tensor {
 
   // Autograd.
   Tensor& RequiresGrad(bool requires = true);
-  bool requires_grad() const { return impl_->requires_grad; }
-  Tensor grad() const { return Tensor(impl_->grad); }
-  void SetGrad(const Tensor& grad) { impl_->grad = grad.impl_; }
-  void ZeroGrad() { impl_->grad.reset(); }
-  const std::shared_ptr<Node>& grad_fn() const { return impl_->grad_fn; }
+  bool requires_grad() const { return Impl().requires_grad; }
+  Tensor grad() const { return Tensor(Impl().grad); }
+  void SetGrad(const Tensor& grad) { Impl().grad = grad.impl_; }
+  void ZeroGrad() { Impl().grad.reset(); }
+  const std::shared_ptr<Node>& grad_fn() const { return Impl().grad_fn; }
   Tensor Detach() const;  // shares data, no history
-  void Backward(const Tensor& grad_output = Tensor()) const;
+  // Gradients of this tensor into the leaves' grad(). Without retain_graph the graph's saved
+  // results are freed and a second backward through it throws (PyTorch's rule).
+  void Backward(const Tensor& grad_output = Tensor(), bool retain_graph = false) const;
 
   std::string ToString(int64_t max_elements = 64) const;
   const std::shared_ptr<TensorImpl>& impl() const { return impl_; }
 
  private:
   Tensor MakeView(const Shape& shape, const Shape& strides, int64_t offset) const;
+  TensorImpl& Impl() const {
+    if (impl_ == nullptr) ThrowUndefined();
+    return *impl_;
+  }
+  [[noreturn]] static void ThrowUndefined();
+  void RequireDType(DType expected) const;
   std::shared_ptr<TensorImpl> impl_;
 };
 

@@ -88,7 +88,12 @@ void Gemm(const GemmArgs& args, ThreadPool* pool) {
     }
     return;
   }
-  HWY_DYNAMIC_DISPATCH(GemmTarget)(args, pool != nullptr ? pool : &DefaultThreadPool());
+  if (pool != nullptr) {
+    HWY_DYNAMIC_DISPATCH(GemmTarget)(args, pool);
+    return;
+  }
+  const std::shared_ptr<ThreadPool> held = DefaultThreadPool();  // alive until the tasks are done
+  HWY_DYNAMIC_DISPATCH(GemmTarget)(args, held.get());
 }
 
 void GemmReference(const GemmArgs& g) {

@@ -66,8 +66,13 @@ void Math(MathFn fn, const float* in, float* out, size_t n) {
   // Each result depends on its input alone (correct rounding), so large arrays are split across
   // the thread pool in chunks of whole vectors without changing a bit.
   constexpr size_t kChunk = size_t{1} << 14;
-  ThreadPool& pool = DefaultThreadPool();
-  if (n < 2 * kChunk || pool.num_threads() == 1) {
+  if (n < 2 * kChunk) {
+    HWY_DYNAMIC_DISPATCH(MathTarget)(fn, in, out, n);
+    return;
+  }
+  const std::shared_ptr<ThreadPool> held = DefaultThreadPool();  // alive until the tasks are done
+  ThreadPool& pool = *held;
+  if (pool.num_threads() == 1) {
     HWY_DYNAMIC_DISPATCH(MathTarget)(fn, in, out, n);
     return;
   }

@@ -86,21 +86,35 @@ size_t ThreadCountFromEnvironment() {
   return hw == 0 ? 1 : hw;
 }
 
-std::unique_ptr<ThreadPool>& DefaultPoolSlot() {
-  static std::unique_ptr<ThreadPool> pool;
-  return pool;
-}
+std::mutex default_pool_mutex;
+std::shared_ptr<ThreadPool> default_pool;  // guarded by default_pool_mutex
 
 }  // namespace
 
-ThreadPool& DefaultThreadPool() {
-  std::unique_ptr<ThreadPool>& pool = DefaultPoolSlot();
-  if (!pool) pool = std::make_unique<ThreadPool>(ThreadCountFromEnvironment());
-  return *pool;
+std::shared_ptr<ThreadPool> DefaultThreadPool() {
+  std::lock_guard<std::mutex> lock(default_pool_mutex);
+  if (!default_pool) default_pool = std::make_shared<ThreadPool>(ThreadCountFromEnvironment());
+  return default_pool;
 }
 
 void SetDefaultThreadCount(size_t num_threads) {
-  DefaultPoolSlot() = std::make_unique<ThreadPool>(num_threads < 1 ? 1 : num_threads);
+  auto pool = std::make_shared<ThreadPool>(num_threads < 1 ? 1 : num_threads);
+  std::shared_ptr<ThreadPool> old;
+  {
+    std::lock_guard<std::mutex> lock(default_pool_mutex);
+    old = std::move(default_pool);
+    default_pool = std::move(pool);
+  }
+  // `old` is released here, outside the lock: if no kernel holds it, its workers are joined now;
+  // otherwise the last kernel using it frees it.
+}
+
+size_t DefaultThreadCount() {
+  {
+    std::lock_guard<std::mutex> lock(default_pool_mutex);
+    if (default_pool) return default_pool->num_threads();
+  }
+  return DefaultThreadPool()->num_threads();
 }
 
 }  // namespace simd

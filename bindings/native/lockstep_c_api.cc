@@ -130,7 +130,7 @@ lockstep_status lockstep_set_num_threads(int n) {
 lockstep_status lockstep_get_num_threads(int* out) {
   return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
-    *out = static_cast<int>(lockstep::simd::DefaultThreadPool().num_threads());
+    *out = static_cast<int>(lockstep::simd::DefaultThreadCount());
   });
 }
 

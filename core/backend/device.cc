@@ -28,8 +28,10 @@ std::string Device::ToString() const {
 namespace {
 
 std::mutex device_mutex;
-std::atomic<const backend::KernelTable*> current_kernels{nullptr};  // null: the CPU
-std::atomic<int> current_cuda_index{-1};                           // -1: the CPU
+// Per thread, as CUDA's own current device is: one thread switching devices never changes where
+// another thread's ops run. Every thread starts on the CPU.
+thread_local const backend::KernelTable* current_kernels = nullptr;  // null: the CPU
+thread_local int current_cuda_index = -1;                            // -1: the CPU
 
 const backend::KernelTable& LoadCuda(int index) {
   static std::map<int, const backend::KernelTable*> loaded;
@@ -39,12 +41,12 @@ const backend::KernelTable& LoadCuda(int index) {
   const std::string name = "cuda:" + std::to_string(index);
   std::string why;
   const DevicePlugin* plugin = LoadCudaPlugin(&why);
-  LOCKSTEP_REQUIRE(plugin != nullptr, "device " << name << " is not available: " << why);
+  LOCKSTEP_REQUIRE_KIND(ErrorKind::kUnavailable, plugin != nullptr, "device " << name << " is not available: " << why);
   char reason[1024] = "";
   const backend::KernelTable* table = plugin->kernel_table(index, reason, sizeof reason);
-  LOCKSTEP_REQUIRE(table != nullptr, "device " << name << " is not available: " << reason
+  LOCKSTEP_REQUIRE_KIND(ErrorKind::kUnavailable, table != nullptr, "device " << name << " is not available: " << reason
                                                << " (plugin " << plugin->path << ")");
-  LOCKSTEP_REQUIRE(table->abi_version == backend::kKernelTableAbi &&
+  LOCKSTEP_REQUIRE_KIND(ErrorKind::kUnavailable, table->abi_version == backend::kKernelTableAbi &&
                        table->table_bytes == sizeof(backend::KernelTable),
                    "the CUDA plugin " << plugin->path << " was built for kernel table version "
                                       << table->abi_version << " (" << table->table_bytes
@@ -62,20 +64,18 @@ const backend::KernelTable& KernelsOf(Device device) {
 }
 
 Device CurrentDevice() {
-  const int index = current_cuda_index.load(std::memory_order_acquire);
-  return index < 0 ? Device::Cpu() : Device::Cuda(index);
+  return current_cuda_index < 0 ? Device::Cpu() : Device::Cuda(current_cuda_index);
 }
 
 const backend::KernelTable& CurrentKernels() {
-  const backend::KernelTable* table = current_kernels.load(std::memory_order_acquire);
-  return table != nullptr ? *table : CpuKernels();
+  return current_kernels != nullptr ? *current_kernels : CpuKernels();
 }
 
 void SetCurrentDevice(Device device) {
   const backend::KernelTable& table = KernelsOf(device);  // throws before anything changes
   const bool cpu = device.type == Device::Type::kCpu;
-  current_kernels.store(cpu ? nullptr : &table, std::memory_order_release);
-  current_cuda_index.store(cpu ? -1 : device.index, std::memory_order_release);
+  current_kernels = cpu ? nullptr : &table;
+  current_cuda_index = cpu ? -1 : device.index;
 }
 
 DeviceScope::DeviceScope(Device device) : previous_(CurrentDevice()) { SetCurrentDevice(device); }

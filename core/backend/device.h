@@ -33,8 +33,9 @@ struct Device {
 const backend::KernelTable& KernelsOf(Device device);
 const backend::KernelTable& CpuKernels();
 
-// The current device (process-wide; the CPU at start). Setting it loads the device first, so a
-// failure leaves the current device unchanged.
+// The current device of the calling thread (every thread starts on the CPU), as CUDA's current
+// device is per thread: a thread that switches devices never moves another thread's work. Setting
+// it loads the device first, so a failure leaves the current device unchanged.
 Device CurrentDevice();
 const backend::KernelTable& CurrentKernels();
 void SetCurrentDevice(Device device);

@@ -38,15 +38,54 @@ std::vector<Tensor> ZerosLike(const std::vector<ParamGroup>& groups) {
   return out;
 }
 
+
+void RequireFinite(float v, bool positive_or_zero, const char* what) {
+  LOCKSTEP_REQUIRE(v == v && v - v == 0.0f && (!positive_or_zero || v >= 0.0f),
+                   what << " must be " << (positive_or_zero ? "a finite number >= 0" : "finite") << ", got " << v);
+}
+
+AdamOptions ToAdamOptions(const AdamWOptions& o) {
+  AdamOptions a;
+  a.lr = o.lr;
+  a.beta1 = o.beta1;
+  a.beta2 = o.beta2;
+  a.eps = o.eps;
+  a.weight_decay = o.weight_decay;
+  a.decoupled_weight_decay = true;
+  return a;
+}
+
 }  // namespace
 
 Optimizer::Optimizer(std::vector<ParamGroup> groups, float lr) : groups_(std::move(groups)), lr_(lr) {
+  RequireFinite(lr, true, "optimizer: lr");
+  for (const ParamGroup& g : groups_) RequireFinite(g.weight_decay, true, "optimizer: weight_decay");
   for (const ParamGroup& g : groups_) {
     for (const auto& [name, p] : g.params) {
       LOCKSTEP_REQUIRE(p.dtype() == DType::kFloat32 && p.is_contiguous() && p.requires_grad(),
                        "optimizer: parameter '" << name << "' must be a contiguous float32 tensor that requires grad");
     }
   }
+}
+
+void Optimizer::RequireParametersOf(const nn::Module& model, const char* what) const {
+  size_t count = 0;
+  for (const ParamGroup& g : groups_) count += g.params.size();
+  size_t trainable = 0;
+  for (const auto& [name, p] : model.NamedParameters()) {
+    if (!p.requires_grad()) continue;
+    ++trainable;
+    bool found = false;
+    for (const ParamGroup& g : groups_) {
+      for (const auto& [own_name, own] : g.params) found = found || own.same(p);
+    }
+    LOCKSTEP_REQUIRE_STATE(found, what << ": the optimizer does not update the model's parameter '" << name
+                                       << "': it was created for another model (create it from this model's "
+                                          "parameters)");
+  }
+  LOCKSTEP_REQUIRE_STATE(count == trainable, what << ": the optimizer updates " << count
+                                                  << " parameters, the model has " << trainable
+                                                  << " trainable ones: it was created for another model");
 }
 
 void Optimizer::ZeroGrad() {
@@ -77,6 +116,9 @@ void Optimizer::LoadState(const nn::NamedTensors& state, int64_t step) {
 
 Sgd::Sgd(std::vector<ParamGroup> groups, const SgdOptions& options)
     : Optimizer(std::move(groups), options.lr), options_(options), momentum_(ZerosLike(groups_)) {
+  RequireFinite(options.momentum, true, "SGD: momentum");
+  RequireFinite(options.dampening, false, "SGD: dampening");
+  RequireFinite(options.weight_decay, true, "SGD: weight_decay");
   LOCKSTEP_REQUIRE(!options.nesterov || (options.momentum > 0.0f && options.dampening == 0.0f),
                    "SGD: Nesterov momentum needs momentum > 0 and dampening 0");
 }
@@ -113,7 +155,15 @@ Adam::Adam(std::vector<ParamGroup> groups, const AdamOptions& options)
       exp_avg_sq_(ZerosLike(groups_)) {
   LOCKSTEP_REQUIRE(options.beta1 >= 0.0f && options.beta1 < 1.0f && options.beta2 >= 0.0f && options.beta2 < 1.0f,
                    "Adam: betas must be in [0, 1), got " << options.beta1 << ", " << options.beta2);
+  RequireFinite(options.eps, true, "Adam: eps");
+  RequireFinite(options.weight_decay, true, "Adam: weight_decay");
 }
+
+AdamW::AdamW(std::vector<ParamGroup> groups, const AdamWOptions& options)
+    : Adam(std::move(groups), ToAdamOptions(options)) {}
+
+AdamW::AdamW(const nn::NamedTensors& params, const AdamWOptions& options)
+    : Adam(OneGroup(params, options.weight_decay), ToAdamOptions(options)) {}
 
 Adam::Adam(const nn::NamedTensors& params, const AdamOptions& options)
     : Adam(OneGroup(params, options.weight_decay), options) {}

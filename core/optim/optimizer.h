@@ -31,6 +31,9 @@ class Optimizer {
   virtual nn::NamedTensors State() const = 0;
   void LoadState(const nn::NamedTensors& state, int64_t step);
   void ValidateState(const nn::NamedTensors& state) const;
+  // Throws (kind kState) unless this optimizer updates exactly the model's trainable parameters:
+  // an optimizer made for another model would train nothing, silently.
+  void RequireParametersOf(const nn::Module& model, const char* what) const;
 
  protected:
   Optimizer(std::vector<ParamGroup> groups, float lr);
@@ -73,14 +76,16 @@ class Adam : public Optimizer {
   std::vector<Tensor> exp_avg_, exp_avg_sq_;
 };
 
-// AdamW with PyTorch's defaults (weight decay 0.01).
-inline AdamOptions AdamWOptions(float lr = 1e-3f, float weight_decay = 0.01f) {
-  AdamOptions o;
-  o.lr = lr;
-  o.weight_decay = weight_decay;
-  o.decoupled_weight_decay = true;
-  return o;
-}
+// AdamW: Adam with decoupled weight decay, PyTorch's defaults (weight decay 0.01).
+struct AdamWOptions {
+  float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.01f;
+};
+
+class AdamW : public Adam {
+ public:
+  AdamW(std::vector<ParamGroup> groups, const AdamWOptions& options);
+  AdamW(const nn::NamedTensors& params, const AdamWOptions& options = AdamWOptions());
+};
 
 // Scales every gradient by max_norm / (norm + 1e-6) when the global norm exceeds max_norm.
 // norm = sqrt(pairwise sum over parameters, in order, of each gradient's canonical sum of

@@ -22,7 +22,9 @@ ClassifierTrainer::ClassifierTrainer(nn::Module& model, optim::Optimizer& optimi
     : model_(model),
       optimizer_(optimizer),
       loader_(RequireBatchable(data, batch_size), batch_size, /*shuffle=*/true, /*drop_last=*/true, seed),
-      per_epoch_(loader_.batches_per_epoch()) {}
+      per_epoch_(loader_.batches_per_epoch()) {
+  optimizer.RequireParametersOf(model, "training");
+}
 
 float ClassifierTrainer::Step() {
   Tensor x, y;
@@ -30,10 +32,17 @@ float ClassifierTrainer::Step() {
   model_.Train();
   optimizer_.ZeroGrad();
   const Tensor loss = CrossEntropy(model_(x), y);
+  const float value = loss.item();
+  LOCKSTEP_REQUIRE_STATE(allow_nonfinite_loss_ || value - value == 0.0f,
+                         "training stopped at step " << step_ + 1 << " (epoch " << epoch() << ", batch "
+                                                     << step_ % per_epoch_ << "): the loss is " << value
+                                                     << "; the data or the model holds non-finite values, or the "
+                                                        "learning rate is too high (the model is unchanged by "
+                                                        "this step; allow non-finite losses to go on anyway)");
   loss.Backward();
   optimizer_.Step();
   ++step_;
-  return loss.item();
+  return value;
 }
 
 }  // namespace train

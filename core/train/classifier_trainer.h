@@ -17,12 +17,16 @@ namespace train {
 class ClassifierTrainer {
  public:
   // Shuffles every epoch from the seed's "shuffle" stream and drops the last partial batch, as the
-  // reference run does. The model, optimizer and data must outlive the trainer.
+  // reference run does. The model, optimizer and data must outlive the trainer; the optimizer must
+  // update exactly the model's parameters (else kState).
   ClassifierTrainer(nn::Module& model, optim::Optimizer& optimizer, const Dataset& data, int64_t batch_size,
                     uint64_t seed);
 
-  // Trains on the next batch; returns the loss before the update.
+  // Trains on the next batch; returns the loss before the update. A loss that is NaN or infinite
+  // stops training before the update (kState, naming the step), unless allowed: an all-NaN model
+  // trained to the end is never the result the caller wanted.
   float Step();
+  void set_allow_nonfinite_loss(bool allow) { allow_nonfinite_loss_ = allow; }
 
   int64_t steps_done() const { return step_; }
   int64_t steps_per_epoch() const { return per_epoch_; }
@@ -36,6 +40,7 @@ class ClassifierTrainer {
   DataLoader loader_;
   int64_t per_epoch_;
   int64_t step_ = 0;
+  bool allow_nonfinite_loss_ = false;
 };
 
 }  // namespace train

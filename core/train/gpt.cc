@@ -93,8 +93,14 @@ float GptTrainer::Step() {
     TextBatch(corpus_.train, config_.model.block_size, config_.batch_size, config_.seed, "batches",
               static_cast<uint64_t>(step_ * config_.grad_accum + micro), &x, &y);
     const Tensor loss = models::GptLoss(model(x), y);
+    const float value = loss.item();
+    LOCKSTEP_REQUIRE_STATE(config_.allow_nonfinite_loss || value - value == 0.0f,
+                           "training stopped at step " << step_ + 1 << ": the loss is " << value
+                                                       << "; the model holds non-finite values or the learning "
+                                                          "rate is too high (the model is unchanged by this step; "
+                                                          "allow non-finite losses to go on anyway)");
     MulScalar(loss, micro_scale).Backward();  // nanoGPT: loss / gradient_accumulation_steps
-    loss_sum += loss.item();
+    loss_sum += value;
   }
   if (config_.grad_clip > 0.0f) optim::ClipGradNorm(params_, config_.grad_clip);
   optimizer_->Step();
@@ -125,7 +131,8 @@ GptResult RunGpt(const GptTrainConfig& config, const CharCorpus& corpus, const G
 
 std::vector<int64_t> SampleGpt(models::Gpt& model, const std::vector<int64_t>& prompt, const SampleOptions& options) {
   LOCKSTEP_REQUIRE(!prompt.empty(), "sample: the prompt is empty");
-  LOCKSTEP_REQUIRE(options.temperature > 0.0f, "sample: temperature must be > 0, got " << options.temperature);
+  LOCKSTEP_REQUIRE(options.temperature > 0.0f && options.temperature - options.temperature == 0.0f,
+                   "sample: temperature must be a finite number > 0, got " << options.temperature);
   LOCKSTEP_REQUIRE(options.top_k >= 0, "sample: top_k must be >= 0, got " << options.top_k);
   const int64_t vocab = model.config().vocab_size, block = model.config().block_size;
   const bool was_training = model.training();
@@ -140,6 +147,15 @@ std::vector<int64_t> SampleGpt(models::Gpt& model, const std::vector<int64_t>& p
     const std::vector<int64_t> context(tokens.begin() + start, tokens.end());
     const Tensor logits = model(Tensor::FromInt64({1, static_cast<int64_t>(context.size())}, context));
     Tensor last = Div(logits.Select(1, logits.size(1) - 1).Reshape({vocab}), temperature);
+    // Non-finite logits have no distribution to draw from: refuse rather than emit token 0 forever.
+    for (const float v : last.ToVector()) {
+      LOCKSTEP_REQUIRE_STATE(v - v == 0.0f,
+                             "sample: the logits for token " << t + 1 << " are not finite (" << v
+                                                             << " after dividing by the temperature "
+                                                             << options.temperature
+                                                             << "): the checkpoint holds non-finite weights, or the "
+                                                                "temperature is too small for these logits");
+    }
     if (options.top_k > 0 && options.top_k < vocab) {
       std::vector<float> sorted = last.ToVector();
       std::sort(sorted.begin(), sorted.end(), [](float a, float b) { return a > b; });

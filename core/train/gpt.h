@@ -31,6 +31,7 @@ struct GptTrainConfig {
   int64_t eval_iters = 10;           // batches per split in an estimate (0: no estimates)
   uint64_t seed = 1;
   std::string save_path;             // trained model checkpoint (optional)
+  bool allow_nonfinite_loss = false;  // true: train on through NaN or infinite losses
 };
 
 // The configurations the examples, the CLI and check-matrix name: "small" (4 layers, 4 heads,
