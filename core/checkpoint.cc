@@ -1,20 +1,18 @@
 #include "core/checkpoint.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/contract.h"
 #include "core/error.h"
 #include "core/io/files.h"
+#include "core/nn/layers.h"
 #include "core/safetensors.h"
 #include "core/sha256.h"
 
 namespace lockstep {
 
 namespace {
-
-// 4 GiB, or what a 32-bit address space (WebAssembly) can hold.
-constexpr size_t kMaxCheckpointBytes =
-    sizeof(size_t) >= 8 ? static_cast<size_t>(uint64_t{4} << 30) : static_cast<size_t>(0xFFFFFFFFu);
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "checkpoints are written little-endian");
 
@@ -52,7 +50,7 @@ std::map<std::string, std::string> BaseMetadata(const char* kind) {
 void CheckContract(const SafetensorsFile& file, const std::string& what) {
   auto it = file.metadata.find("lockstep_contract");
   if (it == file.metadata.end()) return;  // a foreign file (e.g. from PyTorch): nothing to check
-  LOCKSTEP_REQUIRE(it->second == std::to_string(kContractVersion),
+  LOCKSTEP_REQUIRE_FORMAT(it->second == std::to_string(kContractVersion),
                    what << ": written under numerical contract version " << it->second << ", this build implements version "
                         << kContractVersion << " (results would not be bit-comparable)");
 }
@@ -74,15 +72,23 @@ nn::NamedTensors WithPrefix(const SafetensorsFile& file, const std::string& pref
 
 int64_t MetadataInt(const SafetensorsFile& file, const std::string& key, const std::string& what) {
   auto it = file.metadata.find(key);
-  LOCKSTEP_REQUIRE(it != file.metadata.end(), what << ": the training checkpoint has no '" << key << "' entry");
+  LOCKSTEP_REQUIRE_FORMAT(it != file.metadata.end(), what << ": the training checkpoint has no '" << key << "' entry");
   char* end = nullptr;
   const long long v = strtoll(it->second.c_str(), &end, 10);
-  LOCKSTEP_REQUIRE(end && *end == '\0' && !it->second.empty(),
+  LOCKSTEP_REQUIRE_FORMAT(end && *end == '\0' && !it->second.empty(),
                    what << ": metadata '" << key << "' should be an integer, got '" << it->second << "'");
   return v;
 }
 
 }  // namespace
+
+std::string FloatBits(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, 4);
+  char text[16];
+  snprintf(text, sizeof text, "0x%08x", bits);
+  return text;
+}
 
 std::vector<uint8_t> EncodeModel(const nn::Module& model) {
   SafetensorsFile file;
@@ -114,33 +120,63 @@ void LoadModel(const std::string& path, nn::Module& model) {
   LoadModelFromBytes(ReadWholeFile(path, kMaxCheckpointBytes), path, model);
 }
 
-std::string SaveTrainingState(const std::string& path, const nn::Module& model,
-                              const optim::Optimizer& optimizer, const TrainingPosition& position) {
+std::vector<uint8_t> EncodeTrainingState(const nn::Module& model, const optim::Optimizer& optimizer,
+                                         const TrainingPosition& position) {
   SafetensorsFile file;
   file.metadata = BaseMetadata("training_state");
   file.metadata["step"] = std::to_string(optimizer.step_count());
   file.metadata["epoch"] = std::to_string(position.epoch);
   file.metadata["batch"] = std::to_string(position.batch);
   for (const auto& [name, offset] : position.rng_offsets) file.metadata["rng." + name] = std::to_string(offset);
+  for (const auto& [key, value] : position.run) file.metadata["run." + key] = value;
+  for (const auto& [key, value] : position.counters) file.metadata["counter." + key] = value;
   for (const auto& [name, t] : model.StateDict()) file.tensors.push_back(ToRecord("model." + name, t));
   for (const auto& [name, t] : optimizer.State()) file.tensors.push_back(ToRecord("optimizer." + name, t));
-  const std::vector<uint8_t> bytes = EncodeSafetensors(file);
+  return EncodeSafetensors(file);
+}
+
+std::string SaveTrainingState(const std::string& path, const nn::Module& model,
+                              const optim::Optimizer& optimizer, const TrainingPosition& position) {
+  const std::vector<uint8_t> bytes = EncodeTrainingState(model, optimizer, position);
   WriteFileAtomic(path, bytes);
   return Sha256Hex(bytes.data(), bytes.size());
 }
 
-TrainingPosition LoadTrainingState(const std::string& path, nn::Module& model, optim::Optimizer& optimizer) {
-  const SafetensorsFile file = ReadCheckpoint(path);
+namespace {
+
+TrainingPosition PositionOf(const SafetensorsFile& file, const std::string& what) {
   auto kind = file.metadata.find("lockstep_kind");
-  LOCKSTEP_REQUIRE(kind != file.metadata.end() && kind->second == "training_state",
-                   path << ": not a lockstep training checkpoint (a model checkpoint holds no optimizer state)");
+  LOCKSTEP_REQUIRE_FORMAT(kind != file.metadata.end() && kind->second == "training_state",
+                          what << ": not a lockstep training state (a model checkpoint holds no optimizer state "
+                                  "and no position: resume from the file written by --checkpoint-every)");
   TrainingPosition position;
-  position.epoch = MetadataInt(file, "epoch", path);
-  position.batch = MetadataInt(file, "batch", path);
-  const int64_t step = MetadataInt(file, "step", path);
+  position.epoch = MetadataInt(file, "epoch", what);
+  position.batch = MetadataInt(file, "batch", what);
   for (const auto& [key, value] : file.metadata) {
-    if (key.compare(0, 4, "rng.") == 0) position.rng_offsets[key.substr(4)] = static_cast<uint64_t>(MetadataInt(file, key, path));
+    if (key.compare(0, 4, "rng.") == 0) position.rng_offsets[key.substr(4)] = static_cast<uint64_t>(MetadataInt(file, key, what));
+    if (key.compare(0, 4, "run.") == 0) position.run[key.substr(4)] = value;
+    if (key.compare(0, 8, "counter.") == 0) position.counters[key.substr(8)] = std::to_string(MetadataInt(file, key, what));
   }
+  LOCKSTEP_REQUIRE_FORMAT(position.epoch >= 0 && position.batch >= 0,
+                          what << ": invalid position (epoch " << position.epoch << ", batch " << position.batch << ")");
+  return position;
+}
+
+}  // namespace
+
+TrainingPosition PeekTrainingState(const std::vector<uint8_t>& bytes, const std::string& what) {
+  const SafetensorsFile file = DecodeSafetensors(bytes.data(), bytes.size(), what);
+  CheckContract(file, what);
+  return PositionOf(file, what);
+}
+
+TrainingPosition LoadTrainingStateFromBytes(const std::vector<uint8_t>& bytes, const std::string& what,
+                                            nn::Module& model, optim::Optimizer& optimizer) {
+  const SafetensorsFile file = DecodeSafetensors(bytes.data(), bytes.size(), what);
+  CheckContract(file, what);
+  const TrainingPosition position = PositionOf(file, what);
+  const int64_t step = MetadataInt(file, "step", what);
+  LOCKSTEP_REQUIRE_FORMAT(step >= 0, what << ": invalid step " << step);
   // Validate both parts before changing anything.
   const nn::NamedTensors model_state = WithPrefix(file, "model."), optimizer_state = WithPrefix(file, "optimizer.");
   model.ValidateStateDict(model_state);
@@ -148,6 +184,43 @@ TrainingPosition LoadTrainingState(const std::string& path, nn::Module& model, o
   model.LoadStateDict(model_state);
   optimizer.LoadState(optimizer_state, step);
   return position;
+}
+
+TrainingPosition LoadTrainingState(const std::string& path, nn::Module& model, optim::Optimizer& optimizer) {
+  return LoadTrainingStateFromBytes(ReadWholeFile(path, kMaxCheckpointBytes), path, model, optimizer);
+}
+
+void RequireSameRun(const TrainingPosition& saved, const std::map<std::string, std::string>& expected,
+                    const std::string& what) {
+  for (const auto& [key, value] : expected) {
+    auto it = saved.run.find(key);
+    LOCKSTEP_REQUIRE_STATE(it != saved.run.end(),
+                           what << ": the training state does not record the run's " << key
+                                << " (written by another kind of run?); cannot check that resuming continues the "
+                                   "same run");
+    LOCKSTEP_REQUIRE_STATE(it->second == value, what << ": the training state belongs to another run: its " << key
+                                                     << " is " << it->second << ", this run's is " << value
+                                                     << " (resume with the same configuration, or start afresh)");
+  }
+}
+
+std::map<std::string, uint64_t> DropoutOffsets(nn::Module& model) {
+  std::map<std::string, uint64_t> out;
+  for (const auto& [path, module] : model.NamedModules()) {
+    if (auto* dropout = dynamic_cast<nn::Dropout*>(module)) out["dropout@" + path] = dropout->generator().offset;
+  }
+  return out;
+}
+
+void RestoreDropoutOffsets(nn::Module& model, const std::map<std::string, uint64_t>& offsets, const std::string& what) {
+  for (const auto& [path, module] : model.NamedModules()) {
+    if (auto* dropout = dynamic_cast<nn::Dropout*>(module)) {
+      auto it = offsets.find("dropout@" + path);
+      LOCKSTEP_REQUIRE_FORMAT(it != offsets.end(), what << ": the training state has no generator offset for the "
+                                                        << "dropout layer '" << path << "'");
+      dropout->generator().offset = it->second;
+    }
+  }
 }
 
 }  // namespace lockstep

@@ -36,6 +36,16 @@ NamedTensors Module::NamedBuffers() const {
   return out;
 }
 
+std::vector<std::pair<std::string, Module*>> Module::NamedModules() {
+  std::vector<std::pair<std::string, Module*>> out{{"", this}};
+  for (const auto& [name, child] : children_) {
+    for (const auto& [path, module] : child->NamedModules()) {
+      out.emplace_back(path.empty() ? name : name + "." + path, module);
+    }
+  }
+  return out;
+}
+
 std::vector<Tensor> Module::Parameters() const {
   std::vector<Tensor> out;
   for (const auto& [name, t] : NamedParameters()) out.push_back(t);
@@ -55,8 +65,8 @@ void Module::ValidateStateDict(const NamedTensors& state) const {
   const NamedTensors mine = StateDict();
   for (const auto& [name, t] : mine) {
     auto it = given.find(name);
-    LOCKSTEP_REQUIRE(it != given.end(), "load: the checkpoint has no tensor named '" << name << "'");
-    LOCKSTEP_REQUIRE(it->second.shape() == t.shape() && it->second.dtype() == t.dtype(),
+    LOCKSTEP_REQUIRE_FORMAT(it != given.end(), "load: the checkpoint has no tensor named '" << name << "'");
+    LOCKSTEP_REQUIRE_FORMAT(it->second.shape() == t.shape() && it->second.dtype() == t.dtype(),
                      "load: tensor '" << name << "' is " << DTypeName(it->second.dtype()) << " "
                                       << ShapeString(it->second.shape()) << " in the checkpoint, expected "
                                       << DTypeName(t.dtype()) << " " << ShapeString(t.shape()));
@@ -64,7 +74,7 @@ void Module::ValidateStateDict(const NamedTensors& state) const {
   for (const auto& entry : given) {
     const std::string& name = entry.first;
     const bool known = std::any_of(mine.begin(), mine.end(), [&](const auto& m) { return m.first == name; });
-    LOCKSTEP_REQUIRE(known, "load: the checkpoint has an unexpected tensor '" << name << "'");
+    LOCKSTEP_REQUIRE_FORMAT(known, "load: the checkpoint has an unexpected tensor '" << name << "'");
   }
 }
 

@@ -26,6 +26,9 @@ class Module {
   NamedTensors NamedParameters() const;
   NamedTensors NamedBuffers() const;
   std::vector<Tensor> Parameters() const;
+  // Every module of the tree with its PyTorch path ("" for this one, "features.0", ...), in
+  // registration order, parents before children (torch.nn.Module.named_modules).
+  std::vector<std::pair<std::string, Module*>> NamedModules();
   // Parameters and buffers, sorted by name: what a checkpoint holds.
   NamedTensors StateDict() const;
   // Copies values from a state dict; names, shapes and dtypes must match exactly. Everything is

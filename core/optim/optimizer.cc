@@ -98,12 +98,12 @@ void Optimizer::ValidateState(const nn::NamedTensors& state) const {
   std::map<std::string, Tensor> given(state.begin(), state.end());
   for (const auto& [name, t] : State()) {
     auto it = given.find(name);
-    LOCKSTEP_REQUIRE(it != given.end(), "optimizer state: missing tensor '" << name << "'");
-    LOCKSTEP_REQUIRE(it->second.shape() == t.shape(), "optimizer state: '" << name << "' has shape "
+    LOCKSTEP_REQUIRE_FORMAT(it != given.end(), "optimizer state: missing tensor '" << name << "'");
+    LOCKSTEP_REQUIRE_FORMAT(it->second.shape() == t.shape(), "optimizer state: '" << name << "' has shape "
                                                                             << ShapeString(it->second.shape())
                                                                             << ", expected " << ShapeString(t.shape()));
   }
-  LOCKSTEP_REQUIRE(given.size() == State().size(), "optimizer state: " << given.size() << " tensors, expected "
+  LOCKSTEP_REQUIRE_FORMAT(given.size() == State().size(), "optimizer state: " << given.size() << " tensors, expected "
                                                                          << State().size());
 }
 

@@ -5,6 +5,7 @@
 #include "core/data.h"
 #include "core/error.h"
 #include "core/fp_environment.h"
+#include "core/io/files.h"
 #include "core/models/lenet.h"
 #include "core/ops.h"
 #include "core/optim/optimizer.h"
@@ -16,10 +17,21 @@ namespace train {
 
 void NormalizeMnist(Dataset* data) { data->SetNormalization(-0.1307f, 1.0f / 0.3081f); }
 
+std::map<std::string, std::string> ClassifierRunIdentity(const std::string& model, uint64_t seed, int64_t batch_size,
+                                                         float lr, const Dataset& train_set) {
+  return {{"model", model},
+          {"seed", std::to_string(seed)},
+          {"batch_size", std::to_string(batch_size)},
+          {"lr", FloatBits(lr)},
+          {"data", train_set.Fingerprint()}};
+}
+
 MnistResult RunMnist(const MnistConfig& config, const MnistProgressFn& progress) {
   RequireContractFloatingPoint();
-  Dataset train_set = LoadIdxDataset(config.data_dir + "/train-images.idx", config.data_dir + "/train-labels.idx");
-  Dataset test_set = LoadIdxDataset(config.data_dir + "/test-images.idx", config.data_dir + "/test-labels.idx");
+  Dataset train_set = LoadIdxDataset(config.data_dir + "/train-images.idx", config.data_dir + "/train-labels.idx",
+                                     config.cancelled);
+  Dataset test_set = LoadIdxDataset(config.data_dir + "/test-images.idx", config.data_dir + "/test-labels.idx",
+                                    config.cancelled);
   if (config.normalize) {
     NormalizeMnist(&train_set);
     NormalizeMnist(&test_set);
@@ -34,6 +46,11 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
     LOCKSTEP_REQUIRE(d->example_shape() == Shape({1, 28, 28}),
                      "mnist: expected images of shape [N, 1, 28, 28], got " << ShapeString(d->BatchShape(d->size())));
   }
+  LOCKSTEP_REQUIRE(config.checkpoint_every >= 0, "mnist: checkpoint_every must be >= 0, got " << config.checkpoint_every);
+  LOCKSTEP_REQUIRE(config.checkpoint_every == 0 || !config.checkpoint_path.empty(),
+                   "mnist: checkpoint_every needs a checkpoint path");
+  if (config.checkpoint_every > 0) RequireWritableFile(config.checkpoint_path);
+  if (!config.save_path.empty()) RequireWritableFile(config.save_path);
   auto model = models::MakeLeNet5(config.seed);
   MnistResult result;
   result.initial_hash = ModelHash(*model);
@@ -41,12 +58,21 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
   adam.lr = config.lr;
   optim::Adam optimizer(model->NamedParameters(), adam);
   ClassifierTrainer trainer(*model, optimizer, train_set, config.batch_size, config.seed);
+  trainer.set_allow_nonfinite_loss(config.allow_nonfinite_loss);
+  std::map<std::string, std::string> identity =
+      ClassifierRunIdentity("lenet5", config.seed, config.batch_size, config.lr, train_set);
+  identity["lr_schedule"] = std::to_string(config.lr_step_epochs) + "/" + FloatBits(config.lr_gamma);
 
   const int64_t per_epoch = trainer.steps_per_epoch();
   int64_t total = per_epoch * config.epochs;
   if (config.max_steps >= 0 && config.max_steps < total) total = config.max_steps;
   if (!config.resume_path.empty()) {
-    const TrainingPosition position = LoadTrainingState(config.resume_path, *model, optimizer);
+    const std::vector<uint8_t> state = ReadWholeFile(config.resume_path, kMaxTrainingStateBytes);
+    RequireSameRun(PeekTrainingState(state, config.resume_path), identity, config.resume_path);
+    const TrainingPosition position = LoadTrainingStateFromBytes(state, config.resume_path, *model, optimizer);
+    LOCKSTEP_REQUIRE_STATE(position.batch < per_epoch, config.resume_path << ": the state is at batch "
+                                                                          << position.batch << " of an epoch of "
+                                                                          << per_epoch);
     trainer.Seek(position.epoch, position.batch);
   }
   while (trainer.steps_done() < total) {
@@ -54,13 +80,14 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
     if (config.lr_step_epochs > 0) optimizer.set_lr(optim::StepLr(config.lr, epoch, config.lr_step_epochs, config.lr_gamma));
     result.final_loss = trainer.Step();
     result.steps = trainer.steps_done();
-    if (progress) progress({result.steps, total, epoch, result.final_loss});
-    if (result.steps == config.save_state_at_step && !config.state_path.empty()) {
+    if (config.checkpoint_every > 0 && result.steps % config.checkpoint_every == 0) {
       TrainingPosition at;
       at.epoch = result.steps / per_epoch;
       at.batch = result.steps % per_epoch;
-      SaveTrainingState(config.state_path, *model, optimizer, at);
+      at.run = identity;
+      SaveTrainingState(config.checkpoint_path, *model, optimizer, at);
     }
+    if (progress) progress({result.steps, total, epoch, result.final_loss});
   }
   result.trained_hash = config.save_path.empty() ? ModelHash(*model) : SaveModel(config.save_path, *model);
 

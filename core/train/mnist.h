@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <functional>
+#include <map>
 #include <string>
 
 #include "core/data.h"
@@ -24,13 +25,18 @@ struct MnistConfig {
   float lr = 1e-3f;
   int64_t lr_step_epochs = 0;    // StepLR: multiply lr by lr_gamma every this many epochs (0: off)
   float lr_gamma = 0.1f;
-  bool normalize = true;         // x = (x - 0.1307) * (1 / 0.3081): MNIST's usual normalisation
+  bool normalize = true;         // x = (x - 0.1307f) * (1.0f / 0.3081f) in float32 (NormalizeMnist)
   int64_t max_steps = -1;        // stop early (the shortened run of check-matrix); -1: all epochs
   int64_t max_test = -1;         // evaluate on the first N test images; -1: all
   std::string save_path;         // trained model checkpoint (optional)
-  std::string resume_path;       // training checkpoint to resume from (optional)
-  std::string state_path;        // where to save the training state at `save_state_at_step`
-  int64_t save_state_at_step = -1;
+  // Full training state (model, Adam moments, position, the run's identity) written atomically to
+  // checkpoint_path after every checkpoint_every steps (0: never); resume_path continues such a
+  // state, after checking it belongs to the same run (seed, data, model, batch size, lr).
+  int64_t checkpoint_every = 0;
+  std::string checkpoint_path;
+  std::string resume_path;
+  bool allow_nonfinite_loss = false;  // true: train on through NaN or infinite losses
+  CancelFn cancelled;                 // asked while the data loads (Ctrl-C); optional
 };
 
 struct MnistProgress {
@@ -55,6 +61,10 @@ MnistResult RunMnist(const MnistConfig& config, const MnistProgressFn& progress)
 // normalise with NormalizeMnist first, as RunMnist does).
 MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, const Dataset& test_set,
                        const MnistProgressFn& progress);
+
+// What identifies a classifier training run in its training states: a resume must match it.
+std::map<std::string, std::string> ClassifierRunIdentity(const std::string& model, uint64_t seed, int64_t batch_size,
+                                                         float lr, const Dataset& train_set);
 
 // MNIST's usual normalisation, applied to every batch the data set makes: x = (x + (-0.1307)) *
 // (1 / 0.3081), both constants float32 (the division 1 / 0.3081 rounded once, to float32).

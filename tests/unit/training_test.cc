@@ -153,17 +153,44 @@ TEST_CASE("resuming from a training checkpoint gives the uninterrupted run's has
   });
   CHECK(whole.steps == 8);
 
+  // Checkpoints every 2 steps; a run stopped after step 5 left the state of step 4.
   train::MnistConfig first = config;
   first.max_steps = 5;
-  first.state_path = dir + "/state.safetensors";
-  first.save_state_at_step = 5;
+  first.checkpoint_every = 2;
+  first.checkpoint_path = dir + "/state.safetensors";
   train::RunMnist(first, nullptr);
   train::MnistConfig resumed = config;
   resumed.resume_path = dir + "/state.safetensors";
-  const train::MnistResult rest = train::RunMnist(resumed, nullptr);
+  int64_t first_step = -1;
+  const train::MnistResult rest = train::RunMnist(resumed, [&](const train::MnistProgress& p) {
+    if (first_step < 0) first_step = p.step;
+  });
+  CHECK(first_step == 5);
   CHECK(rest.trained_hash == whole.trained_hash);
   CHECK(rest.logits_hash == whole.logits_hash);
   CHECK(whole.final_loss < first_loss);  // it learns
+
+  // Another seed, another batch size or other data cannot resume it.
+  train::MnistConfig other_seed = resumed;
+  other_seed.seed = 12;
+  CHECK_THROWS_WITH_AS(train::RunMnist(other_seed, nullptr), doctest::Contains("its seed is 11, this run's is 12"),
+                       Error);
+  train::MnistConfig other_batch = resumed;
+  other_batch.batch_size = 50;
+  CHECK_THROWS_WITH_AS(train::RunMnist(other_batch, nullptr), doctest::Contains("batch_size"), Error);
+  const std::string other_dir = TempDir();
+  WriteSyntheticMnist(other_dir, 300, 100);
+  train::MnistConfig other_data = resumed;
+  other_data.data_dir = other_dir;
+  CHECK_THROWS_WITH_AS(train::RunMnist(other_data, nullptr), doctest::Contains("its data is"), Error);
+  // A model checkpoint is not a training state.
+  train::MnistConfig from_model = config;
+  from_model.save_path = dir + "/model.safetensors";
+  from_model.max_steps = 1;
+  train::RunMnist(from_model, nullptr);
+  train::MnistConfig wrong_file = config;
+  wrong_file.resume_path = dir + "/model.safetensors";
+  CHECK_THROWS_WITH_AS(train::RunMnist(wrong_file, nullptr), doctest::Contains("not a lockstep training state"), Error);
 }
 
 }  // namespace
