@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/io/files.h"
 #include "core/random.h"
 #include "simd/philox.h"
 
@@ -58,13 +59,9 @@ CharCorpus MakeCharCorpus(const std::string& text, double train_fraction) {
 }
 
 std::string ReadTextFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  LOCKSTEP_REQUIRE(in.good(), "cannot open '" << path << "'");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
-  LOCKSTEP_REQUIRE(text.size() <= (size_t{256} << 20), path << ": larger than 256 MB");
-  return text;
+  // Regular files only (a folder, FIFO or device is named as such), at most 256 MB.
+  const std::vector<uint8_t> bytes = ReadWholeFile(path, size_t{256} << 20);
+  return std::string(bytes.begin(), bytes.end());
 }
 
 void TextBatch(const std::vector<int64_t>& tokens, int64_t block, int64_t batch, uint64_t seed,

@@ -6,6 +6,8 @@
 #include "core/checkpoint.h"
 #include "core/error.h"
 #include "core/fp_environment.h"
+#include "core/io/files.h"
+#include "core/sha256.h"
 #include "core/ops.h"
 #include "core/optim/optimizer.h"
 #include "core/random.h"
@@ -78,6 +80,55 @@ GptTrainer::GptTrainer(const GptTrainConfig& config, const CharCorpus& corpus) :
   adam.decoupled_weight_decay = true;
   optimizer_ = std::make_unique<optim::Adam>(groups, adam);
   params_ = result_.model->Parameters();
+
+  Sha256 data;
+  data.Update(corpus.vocab.data(), corpus.vocab.size());
+  for (const std::vector<int64_t>* part : {&corpus.train, &corpus.val}) {
+    const uint64_t n = part->size();
+    data.Update(&n, sizeof n);
+    data.Update(part->data(), part->size() * sizeof(int64_t));
+  }
+  const models::GptConfig& m = config_.model;
+  identity_ = {{"model", "gpt " + std::to_string(m.vocab_size) + "/" + std::to_string(m.block_size) + "/" +
+                             std::to_string(m.n_layer) + "/" + std::to_string(m.n_head) + "/" +
+                             std::to_string(m.n_embd) + "/" + FloatBits(m.dropout)},
+               {"seed", std::to_string(config_.seed)},
+               {"batch_size", std::to_string(config_.batch_size) + "x" + std::to_string(config_.grad_accum)},
+               {"steps", std::to_string(config_.steps)},
+               {"lr", FloatBits(config_.lr) + "/" + FloatBits(config_.min_lr) + "/" + std::to_string(config_.warmup_steps) +
+                          "/" + std::to_string(config_.decay_steps)},
+               {"optimizer", FloatBits(config_.weight_decay) + "/" + FloatBits(config_.beta1) + "/" +
+                                 FloatBits(config_.beta2) + "/" + FloatBits(config_.grad_clip)},
+               {"estimates", std::to_string(config_.eval_interval) + "/" + std::to_string(config_.eval_iters)},
+               {"data", data.HexDigest()}};
+  LOCKSTEP_REQUIRE(config_.checkpoint_every >= 0, "gpt: checkpoint_every must be >= 0, got " << config_.checkpoint_every);
+  LOCKSTEP_REQUIRE(config_.checkpoint_every == 0 || !config_.checkpoint_path.empty(),
+                   "gpt: checkpoint_every needs a checkpoint path");
+  if (config_.checkpoint_every > 0) RequireWritableFile(config_.checkpoint_path);
+  if (!config_.save_path.empty()) RequireWritableFile(config_.save_path);
+}
+
+std::vector<uint8_t> GptTrainer::StateBytes() {
+  TrainingPosition position;
+  position.batch = step_;
+  position.rng_offsets = DropoutOffsets(*result_.model);
+  position.run = identity_;
+  position.counters["estimates"] = std::to_string(result_.estimates.size());
+  return EncodeTrainingState(*result_.model, *optimizer_, position);
+}
+
+void GptTrainer::Resume(const std::vector<uint8_t>& state, const std::string& what) {
+  RequireSameRun(PeekTrainingState(state, what), identity_, what);
+  const TrainingPosition position = LoadTrainingStateFromBytes(state, what, *result_.model, *optimizer_);
+  RestoreDropoutOffsets(*result_.model, position.rng_offsets, what);
+  LOCKSTEP_REQUIRE_STATE(position.batch <= config_.steps && optimizer_->step_count() == position.batch,
+                         what << ": the state is at step " << position.batch << " of a run of " << config_.steps);
+  step_ = position.batch;
+  auto estimates = position.counters.find("estimates");
+  // The estimates already made are not stored, only their count: the next one uses the next round.
+  const int64_t done = estimates == position.counters.end() ? 0 : std::stoll(estimates->second);
+  result_.estimates.assign(static_cast<size_t>(done), GptLosses{});
+  result_.losses.assign(static_cast<size_t>(step_), 0.0f);
 }
 
 float GptTrainer::Step() {
@@ -112,6 +163,9 @@ float GptTrainer::Step() {
     result_.estimates.push_back(EstimateGptLoss(model, corpus_, config_.batch_size, config_.eval_iters, config_.seed,
                                                 static_cast<int64_t>(result_.estimates.size())));
   }
+  if (config_.checkpoint_every > 0 && step_ % config_.checkpoint_every == 0) {
+    WriteFileAtomic(config_.checkpoint_path, StateBytes());
+  }
   return result_.losses.back();
 }
 
@@ -122,6 +176,9 @@ GptResult GptTrainer::Finish() {
 
 GptResult RunGpt(const GptTrainConfig& config, const CharCorpus& corpus, const GptProgressFn& progress) {
   GptTrainer trainer(config, corpus);
+  if (!config.resume_path.empty()) {
+    trainer.Resume(ReadWholeFile(config.resume_path, kMaxTrainingStateBytes), config.resume_path);
+  }
   while (!trainer.done()) {
     const float loss = trainer.Step();
     if (progress) progress({trainer.steps_done(), config.steps, loss, trainer.lr(), trainer.result().model.get()});

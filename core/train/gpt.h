@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,11 @@ struct GptTrainConfig {
   uint64_t seed = 1;
   std::string save_path;             // trained model checkpoint (optional)
   bool allow_nonfinite_loss = false;  // true: train on through NaN or infinite losses
+  // Full training state written atomically to checkpoint_path after every checkpoint_every steps
+  // (0: never); resume_path continues one, after checking it belongs to the same run.
+  int64_t checkpoint_every = 0;
+  std::string checkpoint_path;
+  std::string resume_path;
 };
 
 // The configurations the examples, the CLI and check-matrix name: "small" (4 layers, 4 heads,
@@ -72,6 +78,12 @@ class GptTrainer {
   GptResult& result() { return result_; }
   GptResult Finish();
 
+  // The full training state (model, AdamW moments, step, dropout offsets, the run's identity),
+  // and its restoration: the identity must match this trainer's (seed, data, configuration).
+  std::vector<uint8_t> StateBytes();
+  void Resume(const std::vector<uint8_t>& state, const std::string& what);
+  const std::map<std::string, std::string>& identity() const { return identity_; }
+
  private:
   GptTrainConfig config_;
   const CharCorpus& corpus_;
@@ -80,6 +92,7 @@ class GptTrainer {
   std::vector<Tensor> params_;
   int64_t step_ = 0;
   float lr_ = 0;
+  std::map<std::string, std::string> identity_;
 };
 
 GptResult RunGpt(const GptTrainConfig& config, const CharCorpus& corpus, const GptProgressFn& progress);

@@ -18,6 +18,8 @@
 #include "core/optim/optimizer.h"
 #include "core/safetensors.h"
 #include "core/sha256.h"
+#include "core/text.h"
+#include "core/train/gpt.h"
 #include "core/train/mnist.h"
 #include "simd/philox.h"
 
@@ -191,6 +193,45 @@ TEST_CASE("resuming from a training checkpoint gives the uninterrupted run's has
   train::MnistConfig wrong_file = config;
   wrong_file.resume_path = dir + "/model.safetensors";
   CHECK_THROWS_WITH_AS(train::RunMnist(wrong_file, nullptr), doctest::Contains("not a lockstep training state"), Error);
+}
+
+}  // namespace
+}  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+TEST_CASE("a GPT run checkpointed and resumed ends on the uninterrupted hash, dropout included") {
+  const std::string dir = TempDir();
+  std::string text;
+  for (int i = 0; i < 400; ++i) text += "the quick brown fox " + std::to_string(i % 7) + "\n";
+  const CharCorpus corpus = MakeCharCorpus(text);
+  train::GptTrainConfig config = *train::GptPreset("tiny");
+  config.steps = 6;
+  config.eval_iters = 2;
+  config.eval_interval = 2;
+  const train::GptResult whole = train::RunGpt(config, corpus, nullptr);
+
+  train::GptTrainConfig first = config;
+  first.checkpoint_every = 3;
+  first.checkpoint_path = dir + "/gpt.state";
+  {
+    train::GptTrainer trainer(first, corpus);
+    for (int s = 0; s < 4; ++s) trainer.Step();  // interrupted after step 4: the state holds step 3
+  }
+  train::GptTrainConfig resumed = config;
+  resumed.resume_path = dir + "/gpt.state";
+  const train::GptResult rest = train::RunGpt(resumed, corpus, nullptr);
+  CHECK(rest.trained_hash == whole.trained_hash);
+  CHECK(rest.losses.back() == whole.losses.back());
+  CHECK(rest.estimates.back().val == whole.estimates.back().val);
+
+  train::GptTrainConfig other_seed = resumed;
+  other_seed.seed = 2;
+  CHECK_THROWS_WITH_AS(train::RunGpt(other_seed, corpus, nullptr), doctest::Contains("its seed is 1"), Error);
+  train::GptTrainConfig other_steps = resumed;
+  other_steps.steps = 8;
+  CHECK_THROWS_WITH_AS(train::RunGpt(other_steps, corpus, nullptr), doctest::Contains("its steps is 6"), Error);
 }
 
 }  // namespace
