@@ -97,8 +97,8 @@ lockstep_status lockstep_mnist_config_default(lockstep_mnist_config* out) {
   return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
     const lockstep::train::MnistConfig d;
-    *out = lockstep_mnist_config{".deps/data/mnist", d.epochs, d.seed, d.batch_size, d.lr, d.max_steps, d.max_test,
-                                 nullptr};
+    *out = lockstep_mnist_config{sizeof(lockstep_mnist_config), ".deps/data/mnist", d.epochs, d.seed, d.batch_size,
+                                 d.lr, d.max_steps, d.max_test, nullptr, 0, nullptr, nullptr, 0};
   });
 }
 
@@ -107,8 +107,14 @@ lockstep_status lockstep_train_mnist(const lockstep_mnist_config* config, lockst
   return Boundary(__func__, [&] {
     RequireNonNull(config, "config");
     RequireNonNull(out, "out");
+    lockstep::capi::RequireStructSize(config->struct_size, sizeof(lockstep_mnist_config), "lockstep_mnist_config");
     RequireNonNull(config->data_dir, "config->data_dir");
+    if (config->data_dir[0] == '\0') Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "config->data_dir is empty: expected a folder");
     if (config->epochs < 0) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "epochs must be >= 0");
+    if (config->checkpoint_every < 0) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "checkpoint_every must be >= 0");
+    if (config->checkpoint_every > 0 && config->checkpoint_path == nullptr) {
+      Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "checkpoint_every needs checkpoint_path");
+    }
     if (config->batch_size < 1) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "batch_size must be >= 1");
     if (!std::isfinite(config->lr) || config->lr <= 0) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "lr must be finite and > 0");
     lockstep::train::MnistConfig c;
@@ -123,15 +129,23 @@ lockstep_status lockstep_train_mnist(const lockstep_mnist_config* config, lockst
     c.lr = config->lr;
     c.max_steps = config->max_steps < 0 ? -1 : config->max_steps;
     c.max_test = config->max_test < 0 ? -1 : config->max_test;
-    if (config->save_path != nullptr) {
-      c.save_path = config->save_path;
-      lockstep::RequireWritableFile(c.save_path);  // before training, not after it
+    if (config->save_path != nullptr) c.save_path = config->save_path;  // checked before training
+    c.checkpoint_every = config->checkpoint_every;
+    if (config->checkpoint_path != nullptr) c.checkpoint_path = config->checkpoint_path;
+    if (config->resume_path != nullptr) {
+      c.resume_path = config->resume_path;
+      lockstep::capi::RequireReadable(c.resume_path);
     }
+    c.allow_nonfinite_loss = config->allow_nonfinite != 0;
     std::function<void(const lockstep::train::MnistProgress&)> report;
     if (progress != nullptr) {
       report = [&](const lockstep::train::MnistProgress& p) {
         const lockstep_mnist_progress cp{p.step, p.total_steps, p.epoch, p.loss};
         if (progress(&cp, user_data) != 0) Fail(LOCKSTEP_ERROR_CANCELLED, "stopped by the progress callback");
+      };
+      c.cancelled = [&] {
+        const lockstep_mnist_progress loading{0, 0, 0, 0.0f};
+        return progress(&loading, user_data) != 0;
       };
     }
     const lockstep::train::MnistResult r = lockstep::train::RunMnist(c, report);

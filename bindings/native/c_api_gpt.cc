@@ -34,7 +34,8 @@ extern "C" {
 lockstep_status lockstep_gpt_config_default(lockstep_gpt_config* out) {
   return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
-    *out = lockstep_gpt_config{".deps/data/fortunes/input.txt", "small", 500, 1, 0, nullptr};
+    *out = lockstep_gpt_config{sizeof(lockstep_gpt_config), ".deps/data/fortunes/input.txt", "small", 500, 1, 0,
+                               nullptr, 0, nullptr, nullptr, 0};
   });
 }
 
@@ -43,6 +44,7 @@ lockstep_status lockstep_train_gpt(const lockstep_gpt_config* config, lockstep_g
   return Boundary(__func__, [&] {
     RequireNonNull(config, "config");
     RequireNonNull(out, "out");
+    lockstep::capi::RequireStructSize(config->struct_size, sizeof(lockstep_gpt_config), "lockstep_gpt_config");
     RequireNonNull(config->text_path, "config->text_path");
     RequireNonNull(config->preset, "config->preset");
     if (config->steps < 1) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "steps must be >= 1, got " + std::to_string(config->steps));
@@ -51,10 +53,18 @@ lockstep_status lockstep_train_gpt(const lockstep_gpt_config* config, lockstep_g
     c.steps = config->steps;
     c.seed = config->seed;
     c.eval_interval = config->eval_interval;
-    if (config->save_path != nullptr) {
-      lockstep::RequireWritableFile(config->save_path);  // before training, not after it
-      c.save_path = config->save_path;
+    if (config->save_path != nullptr) c.save_path = config->save_path;  // checked before training
+    if (config->checkpoint_every < 0) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "checkpoint_every must be >= 0");
+    if (config->checkpoint_every > 0 && config->checkpoint_path == nullptr) {
+      Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "checkpoint_every needs checkpoint_path");
     }
+    c.checkpoint_every = config->checkpoint_every;
+    if (config->checkpoint_path != nullptr) c.checkpoint_path = config->checkpoint_path;
+    if (config->resume_path != nullptr) {
+      c.resume_path = config->resume_path;
+      lockstep::capi::RequireReadable(c.resume_path);
+    }
+    c.allow_nonfinite_loss = config->allow_nonfinite != 0;
     const lockstep::CharCorpus corpus = Corpus(config->text_path);
     lockstep::capi::RequireContractEnvironment();
     lockstep::train::GptProgressFn report;

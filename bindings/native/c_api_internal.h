@@ -46,6 +46,9 @@ inline void RequireNonNull(const void* p, const char* what) {
 // Fails naming the file when it cannot be opened for reading or is not a regular file (a FIFO
 // or device is refused without blocking on it).
 void RequireReadable(const std::string& path);
+// Fails with LOCKSTEP_ERROR_INVALID_ARGUMENT unless a config struct's struct_size is this
+// library's size of it (a caller built against another lockstep.h).
+void RequireStructSize(uint32_t given, size_t expected, const char* type);
 // Fails with LOCKSTEP_ERROR_STATE when the floating-point environment breaks the contract.
 void RequireContractEnvironment();
 

@@ -51,6 +51,15 @@ lockstep_status SetError(lockstep_status status, const std::string& message) {
 
 void RequireReadable(const std::string& path) { const InputFile file(path); }
 
+void RequireStructSize(uint32_t given, size_t expected, const char* type) {
+  if (given != expected) {
+    Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, std::string(type) + ".struct_size is " + std::to_string(given) +
+                                              ", this library's is " + std::to_string(expected) +
+                                              ": fill the struct with its _default function (or rebuild against "
+                                              "this library's lockstep.h)");
+  }
+}
+
 
 void RequireContractEnvironment() {
   const std::string problem = DescribeFloatingPointProblem();

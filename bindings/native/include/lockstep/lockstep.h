@@ -60,12 +60,16 @@ LOCKSTEP_API lockstep_status lockstep_contract_version(int* out);
 LOCKSTEP_API lockstep_status lockstep_simd_target(char* buf, size_t size);
 /* The SIMD targets this CPU can run, best first, separated by ", ". */
 LOCKSTEP_API lockstep_status lockstep_simd_targets_available(char* buf, size_t size);
-/* Threads used by kernels (including the caller); results do not depend on it. n >= 1. */
+/* Threads used by kernels (including the caller); results do not depend on it. n >= 1. Safe to
+ * call while other threads compute: their running kernels finish on the old pool, the next ones
+ * use the new one. The default comes from $LOCKSTEP_NUM_THREADS, else the number of cores. */
 LOCKSTEP_API lockstep_status lockstep_set_num_threads(int n);
 /* ---- devices: every later call computes on the current device ("cpu" at start). "cuda" and
    "cuda:N" need the CUDA plugin (liblockstep_cuda.so next to this library, or the file named by
    $LOCKSTEP_CUDA_PLUGIN) and a GPU; otherwise LOCKSTEP_ERROR_UNAVAILABLE says why and the current
-   device is unchanged. Results are the same bits on every device. Process-wide. */
+   device is unchanged. Results are the same bits on every device. The current device belongs to
+   the calling thread (as CUDA's does): every thread starts on "cpu", and a thread that switches
+   never moves another thread's work. */
 LOCKSTEP_API lockstep_status lockstep_set_device(const char* name);
 /* The current device's description, e.g. "cpu" or "cuda:0 (NVIDIA H200, compute 9.0, 139.8 GiB)". */
 LOCKSTEP_API lockstep_status lockstep_get_device(char* buf, size_t size);
@@ -128,7 +132,10 @@ LOCKSTEP_API lockstep_status lockstep_train_step(lockstep_model* model, lockstep
 
 /* ---- data sets */
 /* Reads an IDX image file and label file (MNIST's layout). normalize != 0 applies MNIST's
- * (x - 0.1307) / 0.3081, as the reference run does. */
+ * normalisation exactly as the reference run does, in float32: (x - 0.1307f) * (1.0f / 0.3081f)
+ * (a multiplication by the float32 quotient 3.2456996 = 0x404FB98B, which gives other bits than a
+ * division by 0.3081 or a multiplication by 1 / 0.3081 computed in double: 3.2456994 = 0x404FB98A).
+ * Byte images become x = pixel / 255.0f first. */
 LOCKSTEP_API lockstep_status lockstep_dataset_load_idx(const char* images_path, const char* labels_path,
                                                        int normalize, lockstep_dataset** out);
 LOCKSTEP_API lockstep_status lockstep_dataset_free(lockstep_dataset* dataset);
@@ -146,8 +153,12 @@ typedef struct lockstep_eval_result {
 LOCKSTEP_API lockstep_status lockstep_evaluate(lockstep_model* model, const lockstep_dataset* dataset,
                                                int64_t batch_size, lockstep_eval_result* out);
 
-/* ---- the MNIST reference run (LeNet-5, Adam, cross-entropy) */
+/* ---- the MNIST reference run (LeNet-5, Adam, cross-entropy)
+ * Config structs start with struct_size, which lockstep_*_config_default sets: a program compiled
+ * against another version of this header gets LOCKSTEP_ERROR_INVALID_ARGUMENT instead of fields
+ * read at the wrong offsets. Always fill a config with its _default function first. */
 typedef struct lockstep_mnist_config {
+  uint32_t struct_size;   /* sizeof(lockstep_mnist_config), set by lockstep_mnist_config_default */
   const char* data_dir;   /* train-images.idx, train-labels.idx, test-images.idx, test-labels.idx */
   int64_t epochs;         /* 20 */
   uint64_t seed;          /* 2 */
@@ -156,6 +167,14 @@ typedef struct lockstep_mnist_config {
   int64_t max_steps;      /* -1: all epochs */
   int64_t max_test;       /* -1: the whole test set */
   const char* save_path;  /* trained checkpoint, or NULL */
+  /* Full training state (model, optimizer moments, position, the run's identity) written
+   * atomically to checkpoint_path after every checkpoint_every steps (0: never). */
+  int64_t checkpoint_every;
+  const char* checkpoint_path;
+  /* A training state to continue from, or NULL; it must come from the same run (seed, data, model,
+   * batch size, lr), else LOCKSTEP_ERROR_STATE. The resumed run ends on the uninterrupted hash. */
+  const char* resume_path;
+  int allow_nonfinite;    /* nonzero: train on through NaN or infinite losses (default: stop) */
 } lockstep_mnist_config;
 
 typedef struct lockstep_mnist_progress {
@@ -163,7 +182,8 @@ typedef struct lockstep_mnist_progress {
   float loss;
 } lockstep_mnist_progress;
 
-/* Called after every step; return nonzero to stop the run (LOCKSTEP_ERROR_CANCELLED). */
+/* Called after every step, and between chunks while the data loads (then step and total_steps are
+ * 0); return nonzero to stop the run (LOCKSTEP_ERROR_CANCELLED). */
 typedef int (*lockstep_progress_fn)(const lockstep_mnist_progress* progress, void* user_data);
 
 typedef struct lockstep_mnist_result {
@@ -181,12 +201,17 @@ LOCKSTEP_API lockstep_status lockstep_train_mnist(const lockstep_mnist_config* c
 
 /* ---- the GPT example (nanoGPT's architecture, character-level; core/train/gpt.h) */
 typedef struct lockstep_gpt_config {
+  uint32_t struct_size;   /* sizeof(lockstep_gpt_config), set by lockstep_gpt_config_default */
   const char* text_path;  /* training text (default ".deps/data/fortunes/input.txt") */
   const char* preset;     /* "small" (4 layers, 4 heads, 128 channels, block 64) or "tiny" */
   int64_t steps;          /* optimizer steps (default 500: the whole cosine schedule) */
   uint64_t seed;          /* 1 */
   int64_t eval_interval;  /* estimate train/val losses every N steps; 0: only at the end */
   const char* save_path;  /* trained checkpoint, or NULL */
+  int64_t checkpoint_every;    /* as in lockstep_mnist_config */
+  const char* checkpoint_path;
+  const char* resume_path;
+  int allow_nonfinite;
 } lockstep_gpt_config;
 
 typedef struct lockstep_gpt_progress {
