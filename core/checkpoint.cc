@@ -108,6 +108,13 @@ std::string SaveModel(const std::string& path, const nn::Module& model) {
   return Sha256Hex(bytes.data(), bytes.size());
 }
 
+std::vector<uint8_t> CanonicalizeCheckpoint(const std::vector<uint8_t>& bytes, const std::string& what) {
+  SafetensorsFile file = DecodeSafetensors(bytes.data(), bytes.size(), what);
+  CheckContract(file, what);
+  if (file.metadata.find("lockstep_kind") == file.metadata.end()) file.metadata = BaseMetadata("model");
+  return EncodeSafetensors(file);
+}
+
 void LoadModelFromBytes(const std::vector<uint8_t>& bytes, const std::string& what, nn::Module& model) {
   const SafetensorsFile file = DecodeSafetensors(bytes.data(), bytes.size(), what);
   CheckContract(file, what);

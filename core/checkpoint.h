@@ -32,6 +32,12 @@ std::vector<uint8_t> EncodeModel(const nn::Module& model);
 std::string ModelHash(const nn::Module& model);
 // Writes the checkpoint atomically; returns its hash.
 std::string SaveModel(const std::string& path, const nn::Module& model);
+// The canonical form of any safetensors file (another tool's, a lockstep checkpoint): the same
+// tensors and values, encoded as lockstep writes checkpoints (sorted keys, canonical header and NaNs,
+// lockstep's metadata; lockstep's own metadata is kept). Its SHA-256 is the model hash lockstep
+// prints for a model loaded from that file.
+std::vector<uint8_t> CanonicalizeCheckpoint(const std::vector<uint8_t>& bytes, const std::string& what);
+
 // Loads a model checkpoint (lockstep's or a PyTorch state dict saved as safetensors).
 void LoadModel(const std::string& path, nn::Module& model);
 void LoadModelFromBytes(const std::vector<uint8_t>& bytes, const std::string& what, nn::Module& model);

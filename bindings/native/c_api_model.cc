@@ -9,6 +9,7 @@
 #include "bindings/native/models.h"
 #include "core/autograd.h"
 #include "core/checkpoint.h"
+#include "core/sha256.h"
 #include "core/error.h"
 #include "core/ops.h"
 
@@ -67,7 +68,8 @@ lockstep_status lockstep_model_load(const char* arch, const char* path, lockstep
 }
 
 lockstep_status lockstep_model_free(lockstep_model* model) {
-  return Boundary(__func__, [&] { delete model; });
+  delete model;  // never fails, and leaves lockstep_last_error() as it was
+  return LOCKSTEP_OK;
 }
 
 lockstep_status lockstep_model_arch(const lockstep_model* model, const char** out) {
@@ -99,6 +101,18 @@ lockstep_status lockstep_model_save(const lockstep_model* model, const char* pat
     RequireNonNull(path, "path");
     const std::string hash = lockstep::SaveModel(path, *model->module);
     if (hash_out != nullptr) lockstep::capi::CopyHash(hash, hash_out);
+  });
+}
+
+lockstep_status lockstep_canonicalize(const char* in_path, const char* out_path, char hash_out[LOCKSTEP_HASH_SIZE]) {
+  return Boundary(__func__, [&] {
+    RequireNonNull(in_path, "in_path");
+    RequireNonNull(out_path, "out_path");
+    lockstep::RequireWritableFile(out_path);
+    const std::vector<uint8_t> canonical =
+        lockstep::CanonicalizeCheckpoint(lockstep::ReadWholeFile(in_path, lockstep::kMaxCheckpointBytes), in_path);
+    lockstep::WriteFileAtomic(out_path, canonical);
+    if (hash_out != nullptr) lockstep::capi::CopyHash(lockstep::Sha256Hex(canonical.data(), canonical.size()), hash_out);
   });
 }
 
@@ -146,7 +160,8 @@ lockstep_status lockstep_adam_create(lockstep_model* model, const lockstep_adam_
 }
 
 lockstep_status lockstep_optimizer_free(lockstep_optimizer* optimizer) {
-  return Boundary(__func__, [&] { delete optimizer; });
+  delete optimizer;  // never fails, and leaves lockstep_last_error() as it was
+  return LOCKSTEP_OK;
 }
 
 lockstep_status lockstep_train_step(lockstep_model* model, lockstep_optimizer* optimizer, const lockstep_tensor* inputs,

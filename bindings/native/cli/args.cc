@@ -11,7 +11,7 @@
 namespace lockstep_cli {
 
 bool ParseArgs(const std::vector<std::string>& args, const std::vector<std::string>& value_flags, Args* out,
-               std::string* error) {
+               std::string* error, const std::vector<std::string>& switches) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--help" || arg == "-h") {
@@ -22,6 +22,18 @@ bool ParseArgs(const std::vector<std::string>& args, const std::vector<std::stri
     } else if (arg.size() > 1 && arg[0] == '-') {
       const size_t eq = arg.find('=');
       const std::string name = arg.substr(0, eq);
+      if (out->flags.count(name)) {
+        *error = "option '" + name + "' is given twice";
+        return false;
+      }
+      if (std::find(switches.begin(), switches.end(), name) != switches.end()) {
+        if (eq != std::string::npos) {
+          *error = "option '" + name + "' takes no value";
+          return false;
+        }
+        out->flags[name] = "";
+        continue;
+      }
       if (std::find(value_flags.begin(), value_flags.end(), name) == value_flags.end()) {
         *error = "unknown option '" + name + "'";
         return false;
@@ -43,15 +55,61 @@ bool ParseArgs(const std::vector<std::string>& args, const std::vector<std::stri
 
 bool ParseInt(const std::string& flag, const std::string& text, int64_t min, int64_t max, int64_t* out,
               std::string* error) {
+  const size_t first_digit = !text.empty() && text[0] == '-' ? 1 : 0;
+  bool digits_only = text.size() > first_digit;
+  for (size_t i = first_digit; i < text.size(); ++i) digits_only = digits_only && text[i] >= '0' && text[i] <= '9';
+  const bool leading_zero = text.size() > first_digit + 1 && text[first_digit] == '0';
   errno = 0;
   char* end = nullptr;
-  const long long value = strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || value < min || value > max) {
+  const long long value = digits_only ? strtoll(text.c_str(), &end, 10) : 0;
+  if (!digits_only || leading_zero || *end != '\0' || errno == ERANGE || value < min || value > max) {
     *error = "invalid value '" + text + "' for " + flag + ": expected an integer in [" + std::to_string(min) + ", " +
              std::to_string(max) + "]";
     return false;
   }
   *out = value;
+  return true;
+}
+
+bool NonEmpty(const Args& args, const std::string& flag, std::string* error) {
+  const auto it = args.flags.find(flag);
+  if (it != args.flags.end() && it->second.empty()) {
+    *error = "option '" + flag + "' needs a non-empty value (a path)";
+    return false;
+  }
+  return true;
+}
+
+const char kRunFlagsHelp[] =
+    "  --out FILE           write the trained checkpoint (safetensors) to FILE (a regular file:\n"
+    "                       devices and FIFOs are refused; a replaced file keeps its permissions)\n"
+    "  --checkpoint-every N write the full training state every N steps (atomically), to\n"
+    "  --checkpoint FILE    FILE (default: the --resume file, else %s)\n"
+    "  --resume FILE        continue a training state written by --checkpoint-every: the run must\n"
+    "                       have the same seed, data and configuration; it ends on the same hashes\n"
+    "                       as a run never interrupted\n"
+    "  --allow-nonfinite    train on through NaN or infinite losses (default: stop with an error)\n";
+
+bool ParseRunFlags(const Args& args, const std::string& default_checkpoint, RunFlags* out, std::string* error) {
+  for (const char* flag : {"--out", "--checkpoint", "--resume"}) {
+    if (!NonEmpty(args, flag, error)) return false;
+  }
+  auto text = [&](const char* flag) { return args.flags.count(flag) ? args.flags.at(flag) : std::string(); };
+  out->out = text("--out");
+  out->resume = text("--resume");
+  out->allow_nonfinite = args.flags.count("--allow-nonfinite") != 0;
+  if (args.flags.count("--checkpoint-every") &&
+      !ParseInt("--checkpoint-every", args.flags.at("--checkpoint-every"), 1, INT64_MAX, &out->checkpoint_every, error)) {
+    return false;
+  }
+  if (args.flags.count("--checkpoint") && out->checkpoint_every == 0) {
+    *error = "--checkpoint FILE needs --checkpoint-every N";
+    return false;
+  }
+  out->checkpoint = text("--checkpoint");
+  if (out->checkpoint.empty() && out->checkpoint_every > 0) {
+    out->checkpoint = out->resume.empty() ? default_checkpoint : out->resume;
+  }
   return true;
 }
 

@@ -16,17 +16,42 @@ constexpr int kExitOk = 0, kExitMismatch = 1, kExitError = 2;
 struct Args {
   bool help = false;
   std::vector<std::string> positional;
-  std::map<std::string, std::string> flags;  // "--epochs" -> "3"
+  std::map<std::string, std::string> flags;  // "--epochs" -> "3"; a switch maps to ""
 };
 
-// Parses args; value_flags lists the accepted flags. Returns false with *error set on an unknown
-// flag or a flag without its value.
+// Parses args; value_flags lists the flags that take a value, switches those that take none.
+// Returns false with *error set on an unknown flag, a flag without its value, a switch given a
+// value, or a flag given twice.
 bool ParseArgs(const std::vector<std::string>& args, const std::vector<std::string>& value_flags, Args* out,
-               std::string* error);
+               std::string* error, const std::vector<std::string>& switches = {});
 
-// Parses a decimal integer in [min, max]; false with *error naming the flag otherwise.
+// Parses a decimal integer in [min, max]: digits only (a '-' first for negatives), no sign '+', no
+// spaces, no leading zeros (010 is not 8 or 10 by guess); false with *error naming the flag.
 bool ParseInt(const std::string& flag, const std::string& text, int64_t min, int64_t max, int64_t* out,
               std::string* error);
+
+// A flag's text value that must not be empty (a path): false with *error when it is.
+bool NonEmpty(const Args& args, const std::string& flag, std::string* error);
+
+// The flags of a training run that every model takes: --out, --checkpoint-every, --checkpoint,
+// --resume, --allow-nonfinite. default_checkpoint names the state file when only
+// --checkpoint-every is given.
+struct RunFlags {
+  std::string out, checkpoint, resume;
+  int64_t checkpoint_every = 0;
+  bool allow_nonfinite = false;
+};
+extern const char kRunFlagsHelp[];
+bool ParseRunFlags(const Args& args, const std::string& default_checkpoint, RunFlags* out, std::string* error);
+// Points a config's save, checkpoint and resume fields at run's strings (which must outlive it).
+template <class Config>
+void ApplyRunFlags(const RunFlags& run, Config* config) {
+  if (!run.out.empty()) config->save_path = run.out.c_str();
+  config->checkpoint_every = run.checkpoint_every;
+  if (!run.checkpoint.empty()) config->checkpoint_path = run.checkpoint.c_str();
+  if (!run.resume.empty()) config->resume_path = run.resume.c_str();
+  config->allow_nonfinite = run.allow_nonfinite ? 1 : 0;
+}
 
 // Applies --threads T and --device NAME when present (the flags every computing command takes).
 // Returns kExitOk, or prints the problem and returns kExitError.

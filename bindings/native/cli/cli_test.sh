@@ -27,7 +27,7 @@ expect() {
 expect 0 "usage: lockstep <command>" "$cli" --help
 expect 2 "usage: lockstep <command>" "$cli"
 expect 2 "unknown command 'frobnicate'" "$cli" frobnicate
-for cmd in "train" "sample" "eval" "hash" "verify" "info"; do
+for cmd in "train" "sample" "eval" "hash" "verify" "info" "canonicalize"; do
   expect 0 "usage: lockstep $cmd" "$cli" $cmd --help
   expect 2 "unknown option '--bogus'" "$cli" $cmd --bogus
 done
@@ -42,7 +42,7 @@ expect 2 "--temperature expects a number > 0, got '-1'" "$cli" sample x --temper
 expect 2 "invalid value 'abc' for --epochs" "$cli" train mnist --epochs abc
 expect 2 "invalid value '0' for --threads" "$cli" train mnist --threads 0
 expect 2 "needs a value" "$cli" train mnist --seed
-expect 2 "LOCKSTEP_ERROR_IO.*cannot open" "$cli" train mnist --epochs 1 --data "$work/nowhere"
+expect 2 "LOCKSTEP_ERROR_IO.*cannot read" "$cli" train mnist --epochs 1 --data "$work/nowhere"
 expect 2 "LOCKSTEP_ERROR_IO.*cannot write" "$cli" train mnist --epochs 1 --data "$data" --out "$work/nowhere/m.safetensors"
 expect 2 "missing MODEL" "$cli" eval
 expect 2 "invalid value 'resnet' for --arch" "$cli" eval x --arch resnet
@@ -79,7 +79,7 @@ expect 0 "^$sum  " "$cli" hash "$work/file.txt"
 expect 0 "^OK" "$cli" verify "$work/file.txt" --expect "$sum"
 expect 0 "^OK" "$cli" verify "$work/file.txt" --expect "$(tr a-f A-F <<<"$sum")"
 expect 1 "MISMATCH" "$cli" verify "$work/file.txt" --expect "$(printf '0%.0s' {1..64})"
-expect 2 "LOCKSTEP_ERROR_IO.*cannot open" "$cli" hash "$work/missing"
+expect 2 "LOCKSTEP_ERROR_IO.*cannot read" "$cli" hash "$work/missing"
 expect 2 "LOCKSTEP_ERROR_IO" "$cli" verify "$work/missing" --expect "$sum"
 expect 2 "LOCKSTEP_ERROR_IO" "$cli" eval "$work/missing" --data "$data"
 expect 2 "LOCKSTEP_ERROR_FORMAT" "$cli" eval "$work/file.txt" --data "$data"

@@ -13,7 +13,8 @@ namespace {
 
 const char kHelp[] =
     "usage: lockstep train mnist [--epochs N] [--seed S] [--threads T] [--device D] [--data DIR]\n"
-    "                            [--out FILE]\n"
+    "                            [--out FILE] [--checkpoint-every N [--checkpoint FILE]]\n"
+    "                            [--resume FILE] [--allow-nonfinite]\n"
     "       lockstep train gpt --help    (the GPT example)\n"
     "\n"
     "Trains LeNet-5 on MNIST as the reference run does (Adam, lr 1e-3, batch 100) and prints the\n"
@@ -24,8 +25,7 @@ const char kHelp[] =
     "  --seed S      seed of initialisation and shuffling (default 2)\n"
     "  --data DIR    train-images.idx, train-labels.idx, test-images.idx, test-labels.idx\n"
     "                (default .deps/data/mnist)\n"
-    "  --out FILE    write the trained checkpoint (safetensors) to FILE\n"
-    "%s";
+    "%s%s";
 
 volatile sig_atomic_t interrupted = 0;
 
@@ -34,8 +34,8 @@ struct ProgressState {
 };
 
 int OnProgress(const lockstep_mnist_progress* p, void* user) {
-  static_cast<ProgressState*>(user)->bar->Update(p->step, p->total_steps, p->epoch, p->loss);
-  return interrupted ? 1 : 0;
+  if (p->total_steps > 0) static_cast<ProgressState*>(user)->bar->Update(p->step, p->total_steps, p->epoch, p->loss);
+  return interrupted ? 1 : 0;  // also asked while the data loads (total_steps 0)
 }
 
 }  // namespace
@@ -44,18 +44,25 @@ int TrainCommand(const std::vector<std::string>& argv) {
   Args args;
   std::string error;
   const bool gpt = !argv.empty() && argv[0] == "gpt";
-  const std::vector<std::string> flags =
-      gpt ? std::vector<std::string>{"--config", "--steps", "--seed", "--threads", "--device", "--data", "--eval-interval", "--out"}
-          : std::vector<std::string>{"--epochs", "--seed", "--threads", "--device", "--data", "--out"};
-  if (!ParseArgs(argv, flags, &args, &error)) return UsageError("train", error);
+  std::vector<std::string> flags =
+      gpt ? std::vector<std::string>{"--config", "--steps", "--eval-interval"} : std::vector<std::string>{"--epochs"};
+  for (const char* common : {"--seed", "--threads", "--device", "--data", "--out", "--checkpoint-every",
+                             "--checkpoint", "--resume"}) {
+    flags.push_back(common);
+  }
+  if (!ParseArgs(argv, flags, &args, &error, {"--allow-nonfinite"})) return UsageError("train", error);
   if (args.help) {
-    printf(gpt ? kGptHelp : kHelp, kComputeFlagsHelp);
+    char help[4096];
+    snprintf(help, sizeof help, kRunFlagsHelp, gpt ? "lockstep-gpt.state" : "lockstep-mnist.state");
+    printf(gpt ? kGptHelp : kHelp, kComputeFlagsHelp, help);
     return kExitOk;
   }
-  if (args.positional.size() != 1 || (args.positional[0] != "mnist" && args.positional[0] != "gpt")) {
-    return UsageError("train", args.positional.empty() ? "missing the model to train (mnist or gpt)"
-                                                       : "expected 'mnist' or 'gpt', got '" + args.positional[0] + "'");
+  if (args.positional.empty()) return UsageError("train", "missing the model to train (mnist or gpt)");
+  if (args.positional[0] != "mnist" && args.positional[0] != "gpt") {
+    return UsageError("train", "expected 'mnist' or 'gpt', got '" + args.positional[0] + "'");
   }
+  if (args.positional.size() > 1) return UsageError("train", "unexpected argument '" + args.positional[1] + "'");
+  if (!NonEmpty(args, "--data", &error)) return UsageError("train", error);
   if (gpt) return TrainGptCommand(args);
   lockstep_mnist_config config;
   lockstep_mnist_config_default(&config);
@@ -70,7 +77,9 @@ int TrainCommand(const std::vector<std::string>& argv) {
   }
   if (const int code = ApplyComputeFlags(args, "train"); code != kExitOk) return code;
   if (args.flags.count("--data")) config.data_dir = args.flags["--data"].c_str();
-  if (args.flags.count("--out")) config.save_path = args.flags["--out"].c_str();
+  RunFlags run;
+  if (!ParseRunFlags(args, "lockstep-mnist.state", &run, &error)) return UsageError("train", error);
+  ApplyRunFlags(run, &config);
 
   signal(SIGINT, [](int) { interrupted = 1; });
   Progress bar(stdout);
@@ -88,6 +97,7 @@ int TrainCommand(const std::vector<std::string>& argv) {
   printf("test accuracy: %.4f (%lld examples)\n", result.test_accuracy, static_cast<long long>(result.test_examples));
   printf("logits hash:   %s\n", result.logits_hash);
   if (config.save_path != nullptr) printf("saved:         %s\n", config.save_path);
+  if (config.checkpoint_every > 0) printf("state:         %s\n", config.checkpoint_path);
   return kExitOk;
 }
 

@@ -12,6 +12,8 @@ namespace lockstep_cli {
 const char kGptHelp[] =
     "usage: lockstep train gpt [--config small|tiny] [--steps N] [--seed S] [--threads T] [--device D]\n"
     "                          [--data FILE] [--eval-interval N] [--out FILE]\n"
+    "                          [--checkpoint-every N [--checkpoint FILE]] [--resume FILE]\n"
+    "                          [--allow-nonfinite]\n"
     "\n"
     "Trains a character-level GPT (nanoGPT's architecture: pre-LayerNorm blocks, causal\n"
     "self-attention, GELU MLP, tied head, dropout 0.1) with AdamW, gradient clipping, warmup and\n"
@@ -23,16 +25,15 @@ const char kGptHelp[] =
     "  --seed S           seed of initialisation, batches and dropout (default 1)\n"
     "  --data FILE        training text (default .deps/data/fortunes/input.txt); 90%% train, 10%% val\n"
     "  --eval-interval N  estimate train/val losses every N steps (default: at the end only)\n"
-    "  --out FILE         write the trained checkpoint (safetensors) to FILE; then try\n"
-    "                     'lockstep sample FILE'\n"
-    "%s";
+    "  (--out FILE: then try 'lockstep sample FILE')\n"
+    "%s%s";
 
 namespace {
 
 volatile sig_atomic_t gpt_interrupted = 0;
 
 int OnProgress(const lockstep_gpt_progress* p, void* user) {
-  static_cast<Progress*>(user)->Update(p->step, p->total_steps, -1, p->loss);
+  if (p->total_steps > 0) static_cast<Progress*>(user)->Update(p->step, p->total_steps, -1, p->loss);
   return gpt_interrupted ? 1 : 0;
 }
 
@@ -61,7 +62,9 @@ int TrainGptCommand(const Args& parsed) {
   }
   if (const int code = ApplyComputeFlags(args, "train"); code != kExitOk) return code;
   if (args.flags.count("--data")) config.text_path = args.flags["--data"].c_str();
-  if (args.flags.count("--out")) config.save_path = args.flags["--out"].c_str();
+  RunFlags run;
+  if (!ParseRunFlags(args, "lockstep-gpt.state", &run, &error)) return UsageError("train", error);
+  ApplyRunFlags(run, &config);
 
   signal(SIGINT, [](int) { gpt_interrupted = 1; });
   Progress bar(stdout);
@@ -78,6 +81,7 @@ int TrainGptCommand(const Args& parsed) {
   printf("final loss:    %.6f (step %lld); estimates: train %.4f, val %.4f\n", result.final_loss,
          static_cast<long long>(result.steps), result.train_loss, result.val_loss);
   if (config.save_path != nullptr) printf("saved:         %s\n", config.save_path);
+  if (config.checkpoint_every > 0) printf("state:         %s\n", config.checkpoint_path);
   return kExitOk;
 }
 

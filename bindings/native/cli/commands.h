@@ -19,6 +19,7 @@ int TrainGptCommand(const Args& parsed);  // `train gpt`, after TrainCommand par
 int SampleCommand(const std::vector<std::string>& args);
 int EvalCommand(const std::vector<std::string>& args);
 int HashCommand(const std::vector<std::string>& args);
+int CanonicalizeCommand(const std::vector<std::string>& args);
 int VerifyCommand(const std::vector<std::string>& args);
 int InfoCommand(const std::vector<std::string>& args);
 

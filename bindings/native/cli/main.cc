@@ -21,6 +21,7 @@ const char kUsage[] =
     "  sample MODEL  generate text with a trained GPT checkpoint\n"
     "  eval MODEL    evaluate a checkpoint on an IDX test set\n"
     "  hash FILE     print a file's SHA-256 (a checkpoint's hash is its model hash)\n"
+    "  canonicalize IN OUT  rewrite any safetensors checkpoint in lockstep's canonical form\n"
     "  verify FILE   compare a file's SHA-256 with --expect HASH\n"
     "  info          version, contract version, SIMD targets, threads\n"
     "\n"
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   if (command == "sample") return lockstep_cli::SampleCommand(rest);
   if (command == "eval") return lockstep_cli::EvalCommand(rest);
   if (command == "hash") return lockstep_cli::HashCommand(rest);
+  if (command == "canonicalize") return lockstep_cli::CanonicalizeCommand(rest);
   if (command == "verify") return lockstep_cli::VerifyCommand(rest);
   if (command == "info") return lockstep_cli::InfoCommand(rest);
   fprintf(stderr, "lockstep: unknown command '%s'\n\n%s", command.c_str(), kUsage);

@@ -7,7 +7,8 @@
  * - After a call fails, lockstep_last_error() on the same thread describes why; after a call
  *   succeeds it returns "".
  * - Objects are opaque handles, created by *_create / *_load and released by *_free (free on NULL
- *   does nothing). A handle may be used from one thread at a time.
+ *   does nothing; a free never fails and leaves lockstep_last_error() unchanged, so cleaning up
+ *   after a failed call keeps its message). A handle may be used from one thread at a time.
  * - Hashes are 64 lowercase hex digits plus a terminating NUL: pass a char[LOCKSTEP_HASH_SIZE].
  * - Checkpoints are canonical safetensors files; a model's hash is the SHA-256 of its checkpoint.
  *
@@ -77,8 +78,15 @@ LOCKSTEP_API lockstep_status lockstep_get_device(char* buf, size_t size);
    and buf holds the reason (no plugin, no driver, no GPU). */
 LOCKSTEP_API lockstep_status lockstep_cuda_devices(char* buf, size_t size, int* count);
 LOCKSTEP_API lockstep_status lockstep_get_num_threads(int* out);
-/* SHA-256 of a file's bytes (what `sha256sum` prints). */
+/* SHA-256 of a file's bytes (what `sha256sum` prints). Regular files only: a FIFO or device is
+ * refused (LOCKSTEP_ERROR_INVALID_ARGUMENT) without reading from it. */
 LOCKSTEP_API lockstep_status lockstep_file_sha256(const char* path, char out[LOCKSTEP_HASH_SIZE]);
+/* Writes the canonical form of any safetensors checkpoint (another tool's too) to out_path,
+ * atomically: the same tensors and values as lockstep encodes checkpoints. Its SHA-256, which
+ * hash_out (may be NULL) receives, is the model hash lockstep reports for a model loaded from
+ * in_path. */
+LOCKSTEP_API lockstep_status lockstep_canonicalize(const char* in_path, const char* out_path,
+                                                   char hash_out[LOCKSTEP_HASH_SIZE]);
 
 /* ---- tensors (float32, contiguous, row-major) */
 #define LOCKSTEP_MAX_RANK 8
