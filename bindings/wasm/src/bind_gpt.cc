@@ -54,7 +54,8 @@ float FloatField(const val& options, const char* name, float fallback) {
 }
 
 // options: preset ("small" | "tiny") and any of steps, seed, evalInterval, evalIters, batchSize,
-// gradAccum, lr, minLr, warmupSteps, decaySteps, weightDecay, dropout.
+// gradAccum, lr, minLr, warmupSteps, decaySteps, weightDecay, dropout, allowNonFinite (the
+// JavaScript layer has validated their types and names).
 train::GptTrainConfig ConfigFromJs(const val& options) {
   const std::string preset = options["preset"].isUndefined() ? "small" : options["preset"].as<std::string>();
   const train::GptTrainConfig* base = train::GptPreset(preset);
@@ -72,6 +73,7 @@ train::GptTrainConfig ConfigFromJs(const val& options) {
   c.min_lr = FloatField(options, "minLr", c.min_lr);
   c.weight_decay = FloatField(options, "weightDecay", c.weight_decay);
   c.model.dropout = FloatField(options, "dropout", c.model.dropout);
+  c.allow_nonfinite_loss = options["allowNonFinite"].isTrue();
   return c;
 }
 

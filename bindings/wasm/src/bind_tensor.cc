@@ -123,7 +123,7 @@ val GradOf(const Tensor& t) {
   return g.defined() ? val(g) : val::null();
 }
 void ZeroGrad(Tensor& t) { t.ZeroGrad(); }
-void Backward(const Tensor& t) { JsBoundary([&] { t.Backward(); }); }
+void Backward(const Tensor& t, bool retain_graph) { JsBoundary([&] { t.Backward(Tensor(), retain_graph); }); }
 Tensor Detach(const Tensor& t) { return JsBoundary([&] { return t.Detach(); }); }
 Tensor Clone(const Tensor& t) { return JsBoundary([&] { return t.Clone(); }); }
 void CopyFrom(const Tensor& t, const Tensor& src) { JsBoundary([&] { t.CopyFrom(src); }); }
@@ -138,7 +138,7 @@ Tensor Binary(const Tensor& a, const Tensor& b) {
 }
 Tensor AddScalarJs(const Tensor& a, double s) { return JsBoundary([&] { return AddScalar(a, FiniteFromJs(s, "add")); }); }
 Tensor MulScalarJs(const Tensor& a, double s) { return JsBoundary([&] { return MulScalar(a, FiniteFromJs(s, "mul")); }); }
-Tensor Pow(const Tensor& a, int exponent) { return JsBoundary([&] { return PowScalar(a, exponent); }); }
+Tensor PowJs(const Tensor& a, double exponent) { return JsBoundary([&] { return Pow(a, exponent); }); }
 Tensor SumAll(const Tensor& a) { return JsBoundary([&] { return Sum(a); }); }
 Tensor SumDim(const Tensor& a, int dim, bool keep) { return JsBoundary([&] { return Sum(a, dim, keep); }); }
 Tensor MeanAll(const Tensor& a) { return JsBoundary([&] { return Mean(a); }); }
@@ -188,6 +188,17 @@ Tensor SliceJs(const Tensor& a, int dim, double start, double end, int step) {
   return JsBoundary([&] { return a.Slice(dim, static_cast<int64_t>(start), static_cast<int64_t>(end), step); });
 }
 Tensor ContiguousJs(const Tensor& a) { return JsBoundary([&] { return a.Contiguous(); }); }
+Tensor ViewJs(const Tensor& a, const val& shape) {
+  return JsBoundary([&] {
+    std::vector<int64_t> dims;
+    for (double d : emscripten::convertJSArrayToNumberVector<double>(shape)) {
+      LOCKSTEP_REQUIRE(d >= -1 && d <= 9007199254740991.0 && d == static_cast<double>(static_cast<int64_t>(d)),
+                       "view: dimensions must be integers >= 0 (one may be -1), got " << d);
+      dims.push_back(static_cast<int64_t>(d));
+    }
+    return a.View(dims);
+  });
+}
 
 Tensor CrossEntropyJs(const Tensor& logits, const Tensor& target, double label_smoothing, double ignore_index) {
   return JsBoundary([&] {
@@ -254,7 +265,7 @@ EMSCRIPTEN_BINDINGS(lockstep_tensor) {
       .function("matmul", &Binary<Matmul>)
       .function("addScalar", &AddScalarJs)
       .function("mulScalar", &MulScalarJs)
-      .function("pow", &Pow)
+      .function("pow", &PowJs)
       .function("neg", &Unary<Neg>)
       .function("relu", &Unary<Relu>)
       .function("gelu", &Unary<GeluErf>)
@@ -279,7 +290,8 @@ EMSCRIPTEN_BINDINGS(lockstep_tensor) {
       .function("squeeze", &SqueezeJs)
       .function("unsqueeze", &UnsqueezeJs)
       .function("slice", &SliceJs)
-      .function("contiguous", &ContiguousJs);
+      .function("contiguous", &ContiguousJs)
+      .function("view", &ViewJs);
   function("crossEntropy", &CrossEntropyJs);
   function("mseLoss", &MseLossJs);
   function("nllLoss", &NllLossJs);

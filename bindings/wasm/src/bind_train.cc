@@ -2,10 +2,12 @@
 #include <emscripten/bind.h>
 #include <malloc.h>
 
+#include <map>
 #include <memory>
 #include <string>
 
 #include "bindings/wasm/src/js_boundary.h"
+#include "core/checkpoint.h"
 #include "core/contract.h"
 #include "core/error.h"
 #include "core/idx.h"
@@ -53,23 +55,62 @@ Dataset Slice(const Dataset& d, double start, double count) {
   });
 }
 
-// The training-loop step (core/train/classifier_trainer.h) with what it refers to kept alive.
+// The architecture of a model as its state dict's names, dtypes and shapes (a JavaScript model
+// has no registered name): part of the run identity a resumed fit() must match.
+std::string ArchitectureOf(const nn::Module& model) {
+  Sha256 h;
+  for (const auto& [name, t] : model.StateDict()) {
+    const std::string entry = name + ":" + DTypeName(t.dtype()) + ShapeString(t.shape()) + ";";
+    h.Update(entry.data(), entry.size());
+  }
+  return h.HexDigest();
+}
+
+// The training-loop step (core/train/classifier_trainer.h) with what it refers to kept alive,
+// and its full training state as bytes (JavaScript has no files: fit() hands them to the caller).
 class Trainer {
  public:
   Trainer(ModulePtr model, OptimizerPtr optimizer, const Dataset& data, int64_t batch_size, uint64_t seed)
       : model_(std::move(model)),
         optimizer_(std::move(optimizer)),
         data_(data),
-        trainer_(*model_, *optimizer_, data_, batch_size, seed) {}
+        trainer_(*model_, *optimizer_, data_, batch_size, seed),
+        identity_(train::ClassifierRunIdentity("js:" + ArchitectureOf(*model_), seed, batch_size, optimizer_->lr(),
+                                               data_)) {}
   double Step() { return JsBoundary([&] { return static_cast<double>(trainer_.Step()); }); }
   double StepsDone() const { return static_cast<double>(trainer_.steps_done()); }
   double StepsPerEpoch() const { return static_cast<double>(trainer_.steps_per_epoch()); }
+  void SetAllowNonFinite(bool allow) { trainer_.set_allow_nonfinite_loss(allow); }
+  val StateBytes() {
+    return JsBoundary([&] {
+      TrainingPosition at;
+      at.epoch = trainer_.epoch();
+      at.batch = trainer_.steps_done() % trainer_.steps_per_epoch();
+      at.rng_offsets = DropoutOffsets(*model_);
+      at.run = identity_;
+      return BytesToJs(EncodeTrainingState(*model_, *optimizer_, at));
+    });
+  }
+  // Continues from StateBytes() of the same run (else an Error of kind "state").
+  void Resume(const val& bytes_js) {
+    JsBoundary([&] {
+      const std::vector<uint8_t> bytes = BytesFromJs(bytes_js, "fit resume");
+      RequireSameRun(PeekTrainingState(bytes, "fit resume"), identity_, "fit resume");
+      const TrainingPosition at = LoadTrainingStateFromBytes(bytes, "fit resume", *model_, *optimizer_);
+      RestoreDropoutOffsets(*model_, at.rng_offsets, "fit resume");
+      LOCKSTEP_REQUIRE_STATE(at.batch < trainer_.steps_per_epoch(),
+                             "fit resume: the state is at batch " << at.batch << " of an epoch of "
+                                                                  << trainer_.steps_per_epoch());
+      trainer_.Seek(at.epoch, at.batch);
+    });
+  }
 
  private:
   ModulePtr model_;
   OptimizerPtr optimizer_;
   Dataset data_;
   train::ClassifierTrainer trainer_;
+  std::map<std::string, std::string> identity_;
 };
 
 std::shared_ptr<Trainer> MakeTrainer(const ModulePtr& model, const OptimizerPtr& optimizer, const Dataset& data,
@@ -132,7 +173,10 @@ EMSCRIPTEN_BINDINGS(lockstep_train) {
       .smart_ptr<std::shared_ptr<Trainer>>("TrainerPtr")
       .function("step", &Trainer::Step)
       .function("stepsDone", &Trainer::StepsDone)
-      .function("stepsPerEpoch", &Trainer::StepsPerEpoch);
+      .function("stepsPerEpoch", &Trainer::StepsPerEpoch)
+      .function("setAllowNonFinite", &Trainer::SetAllowNonFinite)
+      .function("stateBytes", &Trainer::StateBytes)
+      .function("resume", &Trainer::Resume);
   function("makeTrainer", &MakeTrainer);
   function("evaluate", &EvaluateJs);
   function("sha256", &Sha256Js);

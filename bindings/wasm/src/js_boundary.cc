@@ -8,8 +8,10 @@
 namespace lockstep {
 namespace wasm {
 
-void ThrowJsError(const std::string& message) {
-  emscripten::val::global("Error").new_(emscripten::val(message)).throw_();
+void ThrowJsError(const std::string& message, const char* kind) {
+  emscripten::val error = emscripten::val::global("Error").new_(emscripten::val(message));
+  error.set("kind", emscripten::val(kind));
+  error.throw_();
 }
 
 std::vector<int64_t> ShapeFromJs(const emscripten::val& shape, const char* what) {

@@ -6,26 +6,38 @@
 
 #include <emscripten/val.h>
 
+#include "core/error.h"
+
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
 namespace lockstep {
 namespace wasm {
 
-// Throws `new Error(message)` into JavaScript; never returns.
-[[noreturn]] void ThrowJsError(const std::string& message);
+// Throws `new Error(message)` into JavaScript with error.kind set to the engine's error kind
+// ("argument", "format", "io", "state", "unavailable", "resource", "cancelled", "internal";
+// docs/errors.md); never returns.
+[[noreturn]] void ThrowJsError(const std::string& message, const char* kind);
 
 template <class F>
 auto JsBoundary(F&& body) -> decltype(body()) {
   std::string message;
+  const char* kind = "internal";
   try {
     return body();
+  } catch (const Error& e) {
+    message = e.what();
+    kind = ErrorKindName(e.kind());
+  } catch (const std::bad_alloc&) {
+    message = "out of memory";
+    kind = "resource";
   } catch (const std::exception& e) {
     message = e.what();
   }
   // Thrown outside the catch block, so the C++ exception is finished before JavaScript unwinds.
-  ThrowJsError(message);
+  ThrowJsError(message, kind);
 }
 
 // Conversions from JavaScript values, each checked with a message that names `what`.
