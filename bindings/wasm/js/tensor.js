@@ -50,7 +50,7 @@ export function makeTensorApi(engine, defaults) {
       return g === null ? null : new Tensor(g);
     }
     zeroGrad() { this.handle.zeroGrad(); }
-    backward() { this.handle.backward(); }
+    backward(options = {}) { this.handle.backward(Boolean(options.retainGraph)); }
     detach() { return new Tensor(this.handle.detach()); }
     clone() { return new Tensor(this.handle.clone()); }
     // Writes other's values into this tensor in place, without history.
