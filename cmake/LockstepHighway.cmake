@@ -9,7 +9,7 @@ endif()
 add_library(lockstep_hwy STATIC
   ${LOCKSTEP_HIGHWAY_DIR}/hwy/targets.cc
   ${LOCKSTEP_HIGHWAY_DIR}/hwy/per_target.cc)
-target_include_directories(lockstep_hwy SYSTEM PUBLIC ${LOCKSTEP_HIGHWAY_DIR})
+target_include_directories(lockstep_hwy SYSTEM PUBLIC $<BUILD_INTERFACE:${LOCKSTEP_HIGHWAY_DIR}>)
 set_target_properties(lockstep_hwy PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 # The target policy: every target the compiler can reach is built into one binary and chosen at

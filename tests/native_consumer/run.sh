@@ -20,6 +20,7 @@ cmake -S "$here" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >"$work
 ninja -C "$work/build" >"$work/build.log" || { cat "$work/build.log"; exit 1; }
 "$work/build/consumer_c" "$work/c.safetensors"
 "$work/build/consumer_cc" "$work/cc.safetensors"
+"$work/build/consumer_cxx"
 
 echo "--- pkg-config lockstep"
 pcdir=$(dirname "$(find "$prefix" -name lockstep.pc)")
