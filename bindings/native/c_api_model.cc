@@ -189,9 +189,15 @@ lockstep_status lockstep_train_step(lockstep_model* model, lockstep_optimizer* o
     model->module->Train();
     optimizer->optimizer->ZeroGrad();
     const lockstep::Tensor loss = lockstep::CrossEntropy((*model->module)(inputs->tensor), y);
+    const float value = loss.item();
+    if (!std::isfinite(value)) {
+      Fail(LOCKSTEP_ERROR_STATE, "the loss is " + std::string(std::isnan(value) ? "nan" : "inf") +
+                                     ": the inputs or the model hold non-finite values, or the learning rate is too "
+                                     "high; the model and optimizer are unchanged");
+    }
     loss.Backward();
     optimizer->optimizer->Step();
-    if (loss_out != nullptr) *loss_out = loss.item();
+    if (loss_out != nullptr) *loss_out = value;
   });
 }
 

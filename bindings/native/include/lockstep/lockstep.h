@@ -133,7 +133,9 @@ LOCKSTEP_API lockstep_status lockstep_adam_create(lockstep_model* model, const l
                                                   lockstep_optimizer** out);
 LOCKSTEP_API lockstep_status lockstep_optimizer_free(lockstep_optimizer* optimizer);
 /* One step: zero the gradients, cross-entropy of model(inputs) against labels (count = N, each in
- * [0, 10)), backward, optimizer step. loss_out (may be NULL) receives the loss before the step. */
+ * [0, 10)), backward, optimizer step. loss_out (may be NULL) receives the loss before the step.
+ * A NaN or infinite loss returns LOCKSTEP_ERROR_STATE before the update (model and optimizer
+ * unchanged); an optimizer created for another model returns LOCKSTEP_ERROR_STATE. */
 LOCKSTEP_API lockstep_status lockstep_train_step(lockstep_model* model, lockstep_optimizer* optimizer,
                                                  const lockstep_tensor* inputs, const int64_t* labels,
                                                  int64_t label_count, float* loss_out);
