@@ -141,6 +141,44 @@ PY
     "$cli" train mnist --epochs 1 --data "$data" --resume "$work/m.safetensors"
 fi
 
+# --- a large data set: memory stays near the files' size (byte images stay bytes), and Ctrl-C
+# stops the run at once, while it loads or trains
+if [ -f "$data/train-images.idx" ]; then
+  mkdir -p "$work/big"
+  /usr/bin/python3 - "$work/big" <<'PY'
+import os, struct, sys
+n = 256000  # 28 x 28 bytes each: 200 MB of images
+with open(os.path.join(sys.argv[1], "train-images.idx"), "wb") as f:
+    f.write(bytes([0, 0, 8, 3]) + struct.pack(">III", n, 28, 28))
+    row = bytes((i * 7) % 256 for i in range(784))
+    f.write(row * n)
+with open(os.path.join(sys.argv[1], "train-labels.idx"), "wb") as f:
+    f.write(bytes([0, 0, 8, 1]) + struct.pack(">I", n) + bytes(i % 10 for i in range(n)))
+PY
+  cp "$data/test-images.idx" "$data/test-labels.idx" "$work/big/"
+  size_kb=$(( $(stat -c %s "$work/big/train-images.idx") / 1024 ))
+  /usr/bin/time -f %M -o "$work/rss" "$build/examples/mnist/lockstep_mnist" --data "$work/big" --steps 2 \
+    --test 100 --quiet >/dev/null 2>&1
+  peak_kb=$(cat "$work/rss")
+  if [ "$peak_kb" -lt $((size_kb * 3 / 2 + 150000)) ]; then
+    echo "ok: 200 MB of byte images trained with a peak of $((peak_kb / 1024)) MB resident"
+  else
+    echo "FAIL: 200 MB of byte images peaked at $((peak_kb / 1024)) MB resident"; failures=$((failures + 1))
+  fi
+  "$cli" train mnist --data "$work/big" >/dev/null 2>&1 &
+  pid=$!
+  sleep 0.3
+  kill -INT "$pid"
+  start=$SECONDS
+  wait "$pid"; status=$?
+  if [ "$status" -eq 130 ] && [ $((SECONDS - start)) -le 3 ]; then
+    echo "ok: Ctrl-C stops train mnist on a large data set (exit 130)"
+  else
+    echo "FAIL: Ctrl-C on a large data set: exit $status after $((SECONDS - start)) s"; failures=$((failures + 1))
+  fi
+  rm -rf "$work/big"
+fi
+
 # --- sampling from non-finite or overflowing logits is refused
 if [ -f "$text" ]; then
   "$cli" train gpt --config tiny --steps 2 --data "$text" --out "$work/g.safetensors" >/dev/null 2>&1
