@@ -159,6 +159,42 @@ lockstep_status lockstep_adam_create(lockstep_model* model, const lockstep_adam_
   });
 }
 
+lockstep_status lockstep_adamw_create(lockstep_model* model, const lockstep_adam_options* options,
+                                      lockstep_optimizer** out) {
+  lockstep_adam_options o;
+  lockstep_adam_options_default(&o);
+  o.weight_decay = 0.01f;  // PyTorch's AdamW default
+  if (options != nullptr) o = *options;
+  o.decoupled_weight_decay = 1;
+  return lockstep_adam_create(model, &o, out);
+}
+
+lockstep_status lockstep_sgd_options_default(lockstep_sgd_options* out) {
+  return Boundary(__func__, [&] {
+    RequireNonNull(out, "out");
+    const lockstep::optim::SgdOptions d;
+    *out = lockstep_sgd_options{d.lr, d.momentum, d.dampening, d.weight_decay, d.nesterov ? 1 : 0};
+  });
+}
+
+lockstep_status lockstep_sgd_create(lockstep_model* model, const lockstep_sgd_options* options,
+                                    lockstep_optimizer** out) {
+  return Boundary(__func__, [&] {
+    RequireNonNull(model, "model");
+    RequireNonNull(out, "out");
+    lockstep::optim::SgdOptions o;
+    if (options != nullptr) {
+      o.lr = options->lr;
+      o.momentum = options->momentum;
+      o.dampening = options->dampening;
+      o.weight_decay = options->weight_decay;
+      o.nesterov = options->nesterov != 0;
+    }
+    auto optimizer = std::make_unique<lockstep::optim::Sgd>(model->module->NamedParameters(), o);  // validates
+    *out = new lockstep_optimizer{model->module, std::move(optimizer)};
+  });
+}
+
 lockstep_status lockstep_optimizer_free(lockstep_optimizer* optimizer) {
   delete optimizer;  // never fails, and leaves lockstep_last_error() as it was
   return LOCKSTEP_OK;

@@ -113,6 +113,25 @@ int main(int argc, char** argv) {
     EXPECT(lockstep_file_sha256("", again), LOCKSTEP_ERROR_INVALID_ARGUMENT, "expected the path of a file");
   }
 
+  /* Optimizer options out of range; the three optimizers under their common names. */
+  {
+    lockstep_model* model = NULL;
+    lockstep_optimizer* opt = NULL;
+    lockstep_sgd_options sgd;
+    REQUIRE_OK(lockstep_model_create("mlp", 1, &model));
+    REQUIRE_OK(lockstep_sgd_options_default(&sgd));
+    sgd.momentum = -1;
+    EXPECT(lockstep_sgd_create(model, &sgd, &opt), LOCKSTEP_ERROR_INVALID_ARGUMENT, "momentum");
+    sgd.momentum = 0.9f;
+    sgd.weight_decay = -5;
+    EXPECT(lockstep_sgd_create(model, &sgd, &opt), LOCKSTEP_ERROR_INVALID_ARGUMENT, "weight_decay");
+    REQUIRE_OK(lockstep_sgd_create(model, NULL, &opt));
+    lockstep_optimizer_free(opt);
+    REQUIRE_OK(lockstep_adamw_create(model, NULL, &opt));
+    lockstep_optimizer_free(opt);
+    lockstep_model_free(model);
+  }
+
   /* A config struct compiled against another header, and bad values. */
   {
     lockstep_mnist_config config;

@@ -131,6 +131,20 @@ LOCKSTEP_API lockstep_status lockstep_adam_options_default(lockstep_adam_options
  * parameters alive and must only be used with this model. */
 LOCKSTEP_API lockstep_status lockstep_adam_create(lockstep_model* model, const lockstep_adam_options* options,
                                                   lockstep_optimizer** out);
+/* AdamW (decoupled weight decay): the same options; NULL means PyTorch's AdamW defaults (weight
+ * decay 0.01); decoupled_weight_decay is always on. */
+LOCKSTEP_API lockstep_status lockstep_adamw_create(lockstep_model* model, const lockstep_adam_options* options,
+                                                   lockstep_optimizer** out);
+typedef struct lockstep_sgd_options {
+  float lr, momentum, dampening, weight_decay;
+  int nesterov; /* nonzero: Nesterov momentum (needs momentum > 0 and dampening 0) */
+} lockstep_sgd_options;
+/* PyTorch's defaults: lr 0.01, no momentum, no dampening, no weight decay. */
+LOCKSTEP_API lockstep_status lockstep_sgd_options_default(lockstep_sgd_options* out);
+/* SGD over the model's parameters; options NULL means the defaults. Optimizers of every front
+ * door have the same names: SGD, Adam, AdamW (C++ optim::Sgd/Adam/AdamW, npm optim.SGD/Adam/AdamW). */
+LOCKSTEP_API lockstep_status lockstep_sgd_create(lockstep_model* model, const lockstep_sgd_options* options,
+                                                 lockstep_optimizer** out);
 LOCKSTEP_API lockstep_status lockstep_optimizer_free(lockstep_optimizer* optimizer);
 /* One step: zero the gradients, cross-entropy of model(inputs) against labels (count = N, each in
  * [0, 10)), backward, optimizer step. loss_out (may be NULL) receives the loss before the step.
