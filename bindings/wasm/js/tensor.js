@@ -1,34 +1,12 @@
 // Tensors: float32 (and int64 for labels and indices) arrays with autograd, PyTorch's names.
+// Every argument is checked (check.js) before it reaches the engine, which would truncate 0.7 to 0.
 import { Owned } from './lifetime.js';
-
-function shapeOf(data) {
-  if (ArrayBuffer.isView(data)) return [data.length];
-  if (!Array.isArray(data)) throw new TypeError(`lockstep: expected an array or typed array, got ${typeof data}`);
-  if (data.length > 0 && Array.isArray(data[0])) return [data.length, ...shapeOf(data[0])];
-  return [data.length];
-}
-
-function flatten(data) {
-  if (ArrayBuffer.isView(data)) return data;
-  if (data.length > 0 && Array.isArray(data[0])) {
-    const inner = shapeOf(data[0]).reduce((a, b) => a * b, 1);
-    const out = [];
-    data.forEach((row, i) => {
-      if (!Array.isArray(row) || shapeOf(row).reduce((a, b) => a * b, 1) !== inner) {
-        throw new Error(`lockstep: nested array is ragged at index ${i}`);
-      }
-      out.push(...flatten(row));
-    });
-    return out;
-  }
-  return data;
-}
-
-function dims(args) {
-  return args.length === 1 && Array.isArray(args[0]) ? args[0] : args;
-}
+import * as check from './check.js';
 
 export function makeTensorApi(engine, defaults) {
+  const tensorArg = (value, where, name = 'other') => check.instance(value, Tensor, where, name).handle;
+  const keep = (value, where) => (value === undefined ? false : check.boolean(value, where, 'keepdim'));
+
   class Tensor extends Owned {
     constructor(handle) { super(handle, 'tensor'); }
 
@@ -42,19 +20,23 @@ export function makeTensorApi(engine, defaults) {
     toString() { return this.handle.toString(); }
 
     get requiresGrad() { return this.handle.requiresGrad(); }
-    set requiresGrad(on) { this.handle.setRequiresGrad(Boolean(on)); }
-    requiresGrad_(on = true) { this.requiresGrad = on; return this; }
+    set requiresGrad(on) { this.handle.setRequiresGrad(check.boolean(on, 'requiresGrad', 'the value')); }
+    requiresGrad_(on = true) { this.requiresGrad = check.boolean(on, 'requiresGrad_', 'on'); return this; }
     // The accumulated gradient as a new tensor (dispose it), or null.
     get grad() {
       const g = this.handle.grad();
       return g === null ? null : new Tensor(g);
     }
     zeroGrad() { this.handle.zeroGrad(); }
-    backward(options = {}) { this.handle.backward(Boolean(options.retainGraph)); }
+    // options.retainGraph keeps the graph for another backward() (as PyTorch's retain_graph).
+    backward(options) {
+      const o = check.options(options, 'backward', ['retainGraph']);
+      this.handle.backward(o.retainGraph === undefined ? false : check.boolean(o.retainGraph, 'backward', 'retainGraph'));
+    }
     detach() { return new Tensor(this.handle.detach()); }
     clone() { return new Tensor(this.handle.clone()); }
     // Writes other's values into this tensor in place, without history.
-    copy_(other) { this.handle.copyFrom(other.handle); return this; }
+    copy_(other) { this.handle.copyFrom(tensorArg(other, 'copy_', 'source')); return this; }
 
     add(other) { return this.#arith(other, 'add', (h, s) => h.addScalar(s)); }
     sub(other) { return this.#arith(other, 'sub', (h, s) => h.addScalar(-s)); }
@@ -65,13 +47,15 @@ export function makeTensorApi(engine, defaults) {
         try { return h.div(divisor); } finally { divisor.delete(); }
       });
     }
-    maximum(other) { return new Tensor(this.handle.maximum(other.handle)); }
-    minimum(other) { return new Tensor(this.handle.minimum(other.handle)); }
-    matmul(other) { return new Tensor(this.handle.matmul(other.handle)); }
-    pow(exponent) { return new Tensor(this.handle.pow(exponent)); }
+    maximum(other) { return new Tensor(this.handle.maximum(tensorArg(other, 'maximum'))); }
+    minimum(other) { return new Tensor(this.handle.minimum(tensorArg(other, 'minimum'))); }
+    matmul(other) { return new Tensor(this.handle.matmul(tensorArg(other, 'matmul'))); }
+    // Correctly rounded powers for the exponents -4 to 4 (integers) and 0.5; others throw.
+    pow(exponent) { return new Tensor(this.handle.pow(check.number(exponent, 'pow', 'exponent'))); }
     neg() { return new Tensor(this.handle.neg()); }
     relu() { return new Tensor(this.handle.relu()); }
     gelu(approximate = 'none') {
+      check.oneOf(approximate, 'gelu', 'approximate', ['none', 'tanh']);
       return new Tensor(approximate === 'tanh' ? this.handle.geluTanh() : this.handle.gelu());
     }
     tanh() { return new Tensor(this.handle.tanh()); }
@@ -79,66 +63,113 @@ export function makeTensorApi(engine, defaults) {
     exp() { return new Tensor(this.handle.exp()); }
     log() { return new Tensor(this.handle.log()); }
     sqrt() { return new Tensor(this.handle.sqrt()); }
-    sum(dim, keepdim = false) {
-      return new Tensor(dim === undefined ? this.handle.sumAll() : this.handle.sumDim(dim, keepdim));
+    sum(dim, keepdim) {
+      if (dim === undefined) return new Tensor(this.handle.sumAll());
+      return new Tensor(this.handle.sumDim(check.dim(dim, 'sum'), keep(keepdim, 'sum')));
     }
-    mean(dim, keepdim = false) {
-      return new Tensor(dim === undefined ? this.handle.meanAll() : this.handle.meanDim(dim, keepdim));
+    mean(dim, keepdim) {
+      if (dim === undefined) return new Tensor(this.handle.meanAll());
+      return new Tensor(this.handle.meanDim(check.dim(dim, 'mean'), keep(keepdim, 'mean')));
     }
-    max(dim, keepdim = false) { return new Tensor(this.handle.maxDim(dim, keepdim)); }
-    argmax(dim, keepdim = false) { return new Tensor(this.handle.argmaxDim(dim, keepdim)); }
-    softmax(dim = -1) { return new Tensor(this.handle.softmax(dim)); }
-    logSoftmax(dim = -1) { return new Tensor(this.handle.logSoftmax(dim)); }
-    reshape(...shape) { return new Tensor(this.handle.reshape(dims(shape))); }
-    view(...shape) { return this.reshape(...shape); }
-    transpose(dim0, dim1) { return new Tensor(this.handle.transpose(dim0, dim1)); }
-    permute(...order) { return new Tensor(this.handle.permute(dims(order))); }
-    flatten(startDim = 0, endDim = -1) { return new Tensor(this.handle.flatten(startDim, endDim)); }
-    squeeze(dim) { return new Tensor(this.handle.squeeze(dim)); }
-    unsqueeze(dim) { return new Tensor(this.handle.unsqueeze(dim)); }
-    // Elements [start, end) of dimension dim (a view).
-    slice(dim, start, end, step = 1) { return new Tensor(this.handle.slice(dim, start, end, step)); }
+    max(dim, keepdim) { return new Tensor(this.handle.maxDim(check.dim(dim, 'max'), keep(keepdim, 'max'))); }
+    argmax(dim, keepdim) { return new Tensor(this.handle.argmaxDim(check.dim(dim, 'argmax'), keep(keepdim, 'argmax'))); }
+    softmax(dim = -1) { return new Tensor(this.handle.softmax(check.dim(dim, 'softmax'))); }
+    logSoftmax(dim = -1) { return new Tensor(this.handle.logSoftmax(check.dim(dim, 'logSoftmax'))); }
+    // A tensor of the new shape (one dimension may be -1): a view when the strides allow it,
+    // else a copy.
+    reshape(...shape) { return new Tensor(this.handle.reshape(check.targetShape(check.dimsOf(shape, 'reshape'), 'reshape'))); }
+    // A view of the same memory with the new shape; throws where the strides do not allow one
+    // (after a transpose, say): use reshape() or contiguous() there.
+    view(...shape) { return new Tensor(this.handle.view(check.targetShape(check.dimsOf(shape, 'view'), 'view'))); }
+    transpose(dim0, dim1) {
+      return new Tensor(this.handle.transpose(check.dim(dim0, 'transpose', 'dim0'), check.dim(dim1, 'transpose', 'dim1')));
+    }
+    permute(...order) {
+      const dims = check.dimsOf(order, 'permute');
+      dims.forEach((d, i) => check.dim(d, 'permute', `dimension ${i}`));
+      return new Tensor(this.handle.permute(dims));
+    }
+    flatten(startDim = 0, endDim = -1) {
+      return new Tensor(this.handle.flatten(check.dim(startDim, 'flatten', 'startDim'), check.dim(endDim, 'flatten', 'endDim')));
+    }
+    squeeze(dim) { return new Tensor(this.handle.squeeze(check.dim(dim, 'squeeze'))); }
+    unsqueeze(dim) { return new Tensor(this.handle.unsqueeze(check.dim(dim, 'unsqueeze'))); }
+    // Elements [start, end) of dimension dim, every step-th (a view). Negative start/end count
+    // from the end and both are clamped to the dimension, as in Python.
+    slice(dim, start, end, step = 1) {
+      return new Tensor(this.handle.slice(check.dim(dim, 'slice'), check.integer(start, 'slice', 'start'),
+                                          check.integer(end, 'slice', 'end'),
+                                          check.size(step, 'slice', 'step', 1)));
+    }
     contiguous() { return new Tensor(this.handle.contiguous()); }
 
     #arith(other, name, scalarOp) {
-      if (typeof other === 'number') return new Tensor(scalarOp(this.handle, other));
+      if (typeof other === 'number') return new Tensor(scalarOp(this.handle, check.number(other, name, 'other', { float32: true })));
       if (!(other instanceof Tensor)) {
-        throw new TypeError(`lockstep: ${name} expects a Tensor or a number, got ${typeof other}`);
+        throw check.typeError(`${name}: other must be a Tensor or a finite number, got ${check.describe(other)}`);
       }
       return new Tensor(this.handle[name](other.handle));
     }
   }
 
-  const generatorFrom = (options) => {
-    if (options?.generator) return options.generator.handle;
-    if (options?.seed !== undefined) return new Generator(options.seed, options.stream ?? 'randn').handle;
-    return defaults.generator().handle;
+  // Runs fn with the generator options ask for: options.generator, a stream of options.seed (made
+  // for this call and freed after it), or the default generator.
+  const withGenerator = (options, where, fn) => {
+    const o = check.options(options, where, ['generator', 'seed', 'stream']);
+    if (o.generator !== undefined) {
+      check.instance(o.generator, Generator, where, 'generator');
+      if (o.seed !== undefined || o.stream !== undefined) {
+        throw check.typeError(`${where}: give either generator or seed (with stream), not both`);
+      }
+      return fn(o.generator.handle);
+    }
+    if (o.seed !== undefined) {
+      const stream = o.stream === undefined ? 'randn' : check.string(o.stream, where, 'stream');
+      const g = engine.Generator.create(check.seed(o.seed, where), stream);
+      try { return fn(g); } finally { g.delete(); }
+    }
+    if (o.stream !== undefined) throw check.typeError(`${where}: stream needs a seed (or pass a generator)`);
+    return fn(defaults.generator().handle);
   };
 
   class Generator extends Owned {
     // A named Philox stream under a seed: draws depend only on (seed, name, draws before).
-    constructor(seed, name = 'init') { super(engine.Generator.create(seed, name), 'generator'); }
+    constructor(seed, name = 'init') {
+      super(engine.Generator.create(check.seed(seed, 'Generator'), check.string(name, 'Generator', 'name')), 'generator');
+    }
     get offset() { return this.handle.offset(); }
   }
 
   return {
     Tensor,
     Generator,
-    // data: a typed array, an array of numbers or nested arrays; shape defaults to data's own.
-    tensor(data, shape, options = {}) {
-      const flat = flatten(data);
-      const s = shape ?? shapeOf(data);
-      const dtype = options.dtype ?? 'float32';
+    // data: a typed array, an array of numbers or nested arrays of numbers (never strings or
+    // booleans); shape defaults to data's own. options.dtype: 'float32' (default) or 'int64'.
+    tensor(data, shape, options) {
+      const o = check.options(options, 'tensor', ['dtype']);
+      const dtype = o.dtype === undefined ? 'float32' : check.oneOf(o.dtype, 'tensor', 'dtype', ['float32', 'int64']);
+      const { flat, shape: own } = check.elements(data, 'tensor', { integers: dtype === 'int64' });
+      const s = shape === undefined ? own : check.shape(shape, 'tensor');
       if (dtype === 'float32') return new Tensor(engine.Tensor.fromFloats(flat, s));
-      if (dtype === 'int64') return new Tensor(engine.Tensor.fromIntegers(flat, s));
-      throw new Error(`lockstep: dtype must be 'float32' or 'int64', got ${JSON.stringify(dtype)}`);
+      return new Tensor(engine.Tensor.fromIntegers(flat, s));
     },
-    zeros: (...shape) => new Tensor(engine.Tensor.zeros(dims(shape))),
-    ones: (...shape) => new Tensor(engine.Tensor.ones(dims(shape))),
-    full: (shape, value) => new Tensor(engine.Tensor.full(shape, value)),
+    zeros: (...shape) => new Tensor(engine.Tensor.zeros(check.shape(check.dimsOf(shape, 'zeros'), 'zeros'))),
+    ones: (...shape) => new Tensor(engine.Tensor.ones(check.shape(check.dimsOf(shape, 'ones'), 'ones'))),
+    // value: any number (NaN and infinities included), rounded to float32.
+    full: (shape, value) => {
+      const s = check.shape(shape, 'full');
+      if (typeof value !== 'number') throw check.typeError(`full: value must be a number, got ${check.describe(value)}`);
+      return new Tensor(engine.Tensor.full(s, value));
+    },
     // Standard normal / uniform [0, 1) draws from options.generator, or a stream options.seed,
     // or the default generator (manualSeed).
-    randn: (shape, options) => new Tensor(engine.Tensor.randn(shape, generatorFrom(options))),
-    rand: (shape, options) => new Tensor(engine.Tensor.rand(shape, generatorFrom(options))),
+    randn: (shape, options) => {
+      const s = check.shape(shape, 'randn');
+      return withGenerator(options, 'randn', (g) => new Tensor(engine.Tensor.randn(s, g)));
+    },
+    rand: (shape, options) => {
+      const s = check.shape(shape, 'rand');
+      return withGenerator(options, 'rand', (g) => new Tensor(engine.Tensor.rand(s, g)));
+    },
   };
 }
