@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/ops.h"
+#include "core/trace/trace.h"
 
 namespace lockstep {
 
@@ -43,6 +44,7 @@ Node& RecordNode(Tensor& output, OpKind kind, std::vector<Tensor> inputs) {
   node->kind = kind;
   node->sequence = next_sequence++;
   node->inputs = std::move(inputs);
+  node->module = trace::CurrentModuleIndex();
   output.impl()->grad_fn = node;
   output.impl()->requires_grad = true;
   return *node;
@@ -92,6 +94,7 @@ void RunBackward(const Tensor& root, const Tensor& grad_output, bool retain_grap
     return;
   }
   RequireUnreleased(root.grad_fn());
+  const trace::BackwardScope tracing;
   // Pending gradients keyed by node; processed by decreasing sequence.
   std::map<uint64_t, std::pair<std::shared_ptr<Node>, std::shared_ptr<TensorImpl>>> pending;
   pending[root.grad_fn()->sequence] = {root.grad_fn(), seed.impl()};
@@ -102,6 +105,10 @@ void RunBackward(const Tensor& root, const Tensor& grad_output, bool retain_grap
     pending.erase(last);
     const std::vector<Tensor> input_grads = ApplyBackwardRule(*node, grad);
     LOCKSTEP_ASSERT(input_grads.size() == node->inputs.size());
+    if (trace::Active() && node->kind != OpKind::kView && node->kind != OpKind::kPermute &&
+        node->kind != OpKind::kSlice) {  // views compute nothing: not recorded (nor by PyTorch's tracer)
+      trace::RecordBackward(OpKindName(node->kind), node->module, input_grads);
+    }
     if (!retain_graph) {
       node->released = true;
       node->saved.clear();

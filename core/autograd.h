@@ -42,6 +42,7 @@ struct Node {
   // Set once a backward pass without retain_graph has gone through the node and freed `saved`;
   // a second pass through it is refused (as PyTorch does) instead of using freed results.
   bool released = false;
+  int32_t module = -1;  // the module whose forward made the node, in an open trace (-1: none)
 };
 
 // Whether ops record history; off inside NoGradGuard and while running backward.

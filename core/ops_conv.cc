@@ -13,6 +13,7 @@
 #include "core/conv_internal.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "core/trace/trace.h"
 #include "core/ops_internal.h"
 #include "simd/elementwise.h"
 #include "simd/gemm.h"
@@ -142,65 +143,67 @@ void Col2ImAdd(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_g
 }
 
 Tensor Conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, const Conv2dOptions& o) {
-  const Tensor x = ContiguousData(x_in, "conv2d"), w = ContiguousData(w_in, "conv2d");
-  LOCKSTEP_REQUIRE(x.dim() == 4, "conv2d: expected input [N, C, H, W], got " << ShapeString(x.shape()));
-  LOCKSTEP_REQUIRE(w.dim() == 4, "conv2d: expected weight [C_out, C_in/groups, kh, kw], got " << ShapeString(w.shape()));
-  LOCKSTEP_REQUIRE(o.groups >= 1 && o.stride_h >= 1 && o.stride_w >= 1 && o.dilation_h >= 1 &&
-                       o.dilation_w >= 1 && o.padding_h >= 0 && o.padding_w >= 0,
-                   "conv2d: stride, dilation and groups must be >= 1 and padding >= 0");
-  LOCKSTEP_REQUIRE(x.size(1) % o.groups == 0 && w.size(0) % o.groups == 0 && w.size(1) * o.groups == x.size(1),
-                   "conv2d: input " << ShapeString(x.shape()) << " and weight " << ShapeString(w.shape())
-                                    << " do not match with groups=" << o.groups);
-  const ConvGeometry g = MakeConvGeometry(x.shape(), w.shape(), o);
-  LOCKSTEP_REQUIRE(g.h_out >= 1 && g.w_out >= 1, "conv2d: the kernel " << ShapeString(w.shape())
-                                                                      << " does not fit the padded input "
-                                                                      << ShapeString(x.shape()));
-  Tensor bias;
-  if (bias_in.defined()) {
-    bias = ContiguousData(bias_in, "conv2d");
-    LOCKSTEP_REQUIRE(bias.shape() == Shape{g.c_out}, "conv2d: bias shape " << ShapeString(bias.shape())
-                                                                           << " does not match " << g.c_out << " output channels");
-  }
-  Tensor out = Tensor::Empty({g.n, g.c_out, g.h_out, g.w_out});
-  // Per group and chunk of samples: cols [k, samples * P], one GEMM into [c_out_g, samples * P],
-  // then each sample's block copied to its place in out.
-  const int64_t chunk = std::min(g.n, SamplesPerChunk(g));
-  // Device buffers: the GEMM reads and writes them on the current device.
-  Tensor cols_buffer = Tensor::Empty({g.k * chunk * g.positions});
-  Tensor product_buffer = Tensor::Empty({g.c_out_group * chunk * g.positions});
-  float* cols = cols_buffer.data_f32();
-  float* product = product_buffer.data_f32();
-  const float* x_data = x.data_f32();
-  float* out_data = out.data_f32();
-  const Kernels kernels;
-  for (int64_t first = 0; first < g.n; first += chunk) {
-    const int64_t samples = std::min(chunk, g.n - first), width = samples * g.positions;
-    for (int64_t grp = 0; grp < o.groups; ++grp) {
-      kernels.Im2Col(ConvCallOf(g, samples, width),
-                     x_data + first * g.c_in * g.h * g.w + grp * g.c_in_group * g.h * g.w, cols);
-      simd::GemmArgs args;
-      args.m = g.c_out_group; args.n = width; args.k = g.k;
-      args.a = w.data_f32() + grp * g.c_out_group * g.k; args.lda = g.k;
-      args.b = cols; args.ldb = width;
-      args.c = product; args.ldc = width;
-      kernels.Gemm(args);
-      kernels.StridedCopy(GemmLayoutCopy(product,
-                                         out_data + (first * g.c_out + grp * g.c_out_group) * g.positions,
-                                         samples, g.c_out_group, g.positions, g.c_out, true));
+  return trace::Op("conv2d", [&]() -> Tensor {
+    const Tensor x = ContiguousData(x_in, "conv2d"), w = ContiguousData(w_in, "conv2d");
+    LOCKSTEP_REQUIRE(x.dim() == 4, "conv2d: expected input [N, C, H, W], got " << ShapeString(x.shape()));
+    LOCKSTEP_REQUIRE(w.dim() == 4, "conv2d: expected weight [C_out, C_in/groups, kh, kw], got " << ShapeString(w.shape()));
+    LOCKSTEP_REQUIRE(o.groups >= 1 && o.stride_h >= 1 && o.stride_w >= 1 && o.dilation_h >= 1 &&
+                         o.dilation_w >= 1 && o.padding_h >= 0 && o.padding_w >= 0,
+                     "conv2d: stride, dilation and groups must be >= 1 and padding >= 0");
+    LOCKSTEP_REQUIRE(x.size(1) % o.groups == 0 && w.size(0) % o.groups == 0 && w.size(1) * o.groups == x.size(1),
+                     "conv2d: input " << ShapeString(x.shape()) << " and weight " << ShapeString(w.shape())
+                                      << " do not match with groups=" << o.groups);
+    const ConvGeometry g = MakeConvGeometry(x.shape(), w.shape(), o);
+    LOCKSTEP_REQUIRE(g.h_out >= 1 && g.w_out >= 1, "conv2d: the kernel " << ShapeString(w.shape())
+                                                                        << " does not fit the padded input "
+                                                                        << ShapeString(x.shape()));
+    Tensor bias;
+    if (bias_in.defined()) {
+      bias = ContiguousData(bias_in, "conv2d");
+      LOCKSTEP_REQUIRE(bias.shape() == Shape{g.c_out}, "conv2d: bias shape " << ShapeString(bias.shape())
+                                                                             << " does not match " << g.c_out << " output channels");
     }
-  }
-  if (bias.defined()) {  // one bias value per (sample, channel) plane
-    const size_t n = static_cast<size_t>(out.numel());
-    kernels.BinaryBroadcast(simd::BinaryOp::kAdd, backend::BroadcastOperand{out_data, 1, n},
-                            backend::BroadcastOperand{bias.data_f32(), static_cast<size_t>(g.positions),
-                                                      static_cast<size_t>(g.c_out)},
-                            out_data, n);
-  }
-  if (NeedsGrad({x_in, w_in, bias_in})) {
-    Node& node = RecordNode(out, OpKind::kConv2d, {x_in, w_in, bias_in});
-    node.ints = {o.stride_h, o.stride_w, o.padding_h, o.padding_w, o.dilation_h, o.dilation_w, o.groups};
-  }
-  return out;
+    Tensor out = Tensor::Empty({g.n, g.c_out, g.h_out, g.w_out});
+    // Per group and chunk of samples: cols [k, samples * P], one GEMM into [c_out_g, samples * P],
+    // then each sample's block copied to its place in out.
+    const int64_t chunk = std::min(g.n, SamplesPerChunk(g));
+    // Device buffers: the GEMM reads and writes them on the current device.
+    Tensor cols_buffer = Tensor::Empty({g.k * chunk * g.positions});
+    Tensor product_buffer = Tensor::Empty({g.c_out_group * chunk * g.positions});
+    float* cols = cols_buffer.data_f32();
+    float* product = product_buffer.data_f32();
+    const float* x_data = x.data_f32();
+    float* out_data = out.data_f32();
+    const Kernels kernels;
+    for (int64_t first = 0; first < g.n; first += chunk) {
+      const int64_t samples = std::min(chunk, g.n - first), width = samples * g.positions;
+      for (int64_t grp = 0; grp < o.groups; ++grp) {
+        kernels.Im2Col(ConvCallOf(g, samples, width),
+                       x_data + first * g.c_in * g.h * g.w + grp * g.c_in_group * g.h * g.w, cols);
+        simd::GemmArgs args;
+        args.m = g.c_out_group; args.n = width; args.k = g.k;
+        args.a = w.data_f32() + grp * g.c_out_group * g.k; args.lda = g.k;
+        args.b = cols; args.ldb = width;
+        args.c = product; args.ldc = width;
+        kernels.Gemm(args);
+        kernels.StridedCopy(GemmLayoutCopy(product,
+                                           out_data + (first * g.c_out + grp * g.c_out_group) * g.positions,
+                                           samples, g.c_out_group, g.positions, g.c_out, true));
+      }
+    }
+    if (bias.defined()) {  // one bias value per (sample, channel) plane
+      const size_t n = static_cast<size_t>(out.numel());
+      kernels.BinaryBroadcast(simd::BinaryOp::kAdd, backend::BroadcastOperand{out_data, 1, n},
+                              backend::BroadcastOperand{bias.data_f32(), static_cast<size_t>(g.positions),
+                                                        static_cast<size_t>(g.c_out)},
+                              out_data, n);
+    }
+    if (NeedsGrad({x_in, w_in, bias_in})) {
+      Node& node = RecordNode(out, OpKind::kConv2d, {x_in, w_in, bias_in});
+      node.ints = {o.stride_h, o.stride_w, o.padding_h, o.padding_w, o.dilation_h, o.dilation_w, o.groups};
+    }
+    return out;
+  });
 }
 
 namespace {
@@ -228,49 +231,53 @@ backend::PoolCall MaxPoolCall(const Shape& in, int64_t h_out, int64_t w_out, con
 }
 
 Tensor MaxPool2d(const Tensor& x_in, const Pool2dOptions& o) {
-  const Tensor x = ContiguousData(x_in, "max_pool2d");
-  ValidatePool(x, o, "max_pool2d");
-  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
-  const int64_t ho = PoolOut(h, o.kernel_h, o.stride_h, o.padding_h), wo = PoolOut(w, o.kernel_w, o.stride_w, o.padding_w);
-  Tensor out = Tensor::Empty({n, c, ho, wo}), argmax = Tensor::Empty({n, c, ho, wo}, DType::kInt64);
-  Kernels().MaxPoolForward(MaxPoolCall(x.shape(), ho, wo, o), x.data_f32(), out.data_f32(), argmax.data_i64());
-  if (NeedsGrad({x_in})) {
-    Node& node = RecordNode(out, OpKind::kMaxPool2d, {x_in});
-    node.saved = {argmax};
-    node.ints = {o.kernel_h, o.kernel_w, o.stride_h, o.stride_w, o.padding_h, o.padding_w};
-  }
-  return out;
+  return trace::Op("max_pool2d", [&]() -> Tensor {
+    const Tensor x = ContiguousData(x_in, "max_pool2d");
+    ValidatePool(x, o, "max_pool2d");
+    const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+    const int64_t ho = PoolOut(h, o.kernel_h, o.stride_h, o.padding_h), wo = PoolOut(w, o.kernel_w, o.stride_w, o.padding_w);
+    Tensor out = Tensor::Empty({n, c, ho, wo}), argmax = Tensor::Empty({n, c, ho, wo}, DType::kInt64);
+    Kernels().MaxPoolForward(MaxPoolCall(x.shape(), ho, wo, o), x.data_f32(), out.data_f32(), argmax.data_i64());
+    if (NeedsGrad({x_in})) {
+      Node& node = RecordNode(out, OpKind::kMaxPool2d, {x_in});
+      node.saved = {argmax};
+      node.ints = {o.kernel_h, o.kernel_w, o.stride_h, o.stride_w, o.padding_h, o.padding_w};
+    }
+    return out;
+  });
 }
 
 Tensor AvgPool2d(const Tensor& x_in, const Pool2dOptions& o) {
-  const Tensor x = ContiguousData(x_in, "avg_pool2d");
-  ValidatePool(x, o, "avg_pool2d");
-  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
-  const int64_t ho = PoolOut(h, o.kernel_h, o.stride_h, o.padding_h), wo = PoolOut(w, o.kernel_w, o.stride_w, o.padding_w);
-  Tensor out = Tensor::Empty({n, c, ho, wo});
-  const float divisor = static_cast<float>(o.kernel_h * o.kernel_w);  // padding counted
-  std::vector<float> window(static_cast<size_t>(o.kernel_h * o.kernel_w));
-  for (int64_t plane = 0; plane < n * c; ++plane) {
-    const float* in = x.data_f32() + plane * h * w;
-    for (int64_t oy = 0; oy < ho; ++oy) {
-      for (int64_t ox = 0; ox < wo; ++ox) {
-        // The window sum is a canonical reduction over the window in row-major order.
-        size_t count = 0;
-        for (int64_t i = 0; i < o.kernel_h; ++i) {
-          for (int64_t j = 0; j < o.kernel_w; ++j) {
-            const int64_t y = oy * o.stride_h - o.padding_h + i, xx = ox * o.stride_w - o.padding_w + j;
-            window[count++] = (y >= 0 && y < h && xx >= 0 && xx < w) ? in[y * w + xx] : 0.0f;
+  return trace::Op("avg_pool2d", [&]() -> Tensor {
+    const Tensor x = ContiguousData(x_in, "avg_pool2d");
+    ValidatePool(x, o, "avg_pool2d");
+    const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+    const int64_t ho = PoolOut(h, o.kernel_h, o.stride_h, o.padding_h), wo = PoolOut(w, o.kernel_w, o.stride_w, o.padding_w);
+    Tensor out = Tensor::Empty({n, c, ho, wo});
+    const float divisor = static_cast<float>(o.kernel_h * o.kernel_w);  // padding counted
+    std::vector<float> window(static_cast<size_t>(o.kernel_h * o.kernel_w));
+    for (int64_t plane = 0; plane < n * c; ++plane) {
+      const float* in = x.data_f32() + plane * h * w;
+      for (int64_t oy = 0; oy < ho; ++oy) {
+        for (int64_t ox = 0; ox < wo; ++ox) {
+          // The window sum is a canonical reduction over the window in row-major order.
+          size_t count = 0;
+          for (int64_t i = 0; i < o.kernel_h; ++i) {
+            for (int64_t j = 0; j < o.kernel_w; ++j) {
+              const int64_t y = oy * o.stride_h - o.padding_h + i, xx = ox * o.stride_w - o.padding_w + j;
+              window[count++] = (y >= 0 && y < h && xx >= 0 && xx < w) ? in[y * w + xx] : 0.0f;
+            }
           }
+          out.data_f32()[(plane * ho + oy) * wo + ox] = simd::Sum(window.data(), count) / divisor;
         }
-        out.data_f32()[(plane * ho + oy) * wo + ox] = simd::Sum(window.data(), count) / divisor;
       }
     }
-  }
-  if (NeedsGrad({x_in})) {
-    RecordNode(out, OpKind::kAvgPool2d, {x_in}).ints = {o.kernel_h, o.kernel_w, o.stride_h, o.stride_w,
-                                                        o.padding_h, o.padding_w};
-  }
-  return out;
+    if (NeedsGrad({x_in})) {
+      RecordNode(out, OpKind::kAvgPool2d, {x_in}).ints = {o.kernel_h, o.kernel_w, o.stride_h, o.stride_w,
+                                                          o.padding_h, o.padding_w};
+    }
+    return out;
+  });
 }
 
 }  // namespace lockstep

@@ -4,6 +4,7 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "core/trace/trace.h"
 #include "core/ops_internal.h"
 #include "simd/elementwise.h"
 #include "simd/math.h"
@@ -108,89 +109,101 @@ Tensor UnaryKernel(simd::UnaryOp op, const Tensor& a, const char* name) {
 
 }  // namespace
 
-Tensor Add(const Tensor& a, const Tensor& b) { return Binary(simd::BinaryOp::kAdd, OpKind::kAdd, a, b, "add"); }
-Tensor Sub(const Tensor& a, const Tensor& b) { return Binary(simd::BinaryOp::kSub, OpKind::kSub, a, b, "sub"); }
-Tensor Mul(const Tensor& a, const Tensor& b) { return Binary(simd::BinaryOp::kMul, OpKind::kMul, a, b, "mul"); }
-Tensor Div(const Tensor& a, const Tensor& b) { return Binary(simd::BinaryOp::kDiv, OpKind::kDiv, a, b, "div"); }
+Tensor Add(const Tensor& a, const Tensor& b) { return trace::Op("add", [&] { return Binary(simd::BinaryOp::kAdd, OpKind::kAdd, a, b, "add"); }); }
+Tensor Sub(const Tensor& a, const Tensor& b) { return trace::Op("sub", [&] { return Binary(simd::BinaryOp::kSub, OpKind::kSub, a, b, "sub"); }); }
+Tensor Mul(const Tensor& a, const Tensor& b) { return trace::Op("mul", [&] { return Binary(simd::BinaryOp::kMul, OpKind::kMul, a, b, "mul"); }); }
+Tensor Div(const Tensor& a, const Tensor& b) { return trace::Op("div", [&] { return Binary(simd::BinaryOp::kDiv, OpKind::kDiv, a, b, "div"); }); }
 
-Tensor Maximum(const Tensor& a, const Tensor& b) { return BinaryForward(simd::BinaryOp::kMax, a, b, "maximum"); }
-Tensor Minimum(const Tensor& a, const Tensor& b) { return BinaryForward(simd::BinaryOp::kMin, a, b, "minimum"); }
-Tensor Equal(const Tensor& a, const Tensor& b) { return BinaryForward(simd::BinaryOp::kEq, a, b, "equal"); }
-Tensor Greater(const Tensor& a, const Tensor& b) { return BinaryForward(simd::BinaryOp::kGt, a, b, "greater"); }
+Tensor Maximum(const Tensor& a, const Tensor& b) { return trace::Op("maximum", [&] { return BinaryForward(simd::BinaryOp::kMax, a, b, "maximum"); }); }
+Tensor Minimum(const Tensor& a, const Tensor& b) { return trace::Op("minimum", [&] { return BinaryForward(simd::BinaryOp::kMin, a, b, "minimum"); }); }
+Tensor Equal(const Tensor& a, const Tensor& b) { return trace::Op("eq", [&] { return BinaryForward(simd::BinaryOp::kEq, a, b, "equal"); }); }
+Tensor Greater(const Tensor& a, const Tensor& b) { return trace::Op("gt", [&] { return BinaryForward(simd::BinaryOp::kGt, a, b, "greater"); }); }
 
 Tensor AddScalar(const Tensor& a, float s) {
-  const Tensor x = ContiguousData(a, "add_scalar");
-  Tensor out = Tensor::Empty(x.shape());
-  Kernels().BinaryScalarRight(simd::BinaryOp::kAdd, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
-  if (NeedsGrad({a})) RecordNode(out, OpKind::kAddScalar, {a});
-  return out;
+  return trace::Op("add", [&]() -> Tensor {
+    const Tensor x = ContiguousData(a, "add_scalar");
+    Tensor out = Tensor::Empty(x.shape());
+    Kernels().BinaryScalarRight(simd::BinaryOp::kAdd, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
+    if (NeedsGrad({a})) RecordNode(out, OpKind::kAddScalar, {a});
+    return out;
+  });
 }
 
 Tensor MulScalar(const Tensor& a, float s) {
-  const Tensor x = ContiguousData(a, "mul_scalar");
-  Tensor out = Tensor::Empty(x.shape());
-  Kernels().BinaryScalarRight(simd::BinaryOp::kMul, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
-  if (NeedsGrad({a})) RecordNode(out, OpKind::kMulScalar, {a}).floats = {s};
-  return out;
+  return trace::Op("mul", [&]() -> Tensor {
+    const Tensor x = ContiguousData(a, "mul_scalar");
+    Tensor out = Tensor::Empty(x.shape());
+    Kernels().BinaryScalarRight(simd::BinaryOp::kMul, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
+    if (NeedsGrad({a})) RecordNode(out, OpKind::kMulScalar, {a}).floats = {s};
+    return out;
+  });
 }
 
 Tensor PowScalar(const Tensor& a, int exponent) {
-  LOCKSTEP_REQUIRE(exponent >= simd::kPowIntProvenMin && exponent <= simd::kPowIntProvenMax,
-                   "pow: exponent " << exponent << " is outside the supported range ["
-                                    << simd::kPowIntProvenMin << ", " << simd::kPowIntProvenMax << "]");
-  const Tensor x = ContiguousData(a, "pow");
-  Tensor out = Tensor::Empty(x.shape());
-  Kernels().PowInt(x.data_f32(), exponent, out.data_f32(), static_cast<size_t>(x.numel()));
-  if (NeedsGrad({a})) RecordNode(out, OpKind::kPowScalar, {a}).ints = {exponent};
-  return out;
+  return trace::Op("pow", [&]() -> Tensor {
+    LOCKSTEP_REQUIRE(exponent >= simd::kPowIntProvenMin && exponent <= simd::kPowIntProvenMax,
+                     "pow: exponent " << exponent << " is outside the supported range ["
+                                      << simd::kPowIntProvenMin << ", " << simd::kPowIntProvenMax << "]");
+    const Tensor x = ContiguousData(a, "pow");
+    Tensor out = Tensor::Empty(x.shape());
+    Kernels().PowInt(x.data_f32(), exponent, out.data_f32(), static_cast<size_t>(x.numel()));
+    if (NeedsGrad({a})) RecordNode(out, OpKind::kPowScalar, {a}).ints = {exponent};
+    return out;
+  });
 }
 
 Tensor Pow(const Tensor& a, double exponent) {
-  if (exponent == 0.5) {
-    const float inf = __builtin_inff();
-    // sqrt(-0) is -0 where pow gives +0: adding +0 maps -0 to +0 and changes nothing else.
-    return MaskedFill(AddScalar(Sqrt(a), 0.0f), Equal(a, Tensor::Scalar(-inf)), inf);
-  }
-  LOCKSTEP_REQUIRE(exponent >= simd::kPowIntProvenMin && exponent <= simd::kPowIntProvenMax &&
-                       exponent == static_cast<double>(static_cast<int>(exponent)),
-                   "pow: exponent " << exponent << " is not supported: lockstep computes correctly rounded powers for "
-                                    << "the integer exponents " << simd::kPowIntProvenMin << " to "
-                                    << simd::kPowIntProvenMax << " and for 0.5 (use exp(y * log(x)) for others)");
-  return PowScalar(a, static_cast<int>(exponent));
+  return trace::Op("pow", [&]() -> Tensor {
+    if (exponent == 0.5) {
+      const float inf = __builtin_inff();
+      // sqrt(-0) is -0 where pow gives +0: adding +0 maps -0 to +0 and changes nothing else.
+      return MaskedFill(AddScalar(Sqrt(a), 0.0f), Equal(a, Tensor::Scalar(-inf)), inf);
+    }
+    LOCKSTEP_REQUIRE(exponent >= simd::kPowIntProvenMin && exponent <= simd::kPowIntProvenMax &&
+                         exponent == static_cast<double>(static_cast<int>(exponent)),
+                     "pow: exponent " << exponent << " is not supported: lockstep computes correctly rounded powers for "
+                                      << "the integer exponents " << simd::kPowIntProvenMin << " to "
+                                      << simd::kPowIntProvenMax << " and for 0.5 (use exp(y * log(x)) for others)");
+    return PowScalar(a, static_cast<int>(exponent));
+  });
 }
 
 Tensor Neg(const Tensor& a) {
-  Tensor out = UnaryKernel(simd::UnaryOp::kNeg, a, "neg");
-  if (NeedsGrad({a})) RecordNode(out, OpKind::kNeg, {a});
-  return out;
+  return trace::Op("neg", [&]() -> Tensor {
+    Tensor out = UnaryKernel(simd::UnaryOp::kNeg, a, "neg");
+    if (NeedsGrad({a})) RecordNode(out, OpKind::kNeg, {a});
+    return out;
+  });
 }
 
-Tensor Relu(const Tensor& a) { return Unary(UnaryKernel(simd::UnaryOp::kRelu, a, "relu"), OpKind::kRelu, a); }
-Tensor Sqrt(const Tensor& a) { return Unary(UnaryKernel(simd::UnaryOp::kSqrt, a, "sqrt"), OpKind::kSqrt, a); }
-Tensor GeluErf(const Tensor& a) { return Unary(MathForward(simd::MathFn::kGeluErf, a, "gelu"), OpKind::kGeluErf, a); }
-Tensor GeluTanh(const Tensor& a) { return Unary(MathForward(simd::MathFn::kGeluTanh, a, "gelu"), OpKind::kGeluTanh, a); }
-Tensor Tanh(const Tensor& a) { return Unary(MathForward(simd::MathFn::kTanh, a, "tanh"), OpKind::kTanh, a); }
-Tensor Sigmoid(const Tensor& a) { return Unary(MathForward(simd::MathFn::kSigmoid, a, "sigmoid"), OpKind::kSigmoid, a); }
-Tensor Exp(const Tensor& a) { return Unary(MathForward(simd::MathFn::kExp, a, "exp"), OpKind::kExp, a); }
-Tensor Log(const Tensor& a) { return Unary(MathForward(simd::MathFn::kLog, a, "log"), OpKind::kLog, a); }
+Tensor Relu(const Tensor& a) { return trace::Op("relu", [&] { return Unary(UnaryKernel(simd::UnaryOp::kRelu, a, "relu"), OpKind::kRelu, a); }); }
+Tensor Sqrt(const Tensor& a) { return trace::Op("sqrt", [&] { return Unary(UnaryKernel(simd::UnaryOp::kSqrt, a, "sqrt"), OpKind::kSqrt, a); }); }
+Tensor GeluErf(const Tensor& a) { return trace::Op("gelu", [&] { return Unary(MathForward(simd::MathFn::kGeluErf, a, "gelu"), OpKind::kGeluErf, a); }); }
+Tensor GeluTanh(const Tensor& a) { return trace::Op("gelu", [&] { return Unary(MathForward(simd::MathFn::kGeluTanh, a, "gelu"), OpKind::kGeluTanh, a); }); }
+Tensor Tanh(const Tensor& a) { return trace::Op("tanh", [&] { return Unary(MathForward(simd::MathFn::kTanh, a, "tanh"), OpKind::kTanh, a); }); }
+Tensor Sigmoid(const Tensor& a) { return trace::Op("sigmoid", [&] { return Unary(MathForward(simd::MathFn::kSigmoid, a, "sigmoid"), OpKind::kSigmoid, a); }); }
+Tensor Exp(const Tensor& a) { return trace::Op("exp", [&] { return Unary(MathForward(simd::MathFn::kExp, a, "exp"), OpKind::kExp, a); }); }
+Tensor Log(const Tensor& a) { return trace::Op("log", [&] { return Unary(MathForward(simd::MathFn::kLog, a, "log"), OpKind::kLog, a); }); }
 
 Tensor MaskedFill(const Tensor& x_in, const Tensor& mask_in, float value) {
-  const Tensor x = ContiguousData(x_in, "masked_fill");
-  LOCKSTEP_REQUIRE(BroadcastShapes(x.shape(), mask_in.shape(), "masked_fill") == x.shape(),
-                   "masked_fill: mask of shape " << ShapeString(mask_in.shape())
-                                                 << " does not broadcast to " << ShapeString(x.shape()));
-  Tensor mask;
-  {
-    NoGradGuard no_grad;
-    mask = ContiguousData(mask_in.To(DType::kFloat32).Expand(x.shape()).Contiguous(), "masked_fill");
-  }
-  Tensor fill = Tensor::Full(x.shape(), value), out = Tensor::Empty(x.shape());
-  Kernels().Select(mask.data_f32(), fill.data_f32(), x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
-  if (NeedsGrad({x_in})) {
-    Node& node = RecordNode(out, OpKind::kMaskedFill, {x_in});
-    node.saved = {mask};
-  }
-  return out;
+  return trace::Op("masked_fill", [&]() -> Tensor {
+    const Tensor x = ContiguousData(x_in, "masked_fill");
+    LOCKSTEP_REQUIRE(BroadcastShapes(x.shape(), mask_in.shape(), "masked_fill") == x.shape(),
+                     "masked_fill: mask of shape " << ShapeString(mask_in.shape())
+                                                   << " does not broadcast to " << ShapeString(x.shape()));
+    Tensor mask;
+    {
+      NoGradGuard no_grad;
+      mask = ContiguousData(mask_in.To(DType::kFloat32).Expand(x.shape()).Contiguous(), "masked_fill");
+    }
+    Tensor fill = Tensor::Full(x.shape(), value), out = Tensor::Empty(x.shape());
+    Kernels().Select(mask.data_f32(), fill.data_f32(), x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
+    if (NeedsGrad({x_in})) {
+      Node& node = RecordNode(out, OpKind::kMaskedFill, {x_in});
+      node.saved = {mask};
+    }
+    return out;
+  });
 }
 
 }  // namespace lockstep

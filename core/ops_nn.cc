@@ -4,6 +4,7 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "core/trace/trace.h"
 #include "core/ops_internal.h"
 #include "simd/elementwise.h"
 #include "simd/math.h"
@@ -32,234 +33,252 @@ Tensor SoftmaxLast(const Tensor& a, bool log, const char* name) {
 }  // namespace
 
 Tensor Softmax(const Tensor& x, int64_t dim) {
-  const int64_t d = NormalizeDim(dim, x.dim(), "softmax");
-  if (d == x.dim() - 1) return SoftmaxLast(x, false, "softmax");
-  return SoftmaxLast(x.Transpose(d, -1), false, "softmax").Transpose(d, -1);
+  return trace::Op("softmax", [&]() -> Tensor {
+    const int64_t d = NormalizeDim(dim, x.dim(), "softmax");
+    if (d == x.dim() - 1) return SoftmaxLast(x, false, "softmax");
+    return SoftmaxLast(x.Transpose(d, -1), false, "softmax").Transpose(d, -1);
+  });
 }
 
 Tensor LogSoftmax(const Tensor& x, int64_t dim) {
-  const int64_t d = NormalizeDim(dim, x.dim(), "log_softmax");
-  if (d == x.dim() - 1) return SoftmaxLast(x, true, "log_softmax");
-  return SoftmaxLast(x.Transpose(d, -1), true, "log_softmax").Transpose(d, -1);
+  return trace::Op("log_softmax", [&]() -> Tensor {
+    const int64_t d = NormalizeDim(dim, x.dim(), "log_softmax");
+    if (d == x.dim() - 1) return SoftmaxLast(x, true, "log_softmax");
+    return SoftmaxLast(x.Transpose(d, -1), true, "log_softmax").Transpose(d, -1);
+  });
 }
 
 Tensor Dropout(const Tensor& a, float p, bool training, uint64_t seed, uint64_t stream,
                uint64_t offset) {
-  LOCKSTEP_REQUIRE(p >= 0.0f && p <= 1.0f, "dropout: probability must be in [0, 1], got " << p);
-  if (!training || p == 0.0f) return a;
-  const Tensor x = ContiguousData(a, "dropout");
-  const size_t n = static_cast<size_t>(x.numel());
-  Tensor mask = Tensor::Empty(x.shape()), out = Tensor::Empty(x.shape());
-  Kernels().DropoutMask(seed, stream, offset, p, mask.data_f32(), n);
-  Kernels().Binary(simd::BinaryOp::kMul, x.data_f32(), mask.data_f32(), out.data_f32(), n);
-  if (NeedsGrad({a})) RecordNode(out, OpKind::kDropout, {a}).saved = {mask};
-  return out;
+  return trace::Op("dropout", [&]() -> Tensor {
+    LOCKSTEP_REQUIRE(p >= 0.0f && p <= 1.0f, "dropout: probability must be in [0, 1], got " << p);
+    if (!training || p == 0.0f) return a;
+    const Tensor x = ContiguousData(a, "dropout");
+    const size_t n = static_cast<size_t>(x.numel());
+    Tensor mask = Tensor::Empty(x.shape()), out = Tensor::Empty(x.shape());
+    Kernels().DropoutMask(seed, stream, offset, p, mask.data_f32(), n);
+    Kernels().Binary(simd::BinaryOp::kMul, x.data_f32(), mask.data_f32(), out.data_f32(), n);
+    if (NeedsGrad({a})) RecordNode(out, OpKind::kDropout, {a}).saved = {mask};
+    return out;
+  });
 }
 
 Tensor LayerNorm(const Tensor& a, int64_t normalized_dims, const Tensor& weight, const Tensor& bias,
                  float eps) {
-  const Tensor x = ContiguousData(a, "layer_norm");
-  LOCKSTEP_REQUIRE(normalized_dims >= 1 && normalized_dims <= x.dim(),
-                   "layer_norm: cannot normalise " << normalized_dims << " trailing dimensions of "
-                                                   << ShapeString(x.shape()));
-  const Shape normalized(x.shape().end() - normalized_dims, x.shape().end());
-  const int64_t d = NumElements(normalized), rows = d == 0 ? 0 : x.numel() / d;
-  for (const Tensor* p : {&weight, &bias}) {
-    LOCKSTEP_REQUIRE(!p->defined() || p->shape() == normalized,
-                     "layer_norm: weight/bias shape " << ShapeString(p->shape()) << " differs from the normalised shape "
-                                                      << ShapeString(normalized));
-  }
-  Tensor xhat = Tensor::Empty(x.shape()), rstd = Tensor::Empty({rows}), out = Tensor::Empty(x.shape());
-  if (rows > 0) {
-    // Per row: mean = sum / d; var = sum((x - mean)^2) / d; rstd = rsqrt(var + eps);
-    // xhat = (x - mean) * rstd; y = xhat * weight + bias. Each step over all rows at once.
-    const Kernels k;
-    const size_t n = static_cast<size_t>(rows * d), r = static_cast<size_t>(rows);
-    Tensor mean = Tensor::Empty({rows}), sq = Tensor::Empty(x.shape());
-    k.MeanAxis(x.data_f32(), r, static_cast<size_t>(d), 1, mean.data_f32());
-    k.BinaryBroadcast(simd::BinaryOp::kSub, WholeOperand(x), PerRowOperand(mean, d), xhat.data_f32(), n);
-    k.Unary(simd::UnaryOp::kSquare, xhat.data_f32(), sq.data_f32(), n);
-    k.SumAxis(sq.data_f32(), r, static_cast<size_t>(d), 1, rstd.data_f32());
-    k.BinaryScalarRight(simd::BinaryOp::kDiv, rstd.data_f32(), static_cast<float>(d), rstd.data_f32(), r);
-    k.BinaryScalarRight(simd::BinaryOp::kAdd, rstd.data_f32(), eps, rstd.data_f32(), r);
-    k.Math(simd::MathFn::kRsqrt, rstd.data_f32(), rstd.data_f32(), r);
-    k.BinaryBroadcast(simd::BinaryOp::kMul, WholeOperand(xhat), PerRowOperand(rstd, d), xhat.data_f32(), n);
-    if (weight.defined()) {
-      k.BinaryBroadcast(simd::BinaryOp::kMul, WholeOperand(xhat),
-                        RepeatedRowOperand(ContiguousData(weight, "layer_norm")), out.data_f32(), n);
-    } else {
-      k.Unary(simd::UnaryOp::kCanonicalize, xhat.data_f32(), out.data_f32(), n);  // a copy: xhat is canonical
+  return trace::Op("layer_norm", [&]() -> Tensor {
+    const Tensor x = ContiguousData(a, "layer_norm");
+    LOCKSTEP_REQUIRE(normalized_dims >= 1 && normalized_dims <= x.dim(),
+                     "layer_norm: cannot normalise " << normalized_dims << " trailing dimensions of "
+                                                     << ShapeString(x.shape()));
+    const Shape normalized(x.shape().end() - normalized_dims, x.shape().end());
+    const int64_t d = NumElements(normalized), rows = d == 0 ? 0 : x.numel() / d;
+    for (const Tensor* p : {&weight, &bias}) {
+      LOCKSTEP_REQUIRE(!p->defined() || p->shape() == normalized,
+                       "layer_norm: weight/bias shape " << ShapeString(p->shape()) << " differs from the normalised shape "
+                                                        << ShapeString(normalized));
     }
-    if (bias.defined()) {
-      k.BinaryBroadcast(simd::BinaryOp::kAdd, WholeOperand(out),
-                        RepeatedRowOperand(ContiguousData(bias, "layer_norm")), out.data_f32(), n);
+    Tensor xhat = Tensor::Empty(x.shape()), rstd = Tensor::Empty({rows}), out = Tensor::Empty(x.shape());
+    if (rows > 0) {
+      // Per row: mean = sum / d; var = sum((x - mean)^2) / d; rstd = rsqrt(var + eps);
+      // xhat = (x - mean) * rstd; y = xhat * weight + bias. Each step over all rows at once.
+      const Kernels k;
+      const size_t n = static_cast<size_t>(rows * d), r = static_cast<size_t>(rows);
+      Tensor mean = Tensor::Empty({rows}), sq = Tensor::Empty(x.shape());
+      k.MeanAxis(x.data_f32(), r, static_cast<size_t>(d), 1, mean.data_f32());
+      k.BinaryBroadcast(simd::BinaryOp::kSub, WholeOperand(x), PerRowOperand(mean, d), xhat.data_f32(), n);
+      k.Unary(simd::UnaryOp::kSquare, xhat.data_f32(), sq.data_f32(), n);
+      k.SumAxis(sq.data_f32(), r, static_cast<size_t>(d), 1, rstd.data_f32());
+      k.BinaryScalarRight(simd::BinaryOp::kDiv, rstd.data_f32(), static_cast<float>(d), rstd.data_f32(), r);
+      k.BinaryScalarRight(simd::BinaryOp::kAdd, rstd.data_f32(), eps, rstd.data_f32(), r);
+      k.Math(simd::MathFn::kRsqrt, rstd.data_f32(), rstd.data_f32(), r);
+      k.BinaryBroadcast(simd::BinaryOp::kMul, WholeOperand(xhat), PerRowOperand(rstd, d), xhat.data_f32(), n);
+      if (weight.defined()) {
+        k.BinaryBroadcast(simd::BinaryOp::kMul, WholeOperand(xhat),
+                          RepeatedRowOperand(ContiguousData(weight, "layer_norm")), out.data_f32(), n);
+      } else {
+        k.Unary(simd::UnaryOp::kCanonicalize, xhat.data_f32(), out.data_f32(), n);  // a copy: xhat is canonical
+      }
+      if (bias.defined()) {
+        k.BinaryBroadcast(simd::BinaryOp::kAdd, WholeOperand(out),
+                          RepeatedRowOperand(ContiguousData(bias, "layer_norm")), out.data_f32(), n);
+      }
     }
-  }
-  if (NeedsGrad({a, weight, bias})) {
-    Node& node = RecordNode(out, OpKind::kLayerNorm, {a, weight, bias});
-    node.saved = {xhat, rstd};
-  }
-  return out;
+    if (NeedsGrad({a, weight, bias})) {
+      Node& node = RecordNode(out, OpKind::kLayerNorm, {a, weight, bias});
+      node.saved = {xhat, rstd};
+    }
+    return out;
+  });
 }
 
 Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& running_var,
                  const Tensor& weight, const Tensor& bias, bool training, float momentum, float eps) {
-  const Tensor x = ContiguousData(a, "batch_norm");
-  LOCKSTEP_REQUIRE(x.dim() == 2 || x.dim() == 4,
-                   "batch_norm: expected [N, C] or [N, C, H, W], got " << ShapeString(x.shape()));
-  const int64_t n = x.size(0), c = x.size(1), hw = x.dim() == 4 ? x.size(2) * x.size(3) : 1;
-  for (const Tensor* p : {&running_mean, &running_var, &weight, &bias}) {
-    LOCKSTEP_REQUIRE(!p->defined() || p->shape() == Shape{c},
-                     "batch_norm: parameter shape " << ShapeString(p->shape()) << " does not match " << c << " channels");
-  }
-  LOCKSTEP_REQUIRE(training || (running_mean.defined() && running_var.defined()),
-                   "batch_norm: evaluation needs running statistics");
-  const int64_t count = n * hw;
-  LOCKSTEP_REQUIRE(!training || count > 1, "batch_norm: training needs more than one value per channel, got "
-                                               << ShapeString(x.shape()));
-  Tensor xhat = Tensor::Empty(x.shape()), rstd = Tensor::Empty({c}), out = Tensor::Empty(x.shape());
-  std::vector<float> channel(static_cast<size_t>(count));
-  for (int64_t ch = 0; ch < c; ++ch) {
-    // Gather the channel in (sample, position) order.
-    for (int64_t s = 0; s < n; ++s) {
-      std::copy(x.data_f32() + (s * c + ch) * hw, x.data_f32() + (s * c + ch + 1) * hw, channel.data() + s * hw);
+  return trace::Op("batch_norm", [&]() -> Tensor {
+    const Tensor x = ContiguousData(a, "batch_norm");
+    LOCKSTEP_REQUIRE(x.dim() == 2 || x.dim() == 4,
+                     "batch_norm: expected [N, C] or [N, C, H, W], got " << ShapeString(x.shape()));
+    const int64_t n = x.size(0), c = x.size(1), hw = x.dim() == 4 ? x.size(2) * x.size(3) : 1;
+    for (const Tensor* p : {&running_mean, &running_var, &weight, &bias}) {
+      LOCKSTEP_REQUIRE(!p->defined() || p->shape() == Shape{c},
+                       "batch_norm: parameter shape " << ShapeString(p->shape()) << " does not match " << c << " channels");
     }
-    float mean, var;
-    if (training) {
-      mean = BatchGroupedSumRows(Tensor::FromVector({count, 1}, channel), kBatchGroup * hw).item() /
-             static_cast<float>(count);
-      simd::BinaryScalarRight(simd::BinaryOp::kSub, channel.data(), mean, channel.data(), count);
-      simd::Unary(simd::UnaryOp::kSquare, channel.data(), channel.data(), count);
-      const float sum_sq = BatchGroupedSumRows(Tensor::FromVector({count, 1}, channel), kBatchGroup * hw).item();
-      var = sum_sq / static_cast<float>(count);
-      if (running_mean.defined()) {
-        // running = (1 - momentum) * running + momentum * batch; the variance is unbiased.
-        const float keep = 1.0f - momentum;
-        float* rm = running_mean.data_f32() + ch;
-        float* rv = running_var.data_f32() + ch;
-        const float unbiased = sum_sq / static_cast<float>(count - 1);
-        *rm = keep * *rm + momentum * mean;
-        *rv = keep * *rv + momentum * unbiased;
+    LOCKSTEP_REQUIRE(training || (running_mean.defined() && running_var.defined()),
+                     "batch_norm: evaluation needs running statistics");
+    const int64_t count = n * hw;
+    LOCKSTEP_REQUIRE(!training || count > 1, "batch_norm: training needs more than one value per channel, got "
+                                                 << ShapeString(x.shape()));
+    Tensor xhat = Tensor::Empty(x.shape()), rstd = Tensor::Empty({c}), out = Tensor::Empty(x.shape());
+    std::vector<float> channel(static_cast<size_t>(count));
+    for (int64_t ch = 0; ch < c; ++ch) {
+      // Gather the channel in (sample, position) order.
+      for (int64_t s = 0; s < n; ++s) {
+        std::copy(x.data_f32() + (s * c + ch) * hw, x.data_f32() + (s * c + ch + 1) * hw, channel.data() + s * hw);
       }
-    } else {
-      mean = running_mean.data_f32()[ch];
-      var = running_var.data_f32()[ch];
+      float mean, var;
+      if (training) {
+        mean = BatchGroupedSumRows(Tensor::FromVector({count, 1}, channel), kBatchGroup * hw).item() /
+               static_cast<float>(count);
+        simd::BinaryScalarRight(simd::BinaryOp::kSub, channel.data(), mean, channel.data(), count);
+        simd::Unary(simd::UnaryOp::kSquare, channel.data(), channel.data(), count);
+        const float sum_sq = BatchGroupedSumRows(Tensor::FromVector({count, 1}, channel), kBatchGroup * hw).item();
+        var = sum_sq / static_cast<float>(count);
+        if (running_mean.defined()) {
+          // running = (1 - momentum) * running + momentum * batch; the variance is unbiased.
+          const float keep = 1.0f - momentum;
+          float* rm = running_mean.data_f32() + ch;
+          float* rv = running_var.data_f32() + ch;
+          const float unbiased = sum_sq / static_cast<float>(count - 1);
+          *rm = keep * *rm + momentum * mean;
+          *rv = keep * *rv + momentum * unbiased;
+        }
+      } else {
+        mean = running_mean.data_f32()[ch];
+        var = running_var.data_f32()[ch];
+      }
+      float shifted_var = var + eps;
+      simd::Math(simd::MathFn::kRsqrt, &shifted_var, rstd.data_f32() + ch, 1);
+      const float w = weight.defined() ? weight.data_f32()[ch] : 1.0f;
+      const float b = bias.defined() ? bias.data_f32()[ch] : 0.0f;
+      for (int64_t s = 0; s < n; ++s) {
+        const size_t at = static_cast<size_t>((s * c + ch) * hw);
+        float* xh = xhat.data_f32() + at;
+        simd::BinaryScalarRight(simd::BinaryOp::kSub, x.data_f32() + at, mean, xh, hw);
+        simd::BinaryScalarRight(simd::BinaryOp::kMul, xh, rstd.data_f32()[ch], xh, hw);
+        simd::BinaryScalarRight(simd::BinaryOp::kMul, xh, w, out.data_f32() + at, hw);
+        simd::BinaryScalarRight(simd::BinaryOp::kAdd, out.data_f32() + at, b, out.data_f32() + at, hw);
+      }
     }
-    float shifted_var = var + eps;
-    simd::Math(simd::MathFn::kRsqrt, &shifted_var, rstd.data_f32() + ch, 1);
-    const float w = weight.defined() ? weight.data_f32()[ch] : 1.0f;
-    const float b = bias.defined() ? bias.data_f32()[ch] : 0.0f;
-    for (int64_t s = 0; s < n; ++s) {
-      const size_t at = static_cast<size_t>((s * c + ch) * hw);
-      float* xh = xhat.data_f32() + at;
-      simd::BinaryScalarRight(simd::BinaryOp::kSub, x.data_f32() + at, mean, xh, hw);
-      simd::BinaryScalarRight(simd::BinaryOp::kMul, xh, rstd.data_f32()[ch], xh, hw);
-      simd::BinaryScalarRight(simd::BinaryOp::kMul, xh, w, out.data_f32() + at, hw);
-      simd::BinaryScalarRight(simd::BinaryOp::kAdd, out.data_f32() + at, b, out.data_f32() + at, hw);
+    if (NeedsGrad({a, weight, bias})) {
+      Node& node = RecordNode(out, OpKind::kBatchNorm, {a, weight, bias});
+      node.saved = {xhat, rstd};
+      node.ints = {training ? 1 : 0};
     }
-  }
-  if (NeedsGrad({a, weight, bias})) {
-    Node& node = RecordNode(out, OpKind::kBatchNorm, {a, weight, bias});
-    node.saved = {xhat, rstd};
-    node.ints = {training ? 1 : 0};
-  }
-  return out;
+    return out;
+  });
 }
 
 Tensor Embedding(const Tensor& indices, const Tensor& weight_in) {
-  LOCKSTEP_REQUIRE(indices.dtype() == DType::kInt64 || indices.dtype() == DType::kInt32,
-                   "embedding: indices must be int64 or int32, got " << DTypeName(indices.dtype()));
-  const Tensor weight = ContiguousData(weight_in, "embedding");
-  LOCKSTEP_REQUIRE(weight.dim() == 2, "embedding: weight must be [num, dim], got " << ShapeString(weight.shape()));
-  const int64_t num = weight.size(0), dim = weight.size(1);
-  const std::vector<int64_t> idx = indices.ToInt64Vector();
-  Shape out_shape = indices.shape();
-  out_shape.push_back(dim);
-  Tensor out = Tensor::Empty(out_shape);
-  for (size_t i = 0; i < idx.size(); ++i) {
-    LOCKSTEP_REQUIRE(idx[i] >= 0 && idx[i] < num,
-                     "embedding: index " << idx[i] << " at position " << i << " is out of range [0, " << num << ")");
-  }
-  // The checked indices, on the current device, for the gather (and the backward scatter).
-  const Tensor ids = Tensor::FromInt64({static_cast<int64_t>(idx.size())}, idx);
-  Kernels().GatherRows(weight.data_f32(), ids.data_i64(), idx.size(), static_cast<size_t>(dim), out.data_f32());
-  if (NeedsGrad({weight_in})) {
-    Node& node = RecordNode(out, OpKind::kEmbedding, {weight_in});
-    node.saved = {ids};
-  }
-  return out;
+  return trace::Op("embedding", [&]() -> Tensor {
+    LOCKSTEP_REQUIRE(indices.dtype() == DType::kInt64 || indices.dtype() == DType::kInt32,
+                     "embedding: indices must be int64 or int32, got " << DTypeName(indices.dtype()));
+    const Tensor weight = ContiguousData(weight_in, "embedding");
+    LOCKSTEP_REQUIRE(weight.dim() == 2, "embedding: weight must be [num, dim], got " << ShapeString(weight.shape()));
+    const int64_t num = weight.size(0), dim = weight.size(1);
+    const std::vector<int64_t> idx = indices.ToInt64Vector();
+    Shape out_shape = indices.shape();
+    out_shape.push_back(dim);
+    Tensor out = Tensor::Empty(out_shape);
+    for (size_t i = 0; i < idx.size(); ++i) {
+      LOCKSTEP_REQUIRE(idx[i] >= 0 && idx[i] < num,
+                       "embedding: index " << idx[i] << " at position " << i << " is out of range [0, " << num << ")");
+    }
+    // The checked indices, on the current device, for the gather (and the backward scatter).
+    const Tensor ids = Tensor::FromInt64({static_cast<int64_t>(idx.size())}, idx);
+    Kernels().GatherRows(weight.data_f32(), ids.data_i64(), idx.size(), static_cast<size_t>(dim), out.data_f32());
+    if (NeedsGrad({weight_in})) {
+      Node& node = RecordNode(out, OpKind::kEmbedding, {weight_in});
+      node.saved = {ids};
+    }
+    return out;
+  });
 }
 
 Tensor NllLoss(const Tensor& log_probs_in, const Tensor& target, Reduction reduction,
                int64_t ignore_index) {
-  const Tensor log_probs = ContiguousData(log_probs_in, "nll_loss");
-  LOCKSTEP_REQUIRE(log_probs.dim() == 2, "nll_loss: expected log-probabilities [N, C], got "
-                                             << ShapeString(log_probs.shape()));
-  const int64_t n = log_probs.size(0), c = log_probs.size(1);
-  LOCKSTEP_REQUIRE(target.shape() == Shape{n} && target.dtype() != DType::kFloat32,
-                   "nll_loss: expected integer targets of shape [" << n << "], got " << DTypeName(target.dtype())
-                                                                  << " " << ShapeString(target.shape()));
-  const std::vector<int64_t> t = target.ToInt64Vector();
-  int64_t counted = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (t[i] == ignore_index) continue;
-    LOCKSTEP_REQUIRE(t[i] >= 0 && t[i] < c, "nll_loss: target " << t[i] << " at position " << i
-                                                                << " is out of range [0, " << c << ")");
-    ++counted;
-  }
-  // The checked targets, on the current device, for the pick (and the backward scatter).
-  const Tensor targets = Tensor::FromInt64({n}, t);
-  Tensor losses = Tensor::Empty({n});
-  Kernels().NllForward(log_probs.data_f32(), targets.data_i64(), static_cast<size_t>(n), static_cast<size_t>(c),
-                       ignore_index, losses.data_f32());
-  Tensor out;
-  if (reduction == Reduction::kNone) {
-    out = losses;
-  } else {
-    float total = BatchGroupedSumRows(losses.Reshape({n, 1}), kBatchGroup).item();
-    if (reduction == Reduction::kMean) total = total / static_cast<float>(counted);
-    out = Tensor::Scalar(total);
-  }
-  if (NeedsGrad({log_probs_in})) {
-    Node& node = RecordNode(out, OpKind::kNllLoss, {log_probs_in});
-    node.ints = {ignore_index, static_cast<int64_t>(reduction), counted};
-    node.saved = {targets};
-  }
-  return out;
+  return trace::Op("nll_loss", [&]() -> Tensor {
+    const Tensor log_probs = ContiguousData(log_probs_in, "nll_loss");
+    LOCKSTEP_REQUIRE(log_probs.dim() == 2, "nll_loss: expected log-probabilities [N, C], got "
+                                               << ShapeString(log_probs.shape()));
+    const int64_t n = log_probs.size(0), c = log_probs.size(1);
+    LOCKSTEP_REQUIRE(target.shape() == Shape{n} && target.dtype() != DType::kFloat32,
+                     "nll_loss: expected integer targets of shape [" << n << "], got " << DTypeName(target.dtype())
+                                                                    << " " << ShapeString(target.shape()));
+    const std::vector<int64_t> t = target.ToInt64Vector();
+    int64_t counted = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (t[i] == ignore_index) continue;
+      LOCKSTEP_REQUIRE(t[i] >= 0 && t[i] < c, "nll_loss: target " << t[i] << " at position " << i
+                                                                  << " is out of range [0, " << c << ")");
+      ++counted;
+    }
+    // The checked targets, on the current device, for the pick (and the backward scatter).
+    const Tensor targets = Tensor::FromInt64({n}, t);
+    Tensor losses = Tensor::Empty({n});
+    Kernels().NllForward(log_probs.data_f32(), targets.data_i64(), static_cast<size_t>(n), static_cast<size_t>(c),
+                         ignore_index, losses.data_f32());
+    Tensor out;
+    if (reduction == Reduction::kNone) {
+      out = losses;
+    } else {
+      float total = BatchGroupedSumRows(losses.Reshape({n, 1}), kBatchGroup).item();
+      if (reduction == Reduction::kMean) total = total / static_cast<float>(counted);
+      out = Tensor::Scalar(total);
+    }
+    if (NeedsGrad({log_probs_in})) {
+      Node& node = RecordNode(out, OpKind::kNllLoss, {log_probs_in});
+      node.ints = {ignore_index, static_cast<int64_t>(reduction), counted};
+      node.saved = {targets};
+    }
+    return out;
+  });
 }
 
 Tensor CrossEntropy(const Tensor& logits, const Tensor& target, Reduction reduction,
                     int64_t ignore_index, float label_smoothing) {
-  LOCKSTEP_REQUIRE(label_smoothing >= 0.0f && label_smoothing <= 1.0f,
-                   "cross_entropy: label smoothing must be in [0, 1], got " << label_smoothing);
-  const Tensor log_probs = LogSoftmax(logits, -1);
-  if (label_smoothing == 0.0f) return NllLoss(log_probs, target, reduction, ignore_index);
-  // PyTorch's definition: (1 - e) * nll + e * (-sum_c log p_c / C), ignored rows excluded.
-  const int64_t c = log_probs.size(-1);
-  const Tensor nll = NllLoss(log_probs, target, Reduction::kNone, ignore_index);
-  const std::vector<int64_t> t = target.ToInt64Vector();
-  std::vector<float> keep(t.size());
-  int64_t counted = 0;
-  for (size_t i = 0; i < t.size(); ++i) {
-    keep[i] = t[i] == ignore_index ? 0.0f : 1.0f;
-    counted += t[i] != ignore_index;
-  }
-  const Tensor keep_mask = Tensor::FromVector({static_cast<int64_t>(t.size())}, keep);
-  const Tensor smooth = Mul(MulScalar(Sum(log_probs, -1), -1.0f / static_cast<float>(c)), keep_mask);
-  const Tensor per_sample = Add(MulScalar(nll, 1.0f - label_smoothing), MulScalar(smooth, label_smoothing));
-  if (reduction == Reduction::kNone) return per_sample;
-  const Tensor total = Sum(per_sample);
-  return reduction == Reduction::kSum ? total : MulScalar(total, 1.0f / static_cast<float>(counted));
+  return trace::Op("cross_entropy", [&]() -> Tensor {
+    LOCKSTEP_REQUIRE(label_smoothing >= 0.0f && label_smoothing <= 1.0f,
+                     "cross_entropy: label smoothing must be in [0, 1], got " << label_smoothing);
+    const Tensor log_probs = LogSoftmax(logits, -1);
+    if (label_smoothing == 0.0f) return NllLoss(log_probs, target, reduction, ignore_index);
+    // PyTorch's definition: (1 - e) * nll + e * (-sum_c log p_c / C), ignored rows excluded.
+    const int64_t c = log_probs.size(-1);
+    const Tensor nll = NllLoss(log_probs, target, Reduction::kNone, ignore_index);
+    const std::vector<int64_t> t = target.ToInt64Vector();
+    std::vector<float> keep(t.size());
+    int64_t counted = 0;
+    for (size_t i = 0; i < t.size(); ++i) {
+      keep[i] = t[i] == ignore_index ? 0.0f : 1.0f;
+      counted += t[i] != ignore_index;
+    }
+    const Tensor keep_mask = Tensor::FromVector({static_cast<int64_t>(t.size())}, keep);
+    const Tensor smooth = Mul(MulScalar(Sum(log_probs, -1), -1.0f / static_cast<float>(c)), keep_mask);
+    const Tensor per_sample = Add(MulScalar(nll, 1.0f - label_smoothing), MulScalar(smooth, label_smoothing));
+    if (reduction == Reduction::kNone) return per_sample;
+    const Tensor total = Sum(per_sample);
+    return reduction == Reduction::kSum ? total : MulScalar(total, 1.0f / static_cast<float>(counted));
+  });
 }
 
 Tensor MseLoss(const Tensor& input, const Tensor& target, Reduction reduction) {
-  LOCKSTEP_REQUIRE(input.shape() == target.shape(), "mse_loss: input " << ShapeString(input.shape())
-                                                                       << " and target " << ShapeString(target.shape())
-                                                                       << " differ in shape");
-  const Tensor diff = Sub(input, target);
-  const Tensor squared = Mul(diff, diff);
-  if (reduction == Reduction::kNone) return squared;
-  return reduction == Reduction::kSum ? Sum(squared) : Mean(squared);
+  return trace::Op("mse_loss", [&]() -> Tensor {
+    LOCKSTEP_REQUIRE(input.shape() == target.shape(), "mse_loss: input " << ShapeString(input.shape())
+                                                                         << " and target " << ShapeString(target.shape())
+                                                                         << " differ in shape");
+    const Tensor diff = Sub(input, target);
+    const Tensor squared = Mul(diff, diff);
+    if (reduction == Reduction::kNone) return squared;
+    return reduction == Reduction::kSum ? Sum(squared) : Mean(squared);
+  });
 }
 
 }  // namespace lockstep

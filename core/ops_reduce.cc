@@ -3,6 +3,7 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "core/trace/trace.h"
 #include "core/ops_internal.h"
 #include "simd/elementwise.h"
 #include "simd/reduce.h"
@@ -101,60 +102,74 @@ Tensor SumToShape(const Tensor& grad_in, const Shape& shape) {
 }
 
 Tensor Sum(const Tensor& a) {
-  const Tensor x = ContiguousData(a, "sum");
-  Tensor out = Tensor::Empty({});
-  Kernels().SumAxis(x.data_f32(), 1, static_cast<size_t>(x.numel()), 1, out.data_f32());
-  if (NeedsGrad({a})) RecordNode(out, OpKind::kSum, {a}).ints = {-1, 0};
-  return out;
+  return trace::Op("sum", [&]() -> Tensor {
+    const Tensor x = ContiguousData(a, "sum");
+    Tensor out = Tensor::Empty({});
+    Kernels().SumAxis(x.data_f32(), 1, static_cast<size_t>(x.numel()), 1, out.data_f32());
+    if (NeedsGrad({a})) RecordNode(out, OpKind::kSum, {a}).ints = {-1, 0};
+    return out;
+  });
 }
 
 Tensor Sum(const Tensor& a, int64_t dim, bool keepdim) {
-  Tensor out = ReduceDim(a, dim, keepdim, "sum", &Kernels::SumAxis);
-  if (NeedsGrad({a})) RecordNode(out, OpKind::kSum, {a}).ints = {NormalizeDim(dim, a.dim(), "sum"), keepdim};
-  return out;
+  return trace::Op("sum", [&]() -> Tensor {
+    Tensor out = ReduceDim(a, dim, keepdim, "sum", &Kernels::SumAxis);
+    if (NeedsGrad({a})) RecordNode(out, OpKind::kSum, {a}).ints = {NormalizeDim(dim, a.dim(), "sum"), keepdim};
+    return out;
+  });
 }
 
 Tensor Mean(const Tensor& a) {
-  const Tensor x = ContiguousData(a, "mean");
-  Tensor out = Tensor::Empty({});
-  Kernels().MeanAxis(x.data_f32(), 1, static_cast<size_t>(x.numel()), 1, out.data_f32());
-  if (NeedsGrad({a})) RecordNode(out, OpKind::kMean, {a}).ints = {-1, 0};
-  return out;
+  return trace::Op("mean", [&]() -> Tensor {
+    const Tensor x = ContiguousData(a, "mean");
+    Tensor out = Tensor::Empty({});
+    Kernels().MeanAxis(x.data_f32(), 1, static_cast<size_t>(x.numel()), 1, out.data_f32());
+    if (NeedsGrad({a})) RecordNode(out, OpKind::kMean, {a}).ints = {-1, 0};
+    return out;
+  });
 }
 
 Tensor Mean(const Tensor& a, int64_t dim, bool keepdim) {
-  Tensor out = ReduceDim(a, dim, keepdim, "mean", &Kernels::MeanAxis);
-  if (NeedsGrad({a})) RecordNode(out, OpKind::kMean, {a}).ints = {NormalizeDim(dim, a.dim(), "mean"), keepdim};
-  return out;
+  return trace::Op("mean", [&]() -> Tensor {
+    Tensor out = ReduceDim(a, dim, keepdim, "mean", &Kernels::MeanAxis);
+    if (NeedsGrad({a})) RecordNode(out, OpKind::kMean, {a}).ints = {NormalizeDim(dim, a.dim(), "mean"), keepdim};
+    return out;
+  });
 }
 
 Tensor Variance(const Tensor& a, int64_t dim, int64_t correction, bool keepdim) {
-  LOCKSTEP_REQUIRE(correction >= 0, "variance: correction must be >= 0, got " << correction);
-  const Tensor x = ContiguousData(a, "variance");
-  const int64_t d = NormalizeDim(dim, x.dim(), "variance");
-  int64_t outer, len, inner;
-  SplitAround(x.shape(), d, &outer, &len, &inner);
-  Tensor out = Tensor::Empty(ReducedShape(x.shape(), d, keepdim));
-  Kernels().VarianceAxis(x.data_f32(), outer, len, inner, static_cast<size_t>(correction), out.data_f32());
-  return out;
+  return trace::Op("var", [&]() -> Tensor {
+    LOCKSTEP_REQUIRE(correction >= 0, "variance: correction must be >= 0, got " << correction);
+    const Tensor x = ContiguousData(a, "variance");
+    const int64_t d = NormalizeDim(dim, x.dim(), "variance");
+    int64_t outer, len, inner;
+    SplitAround(x.shape(), d, &outer, &len, &inner);
+    Tensor out = Tensor::Empty(ReducedShape(x.shape(), d, keepdim));
+    Kernels().VarianceAxis(x.data_f32(), outer, len, inner, static_cast<size_t>(correction), out.data_f32());
+    return out;
+  });
 }
 
 Tensor Max(const Tensor& a, int64_t dim, bool keepdim) {
-  // PyTorch refuses too: an empty dimension has no maximum (-inf would be a silent invention).
-  const int64_t d = NormalizeDim(dim, a.dim(), "max");
-  LOCKSTEP_REQUIRE(a.size(d) > 0, "max: dimension " << d << " of " << ShapeString(a.shape()) << " is empty");
-  return ReduceDim(a, dim, keepdim, "max", &Kernels::MaxAxis);
+  return trace::Op("max", [&]() -> Tensor {
+    // PyTorch refuses too: an empty dimension has no maximum (-inf would be a silent invention).
+    const int64_t d = NormalizeDim(dim, a.dim(), "max");
+    LOCKSTEP_REQUIRE(a.size(d) > 0, "max: dimension " << d << " of " << ShapeString(a.shape()) << " is empty");
+    return ReduceDim(a, dim, keepdim, "max", &Kernels::MaxAxis);
+  });
 }
 
 Tensor Argmax(const Tensor& a, int64_t dim, bool keepdim) {
-  const Tensor x = ContiguousData(a, "argmax");
-  const int64_t d = NormalizeDim(dim, x.dim(), "argmax");
-  int64_t outer, len, inner;
-  SplitAround(x.shape(), d, &outer, &len, &inner);
-  LOCKSTEP_REQUIRE(len > 0, "argmax: dimension " << d << " of " << ShapeString(x.shape()) << " is empty");
-  Tensor out = Tensor::Empty(ReducedShape(x.shape(), d, keepdim), DType::kInt64);
-  Kernels().ArgmaxAxis(x.data_f32(), outer, len, inner, out.data_i64());
-  return out;
+  return trace::Op("argmax", [&]() -> Tensor {
+    const Tensor x = ContiguousData(a, "argmax");
+    const int64_t d = NormalizeDim(dim, x.dim(), "argmax");
+    int64_t outer, len, inner;
+    SplitAround(x.shape(), d, &outer, &len, &inner);
+    LOCKSTEP_REQUIRE(len > 0, "argmax: dimension " << d << " of " << ShapeString(x.shape()) << " is empty");
+    Tensor out = Tensor::Empty(ReducedShape(x.shape(), d, keepdim), DType::kInt64);
+    Kernels().ArgmaxAxis(x.data_f32(), outer, len, inner, out.data_i64());
+    return out;
+  });
 }
 
 }  // namespace lockstep

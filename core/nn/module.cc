@@ -36,6 +36,17 @@ NamedTensors Module::NamedBuffers() const {
   return out;
 }
 
+Tensor Module::TracedForward(const Tensor& x) {
+  struct Scope {  // leaves the module even when Forward throws
+    const Module* module;
+    Tensor out;
+    ~Scope() { trace::LeaveModule(module, out); }
+  } scope{this, Tensor()};
+  trace::EnterModule(this);
+  scope.out = Forward(x);
+  return scope.out;
+}
+
 std::vector<std::pair<std::string, Module*>> Module::NamedModules() {
   std::vector<std::pair<std::string, Module*>> out{{"", this}};
   for (const auto& [name, child] : children_) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "core/trace/trace.h"
 
 namespace lockstep {
 namespace nn {
@@ -20,7 +21,8 @@ class Module {
  public:
   virtual ~Module() = default;
   virtual Tensor Forward(const Tensor& x) = 0;
-  Tensor operator()(const Tensor& x) { return Forward(x); }
+  // Forward, recorded in the open trace (core/trace/trace.h) when there is one.
+  Tensor operator()(const Tensor& x) { return trace::Active() ? TracedForward(x) : Forward(x); }
   virtual std::string Name() const = 0;
 
   NamedTensors NamedParameters() const;
@@ -53,6 +55,7 @@ class Module {
 
  private:
   void Collect(const std::string& prefix, bool parameters, NamedTensors* out) const;
+  Tensor TracedForward(const Tensor& x);
   NamedTensors parameters_, buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;

@@ -88,6 +88,25 @@ void Optimizer::RequireParametersOf(const nn::Module& model, const char* what) c
                                                   << " trainable ones: it was created for another model");
 }
 
+std::vector<Tensor> Optimizer::AllParameters() const {
+  std::vector<Tensor> out;
+  for (const ParamGroup& g : groups_) {
+    for (const auto& [name, p] : g.params) out.push_back(p);
+  }
+  return out;
+}
+
+void Optimizer::Step() {
+  if (!trace::Active()) {
+    DoStep();
+    return;
+  }
+  const std::vector<Tensor> params = AllParameters();
+  trace::RecordParameters("grad", params, /*gradients=*/true);
+  DoStep();
+  trace::RecordParameters("update", params, /*gradients=*/false);
+}
+
 void Optimizer::ZeroGrad() {
   for (ParamGroup& g : groups_) {
     for (auto& [name, p] : g.params) p.ZeroGrad();
@@ -126,7 +145,7 @@ Sgd::Sgd(std::vector<ParamGroup> groups, const SgdOptions& options)
 Sgd::Sgd(const nn::NamedTensors& params, const SgdOptions& options)
     : Sgd(OneGroup(params, options.weight_decay), options) {}
 
-void Sgd::Step() {
+void Sgd::DoStep() {
   size_t k = 0;
   for (ParamGroup& group : groups_) {
     for (auto& [name, p] : group.params) {
@@ -168,7 +187,7 @@ AdamW::AdamW(const nn::NamedTensors& params, const AdamWOptions& options)
 Adam::Adam(const nn::NamedTensors& params, const AdamOptions& options)
     : Adam(OneGroup(params, options.weight_decay), options) {}
 
-void Adam::Step() {
+void Adam::DoStep() {
   ++step_;
   const double bias_correction1 = 1.0 - IntPow(options_.beta1, step_);
   const double bias_correction2 = 1.0 - IntPow(options_.beta2, step_);

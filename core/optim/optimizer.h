@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/nn/module.h"
+#include "core/trace/trace.h"
 
 namespace lockstep {
 namespace optim {
@@ -22,7 +23,9 @@ struct ParamGroup {
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
-  virtual void Step() = 0;
+  // One update of every parameter that has a gradient (in an open trace, the gradients before it
+  // and the parameters after it are recorded by name).
+  void Step();
   void ZeroGrad();
   float lr() const { return lr_; }
   void set_lr(float lr) { lr_ = lr; }
@@ -37,6 +40,8 @@ class Optimizer {
 
  protected:
   Optimizer(std::vector<ParamGroup> groups, float lr);
+  virtual void DoStep() = 0;
+  std::vector<Tensor> AllParameters() const;
   std::vector<ParamGroup> groups_;
   float lr_;
   int64_t step_ = 0;
@@ -51,10 +56,10 @@ class Sgd : public Optimizer {
  public:
   Sgd(std::vector<ParamGroup> groups, const SgdOptions& options);
   Sgd(const nn::NamedTensors& params, const SgdOptions& options);
-  void Step() override;
   nn::NamedTensors State() const override;
 
  private:
+  void DoStep() override;
   SgdOptions options_;
   std::vector<Tensor> momentum_;  // one per parameter, in group order
 };
@@ -68,10 +73,10 @@ class Adam : public Optimizer {
  public:
   Adam(std::vector<ParamGroup> groups, const AdamOptions& options);
   Adam(const nn::NamedTensors& params, const AdamOptions& options);
-  void Step() override;
   nn::NamedTensors State() const override;
 
  private:
+  void DoStep() override;
   AdamOptions options_;
   std::vector<Tensor> exp_avg_, exp_avg_sq_;
 };

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/ops.h"
+#include "core/trace/trace.h"
 
 namespace lockstep {
 namespace train {
@@ -28,6 +29,7 @@ ClassifierTrainer::ClassifierTrainer(nn::Module& model, optim::Optimizer& optimi
 
 float ClassifierTrainer::Step() {
   Tensor x, y;
+  trace::BeginStep(step_ + 1);
   loader_.GetBatch(epoch(), step_ % per_epoch_, &x, &y);
   model_.Train();
   optimizer_.ZeroGrad();

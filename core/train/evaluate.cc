@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "core/sha256.h"
+#include "core/trace/trace.h"
 
 namespace lockstep {
 namespace train {
@@ -24,6 +25,7 @@ EvalResult Evaluate(nn::Module& model, const Dataset& data, int64_t batch_size, 
   EvalResult result;
   for (int64_t start = 0; start < size; start += batch_size) {
     const int64_t end = std::min(size, start + batch_size);
+    trace::BeginStep(start / batch_size + 1, "eval");
     const Tensor logits = model(data.Inputs(start, end - start));
     logits_hash.Update(logits.data_f32(), static_cast<size_t>(logits.numel()) * sizeof(float));
     const std::vector<int64_t> predicted = Argmax(logits, 1).ToInt64Vector();

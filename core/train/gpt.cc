@@ -8,6 +8,7 @@
 #include "core/fp_environment.h"
 #include "core/io/files.h"
 #include "core/sha256.h"
+#include "core/trace/trace.h"
 #include "core/ops.h"
 #include "core/optim/optimizer.h"
 #include "core/random.h"
@@ -44,6 +45,7 @@ GptLosses EstimateGptLoss(models::Gpt& model, const CharCorpus& corpus, int64_t 
   const bool was_training = model.training();
   model.Eval();
   NoGradGuard no_grad;
+  const trace::PhaseScope phase("eval");
   GptLosses out;
   for (const bool val : {false, true}) {
     float sum = 0.0f;  // in batch order
@@ -135,6 +137,7 @@ float GptTrainer::Step() {
   LOCKSTEP_REQUIRE(!done(), "gpt: all " << config_.steps << " steps are done");
   models::Gpt& model = *result_.model;
   model.Train();
+  trace::BeginStep(step_ + 1);
   lr_ = optim::CosineWithWarmup(config_.lr, config_.min_lr, step_, config_.warmup_steps, config_.decay_steps);
   optimizer_->set_lr(lr_);
   const float micro_scale = 1.0f / static_cast<float>(config_.grad_accum);
@@ -202,6 +205,7 @@ std::vector<int64_t> SampleGpt(models::Gpt& model, const std::vector<int64_t>& p
   for (int64_t t = 0; t < options.max_new_tokens; ++t) {
     const int64_t start = std::max<int64_t>(0, static_cast<int64_t>(tokens.size()) - block);
     const std::vector<int64_t> context(tokens.begin() + start, tokens.end());
+    trace::BeginStep(t + 1, "sample");
     const Tensor logits = model(Tensor::FromInt64({1, static_cast<int64_t>(context.size())}, context));
     Tensor last = Div(logits.Select(1, logits.size(1) - 1).Reshape({vocab}), temperature);
     // Non-finite logits have no distribution to draw from: refuse rather than emit token 0 forever.

@@ -1,0 +1,50 @@
+#include "core/trace/bits_hash.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+namespace lockstep {
+namespace trace {
+namespace {
+
+uint64_t Fmix64(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ULL;
+  k ^= k >> 33;
+  return k;
+}
+
+}  // namespace
+
+std::string BitsHash(const void* data, size_t bytes) {
+  constexpr uint64_t kP[2] = {0x9E3779B97F4A7C15ULL, 0xC2B2AE3D27D4EB4FULL};
+  constexpr uint64_t kQ[2] = {0xBF58476D1CE4E5B9ULL, 0x94D049BB133111EBULL};
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  const size_t words = (bytes + 7) / 8;
+  uint64_t s0 = 0, s1 = 0;
+  for (size_t i = 0; i < words; ++i) {
+    uint64_t w = 0;
+    if (8 * i + 8 <= bytes) {
+      memcpy(&w, p + 8 * i, 8);
+    } else {
+      memcpy(&w, p + 8 * i, bytes - 8 * i);
+    }
+    const uint64_t n = static_cast<uint64_t>(i) + 1;
+    uint64_t x0 = (w + n * kP[0]) * kQ[0];
+    uint64_t x1 = (w + n * kP[1]) * kQ[1];
+    s0 += x0 ^ (x0 >> 31);
+    s1 += x1 ^ (x1 >> 31);
+  }
+  const uint64_t h0 = Fmix64(s0 ^ (static_cast<uint64_t>(bytes) * kP[0]));
+  const uint64_t h1 = Fmix64(s1 ^ (static_cast<uint64_t>(bytes) * kP[1]));
+  char text[33];
+  snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(h0),
+           static_cast<unsigned long long>(h1));
+  return text;
+}
+
+}  // namespace trace
+}  // namespace lockstep

@@ -1,0 +1,310 @@
+// The trace recorder behind core/trace/trace.h: one per open Session, installed on its thread.
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <map>
+#include <tuple>
+
+#include "core/contract.h"
+#include "core/error.h"
+#include "core/io/files.h"
+#include "core/nn/module.h"
+#include "core/safetensors.h"
+#include "core/trace/bits_hash.h"
+#include "core/trace/trace.h"
+#include "simd/targets.h"
+
+namespace lockstep {
+namespace trace {
+
+namespace {
+thread_local Recorder* current = nullptr;
+
+void AppendJsonString(const std::string& text, std::string* out) {
+  out->push_back('"');
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escape[8];
+      snprintf(escape, sizeof escape, "\\u%04x", c);
+      out->append(escape);
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('"');
+}
+
+void AppendNumber(double v, std::string* out) {
+  if (!std::isfinite(v)) {
+    out->append("null");
+    return;
+  }
+  char text[32];
+  snprintf(text, sizeof text, "%.9g", v);
+  out->append(text);
+}
+
+}  // namespace
+
+class Recorder {
+ public:
+  Recorder(const Options& options, nn::Module* model) : options_(options) {
+    if (model != nullptr) {
+      for (const auto& [path, module] : model->NamedModules()) {
+        module_index_[module] = static_cast<int32_t>(paths_.size());
+        paths_.push_back(path);
+      }
+      for (const auto& [name, p] : model->NamedParameters()) param_names_[p.impl().get()] = name;
+    }
+    std::string header = "{\"lockstep_trace\":" + std::to_string(kFormatVersion) +
+                         ",\"producer\":\"lockstep\",\"version\":";
+    AppendJsonString(LOCKSTEP_VERSION_STRING, &header);
+    header += ",\"contract\":" + std::to_string(kContractVersion) + ",\"platform\":";
+    AppendJsonString(LOCKSTEP_PLATFORM, &header);
+    header += ",\"simd\":";
+    AppendJsonString(simd::ActiveTargetName(), &header);
+    header += ",\"source\":";
+    AppendJsonString(options.source, &header);
+    header += "}\n";
+    lines_ = header;
+  }
+
+  void BeginStep(int64_t step, const char* phase) {
+    step_ = step;
+    phase_ = phase;
+    calls_.clear();
+  }
+  const char* phase() const { return phase_; }
+  void set_phase(const char* phase) { phase_ = phase; }
+  bool in_backward() const { return in_backward_; }
+  void set_in_backward(bool on) { in_backward_ = on; }
+
+  int32_t CurrentModule() const { return module_stack_.empty() ? -1 : module_stack_.back(); }
+  void Enter(const nn::Module* module) {
+    auto it = module_index_.find(module);
+    module_stack_.push_back(it != module_index_.end() ? it->second : CurrentModule());
+  }
+  void Leave() {
+    if (!module_stack_.empty()) module_stack_.pop_back();
+  }
+
+  // One record: the tensor's identity (dtype, shape), hash and statistics.
+  // new_call: the first output of an op execution (its other outputs share the call index).
+  void Record(int32_t module, const char* op, int out_index, bool new_call, const Tensor& t,
+              const char* param = nullptr) {
+    const std::string path = module >= 0 && static_cast<size_t>(module) < paths_.size() ? paths_[module] : "";
+    const std::string key = std::string(phase_) + "\n" + path + "\n" + op;
+    const int64_t call = new_call ? calls_[key]++ : calls_[key] - 1;
+    const Tensor c = t.device() == Device::Cpu() ? t.Detach().Contiguous() : t.ToDevice(Device::Cpu());
+    std::string line = "{\"step\":" + std::to_string(step_) + ",\"phase\":\"" + phase_ + "\",\"module\":";
+    AppendJsonString(path, &line);
+    line += ",\"op\":";
+    AppendJsonString(op, &line);
+    line += ",\"call\":" + std::to_string(call) + ",\"out\":" + std::to_string(out_index);
+    if (param != nullptr) {
+      line += ",\"param\":";
+      AppendJsonString(param, &line);
+    }
+    line += ",\"dtype\":\"" + std::string(DTypeString(c.dtype())) + "\",\"shape\":[";
+    for (size_t i = 0; i < c.shape().size(); ++i) line += (i ? "," : "") + std::to_string(c.shape()[i]);
+    const size_t n = static_cast<size_t>(c.numel());
+    const void* data = c.dtype() == DType::kFloat32 ? static_cast<const void*>(c.data_f32())
+                       : c.dtype() == DType::kInt32 ? static_cast<const void*>(c.data_i32())
+                                                    : static_cast<const void*>(c.data_i64());
+    line += "],\"hash\":\"" + BitsHash(data, n * DTypeSize(c.dtype())) + "\"";
+    AppendStatistics(c, n, &line);
+    const std::string name = param != nullptr ? param : path + "/" + op;
+    if (KeepValues(name)) {
+      line += ",\"values\":\"r" + std::to_string(records_) + "\"";
+      TensorRecord r;
+      r.name = "r" + std::to_string(records_);
+      r.dtype = c.dtype();
+      r.shape = c.shape();
+      r.data.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + n * DTypeSize(c.dtype()));
+      values_.tensors.push_back(std::move(r));
+    }
+    line += "}\n";
+    lines_ += line;
+    ++records_;
+  }
+
+  std::string ParamName(const Tensor& p, size_t position) const {
+    auto it = param_names_.find(p.impl().get());
+    return it != param_names_.end() ? it->second : std::to_string(position);
+  }
+  // The module path of a parameter name ("features.0.weight" -> index of "features.0").
+  int32_t ModuleOfParam(const std::string& name) const {
+    const size_t dot = name.rfind('.');
+    const std::string path = dot == std::string::npos ? "" : name.substr(0, dot);
+    for (size_t i = 0; i < paths_.size(); ++i) {
+      if (paths_[i] == path) return static_cast<int32_t>(i);
+    }
+    return -1;
+  }
+
+  std::string Bytes() const { return lines_ + "{\"end\":true,\"records\":" + std::to_string(records_) + "}\n"; }
+  std::vector<uint8_t> ValueBytes() const {
+    return values_.tensors.empty() ? std::vector<uint8_t>() : EncodeSafetensors(values_);
+  }
+  const Options& options() const { return options_; }
+  int64_t records() const { return records_; }
+
+ private:
+  static void AppendStatistics(const Tensor& c, size_t n, std::string* line) {
+    int64_t nans = 0, infs = 0, finite = 0;
+    double lo = INFINITY, hi = -INFINITY, sum = 0.0, squares = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+      const double v = c.dtype() == DType::kFloat32 ? static_cast<double>(c.data_f32()[i])
+                       : c.dtype() == DType::kInt32 ? static_cast<double>(c.data_i32()[i])
+                                                    : static_cast<double>(c.data_i64()[i]);
+      if (v != v) {
+        ++nans;
+      } else if (!std::isfinite(v)) {
+        ++infs;
+      } else {
+        ++finite;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+        sum += v;
+        squares += v * v;
+      }
+    }
+    *line += ",\"min\":";
+    AppendNumber(finite ? lo : NAN, line);
+    *line += ",\"max\":";
+    AppendNumber(finite ? hi : NAN, line);
+    *line += ",\"mean\":";
+    AppendNumber(finite ? sum / static_cast<double>(finite) : NAN, line);
+    *line += ",\"l2\":";
+    AppendNumber(sqrt(squares), line);
+    *line += ",\"nan\":" + std::to_string(nans) + ",\"inf\":" + std::to_string(infs);
+  }
+
+  bool KeepValues(const std::string& name) const {
+    return options_.values_from > 0 && step_ >= options_.values_from && step_ <= options_.values_to &&
+           name.find(options_.values_pattern) != std::string::npos;
+  }
+
+  Options options_;
+  std::vector<std::string> paths_;
+  std::map<const nn::Module*, int32_t> module_index_;
+  std::map<const TensorImpl*, std::string> param_names_;
+  std::vector<int32_t> module_stack_;
+  std::map<std::string, int64_t> calls_;
+  int64_t step_ = 0;
+  const char* phase_ = "forward";
+  bool in_backward_ = false;
+  std::string lines_;
+  SafetensorsFile values_;
+  int64_t records_ = 0;
+};
+
+Recorder* Current() { return current; }
+
+Session::Session(const Options& options, nn::Module* model)
+    : recorder_(std::make_unique<Recorder>(options, model)), previous_(current) {
+  if (!options.path.empty()) RequireWritableFile(options.path);
+  if (!options.values_path.empty()) RequireWritableFile(options.values_path);
+  LOCKSTEP_REQUIRE(options.values_from <= options.values_to,
+                   "trace: values steps [" << options.values_from << ", " << options.values_to << "] are empty");
+  current = recorder_.get();
+}
+
+Session::~Session() {
+  try {
+    Finish();
+  } catch (...) {
+    current = previous_;
+  }
+}
+
+void Session::Finish() {
+  if (finished_) return;
+  finished_ = true;
+  current = previous_;
+  const Options& o = recorder_->options();
+  if (!o.path.empty()) WriteFileAtomic(o.path, Bytes());
+  const std::vector<uint8_t> values = ValueBytes();
+  if (!o.values_path.empty() && !values.empty()) WriteFileAtomic(o.values_path, values);
+}
+
+std::vector<uint8_t> Session::Bytes() const {
+  const std::string text = recorder_->Bytes();
+  return std::vector<uint8_t>(text.begin(), text.end());
+}
+std::vector<uint8_t> Session::ValueBytes() const { return recorder_->ValueBytes(); }
+int64_t Session::records() const { return recorder_->records(); }
+
+void BeginStep(int64_t step, const char* phase) {
+  if (current != nullptr) current->BeginStep(step, phase);
+}
+
+PhaseScope::PhaseScope(const char* phase) {
+  if (current == nullptr) return;
+  previous_ = current->phase();
+  current->set_phase(phase);
+}
+PhaseScope::~PhaseScope() {
+  if (current != nullptr && previous_ != nullptr) current->set_phase(previous_);
+}
+
+void RecordOp(const char* op, const Tensor& out) {
+  if (current == nullptr || current->in_backward() || !out.defined()) return;
+  current->Record(current->CurrentModule(), op, 0, true, out);
+}
+
+void EnterModule(const nn::Module* module) {
+  if (current != nullptr) current->Enter(module);
+}
+
+void LeaveModule(const nn::Module* module, const Tensor& out) {
+  (void)module;
+  if (current == nullptr) return;
+  if (!current->in_backward() && out.defined()) current->Record(current->CurrentModule(), "output", 0, true, out);
+  current->Leave();
+}
+
+int32_t CurrentModuleIndex() { return current == nullptr ? -1 : current->CurrentModule(); }
+
+BackwardScope::BackwardScope() : active_(current != nullptr && !current->in_backward()) {
+  if (!active_) return;
+  current->set_in_backward(true);
+}
+BackwardScope::~BackwardScope() {
+  if (active_ && current != nullptr) current->set_in_backward(false);
+}
+
+void RecordBackward(const char* op, int32_t module_index, const std::vector<Tensor>& grads) {
+  if (current == nullptr) return;
+  const char* saved = current->phase();
+  current->set_phase("backward");
+  const std::string name = std::string(op) + "_backward";
+  bool first = true;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (!grads[i].defined()) continue;
+    // The first recorded output takes the next call index; the others share it.
+    current->Record(module_index, name.c_str(), static_cast<int>(i), first, grads[i]);
+    first = false;
+  }
+  current->set_phase(saved);
+}
+
+void RecordParameters(const char* phase, const std::vector<Tensor>& params, bool gradients) {
+  if (current == nullptr) return;
+  const char* saved = current->phase();
+  current->set_phase(phase);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Tensor t = gradients ? params[i].grad() : params[i];
+    if (!t.defined()) continue;
+    const std::string name = current->ParamName(params[i], i);
+    current->Record(current->ModuleOfParam(name), gradients ? "grad" : "update", 0, true, t, name.c_str());
+  }
+  current->set_phase(saved);
+}
+
+}  // namespace trace
+}  // namespace lockstep
