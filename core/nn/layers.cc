@@ -49,7 +49,7 @@ Sequential& Sequential::Add(std::shared_ptr<Module> module) {
 
 Tensor Sequential::Forward(const Tensor& x) {
   Tensor y = x;
-  for (const auto& [name, child] : children()) y = child->Forward(y);
+  for (const auto& [name, child] : children()) y = (*child)(y);
   return y;
 }
 

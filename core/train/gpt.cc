@@ -182,10 +182,13 @@ GptResult RunGpt(const GptTrainConfig& config, const CharCorpus& corpus, const G
   if (!config.resume_path.empty()) {
     trainer.Resume(ReadWholeFile(config.resume_path, kMaxTrainingStateBytes), config.resume_path);
   }
+  std::unique_ptr<trace::Session> tracing;
+  if (!config.trace.path.empty()) tracing = std::make_unique<trace::Session>(config.trace, trainer.result().model.get());
   while (!trainer.done()) {
     const float loss = trainer.Step();
     if (progress) progress({trainer.steps_done(), config.steps, loss, trainer.lr(), trainer.result().model.get()});
   }
+  if (tracing) tracing->Finish();
   return trainer.Finish();
 }
 

@@ -15,6 +15,7 @@
 #include "core/models/gpt.h"
 #include "core/optim/optimizer.h"
 #include "core/text.h"
+#include "core/trace/trace.h"
 
 namespace lockstep {
 namespace train {
@@ -38,6 +39,7 @@ struct GptTrainConfig {
   int64_t checkpoint_every = 0;
   std::string checkpoint_path;
   std::string resume_path;
+  trace::Options trace;  // an op-level trace of RunGpt when trace.path is set
 };
 
 // The configurations the examples, the CLI and check-matrix name: "small" (4 layers, 4 heads,

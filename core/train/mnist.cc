@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/fp_environment.h"
 #include "core/io/files.h"
+#include "core/trace/trace.h"
 #include "core/models/lenet.h"
 #include "core/ops.h"
 #include "core/optim/optimizer.h"
@@ -63,6 +64,9 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
       ClassifierRunIdentity("lenet5", config.seed, config.batch_size, config.lr, train_set);
   identity["lr_schedule"] = std::to_string(config.lr_step_epochs) + "/" + FloatBits(config.lr_gamma);
 
+  std::unique_ptr<trace::Session> tracing;
+  if (!config.trace.path.empty() || config.trace_in_memory) tracing = std::make_unique<trace::Session>(config.trace, model.get());
+
   const int64_t per_epoch = trainer.steps_per_epoch();
   int64_t total = per_epoch * config.epochs;
   if (config.max_steps >= 0 && config.max_steps < total) total = config.max_steps;
@@ -95,6 +99,13 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
   result.logits_hash = eval.logits_hash;
   result.test_examples = eval.examples;
   result.test_accuracy = eval.accuracy;
+  if (tracing) {
+    tracing->Finish();
+    if (config.trace_in_memory) {
+      result.trace = tracing->Bytes();
+      result.trace_values = tracing->ValueBytes();
+    }
+  }
   return result;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/data.h"
+#include "core/trace/trace.h"
 
 namespace lockstep {
 namespace train {
@@ -37,6 +38,10 @@ struct MnistConfig {
   std::string resume_path;
   bool allow_nonfinite_loss = false;  // true: train on through NaN or infinite losses
   CancelFn cancelled;                 // asked while the data loads (Ctrl-C); optional
+  // An op-level trace of the run (docs/diagnostics.md) when trace.path is set (or, with
+  // trace_in_memory, into MnistResult::trace).
+  trace::Options trace;
+  bool trace_in_memory = false;
 };
 
 struct MnistProgress {
@@ -49,6 +54,7 @@ struct MnistResult {
   double test_accuracy = 0;
   int64_t steps = 0, test_examples = 0;
   float final_loss = 0;
+  std::vector<uint8_t> trace, trace_values;  // with trace_in_memory
 };
 
 using MnistProgressFn = std::function<void(const MnistProgress&)>;

@@ -25,6 +25,7 @@ int Usage(const std::string& problem) {
           "%s\nusage: lockstep_gpt [--data FILE] [--config small|tiny] [--steps N] [--seed S] [--threads T]\n"
           "                    [--eval-interval N] [--eval-iters N] [--sample N] [--prompt TEXT]\n"
           "                    [--temperature T] [--top-k K] [--target NAME] [--device D] [--out FILE]\n"
+          "                    [--trace FILE [--trace-values FILE --trace-steps A-B --trace-match TEXT]]\n"
           "                    [--quiet]\n",
           problem.c_str());
   return 2;
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   long long steps = -1, seed = -1, eval_interval = -1, eval_iters = -1;
   bool quiet = false;
   std::string out_path;
+  lockstep::trace::Options trace;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--quiet") {
@@ -49,11 +51,20 @@ int main(int argc, char** argv) {
     const char* value = argv[++i];
     long long n = 0;
     const bool numeric = lockstep::examples::ParseInt(value, &n);
+    std::string problem;
+    if (lockstep::examples::ParseTraceOption(arg, value, &trace, &problem)) {
+      if (!problem.empty()) return Usage(problem);
+      continue;
+    }
     if (arg == "--data") data = value;
     else if (arg == "--config") preset = value;
     else if (arg == "--prompt") prompt = value;
     else if (arg == "--out") out_path = value;
-    else if (arg == "--temperature") sample.temperature = strtof(value, nullptr);
+    else if (arg == "--temperature") {
+      if (!lockstep::examples::ParseFloat(value, &sample.temperature)) {
+        return Usage("expected a number after --temperature, got '" + std::string(value) + "'");
+      }
+    }
     else if (arg == "--target" || arg == "--device") {
       const std::string problem = arg == "--target" ? lockstep::examples::ForceTargetByName(value)
                                                     : lockstep::examples::UseDevice(value);
@@ -77,6 +88,7 @@ int main(int argc, char** argv) {
   if (eval_interval >= 0) config.eval_interval = eval_interval;
   if (eval_iters >= 0) config.eval_iters = eval_iters;
   config.save_path = out_path;
+  config.trace = trace;
   sample.seed = config.seed;
   try {
     const lockstep::CharCorpus corpus = lockstep::MakeCharCorpus(lockstep::ReadTextFile(data));

@@ -20,6 +20,7 @@ int Usage(const std::string& problem) {
   fprintf(stderr,
           "%s\nusage: lockstep_mnist [--data DIR] [--epochs N] [--seed S] [--threads T] [--steps N]\n"
           "                      [--test N] [--lr LR] [--target NAME] [--device D] [--out FILE]\n"
+          "                      [--trace FILE [--trace-values FILE --trace-steps A-B --trace-match TEXT]]\n"
           "                      [--quiet]\n",
           problem.c_str());
   return 2;
@@ -41,14 +42,22 @@ int main(int argc, char** argv) {
     const char* value = argv[++i];
     long long n = 0;
     const bool numeric = lockstep::examples::ParseInt(value, &n);
+    std::string problem;
+    if (lockstep::examples::ParseTraceOption(arg, value, &config.trace, &problem)) {
+      if (!problem.empty()) return Usage(problem);
+      continue;
+    }
     if (arg == "--data") config.data_dir = value;
     else if (arg == "--target" || arg == "--device") {
       const std::string problem = arg == "--target" ? lockstep::examples::ForceTargetByName(value)
                                                     : lockstep::examples::UseDevice(value);
       if (!problem.empty()) return Usage(problem);
     }
-    else if (arg == "--lr") config.lr = strtof(value, nullptr);
-    else if (arg == "--lr-gamma") config.lr_gamma = strtof(value, nullptr);
+    else if (arg == "--lr" || arg == "--lr-gamma") {
+      float v = 0;
+      if (!lockstep::examples::ParseFloat(value, &v)) return Usage("expected a number after " + arg + ", got '" + value + "'");
+      (arg == "--lr" ? config.lr : config.lr_gamma) = v;
+    }
     else if (arg == "--out") config.save_path = value;
     else if (!numeric || n < 0) return Usage("expected a non-negative integer after " + arg + ", got '" + value + "'");
     else if (arg == "--epochs") config.epochs = n;
