@@ -99,7 +99,7 @@ lockstep_status lockstep_mnist_config_default(lockstep_mnist_config* out) {
     RequireNonNull(out, "out");
     const lockstep::train::MnistConfig d;
     *out = lockstep_mnist_config{sizeof(lockstep_mnist_config), ".deps/data/mnist", d.epochs, d.seed, d.batch_size,
-                                 d.lr, d.max_steps, d.max_test, nullptr, 0, nullptr, nullptr, 0};
+                                 d.lr, d.max_steps, d.max_test, nullptr, 0, nullptr, nullptr, 0, {}};
   });
 }
 
@@ -138,6 +138,7 @@ lockstep_status lockstep_train_mnist(const lockstep_mnist_config* config, lockst
       lockstep::capi::RequireReadable(c.resume_path);
     }
     c.allow_nonfinite_loss = config->allow_nonfinite != 0;
+    if (config->trace.path != nullptr) c.trace = lockstep::capi::TraceOptionsOf(config->trace);
     std::function<void(const lockstep::train::MnistProgress&)> report;
     if (progress != nullptr) {
       report = [&](const lockstep::train::MnistProgress& p) {

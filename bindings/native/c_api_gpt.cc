@@ -35,7 +35,7 @@ lockstep_status lockstep_gpt_config_default(lockstep_gpt_config* out) {
   return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
     *out = lockstep_gpt_config{sizeof(lockstep_gpt_config), ".deps/data/fortunes/input.txt", "small", 500, 1, 0,
-                               nullptr, 0, nullptr, nullptr, 0};
+                               nullptr, 0, nullptr, nullptr, 0, {}};
   });
 }
 
@@ -65,6 +65,7 @@ lockstep_status lockstep_train_gpt(const lockstep_gpt_config* config, lockstep_g
       lockstep::capi::RequireReadable(c.resume_path);
     }
     c.allow_nonfinite_loss = config->allow_nonfinite != 0;
+    if (config->trace.path != nullptr) c.trace = lockstep::capi::TraceOptionsOf(config->trace);
     const lockstep::CharCorpus corpus = Corpus(config->text_path);
     lockstep::capi::RequireContractEnvironment();
     lockstep::train::GptProgressFn report;
@@ -93,7 +94,8 @@ lockstep_status lockstep_sample_options_default(lockstep_sample_options* out) {
   return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
     const lockstep::train::SampleOptions d;
-    *out = lockstep_sample_options{"\n", d.max_new_tokens, d.temperature, d.top_k, d.seed};
+    *out = lockstep_sample_options{sizeof(lockstep_sample_options), "\n", d.max_new_tokens, d.temperature, d.top_k,
+                                   d.seed, {}};
   });
 }
 
@@ -104,6 +106,7 @@ lockstep_status lockstep_gpt_sample(const char* checkpoint_path, const char* tex
     RequireNonNull(text_path, "text_path");
     RequireNonNull(preset, "preset");
     RequireNonNull(options, "options");
+    lockstep::capi::RequireStructSize(options->struct_size, sizeof(lockstep_sample_options), "lockstep_sample_options");
     RequireNonNull(options->prompt, "options->prompt");
     RequireNonNull(buf, "buf");
     if (options->max_new_tokens < 0 || static_cast<uint64_t>(options->max_new_tokens) >= size) {
@@ -132,7 +135,12 @@ lockstep_status lockstep_gpt_sample(const char* checkpoint_path, const char* tex
       Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, std::string("prompt: ") + e.what());
     }
     if (prompt.empty()) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "the prompt is empty");
+    std::unique_ptr<lockstep::trace::Session> tracing;
+    if (options->trace.path != nullptr) {
+      tracing = std::make_unique<lockstep::trace::Session>(lockstep::capi::TraceOptionsOf(options->trace), &model);
+    }
     const std::string text = corpus.Decode(lockstep::train::SampleGpt(model, prompt, o));
+    if (tracing) tracing->Finish();
     lockstep::capi::CopyString(text, buf, size);
   });
 }

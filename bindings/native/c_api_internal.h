@@ -12,6 +12,7 @@
 #include "core/nn/module.h"
 #include "core/optim/optimizer.h"
 #include "core/tensor.h"
+#include "core/trace/trace.h"
 #include "lockstep/lockstep.h"
 
 struct lockstep_tensor {
@@ -79,6 +80,9 @@ lockstep_status Boundary(const char* function, Body&& body) noexcept {
     return SetError(LOCKSTEP_ERROR_INTERNAL, std::string(function) + ": unknown exception");
   }
 }
+
+// The core's trace options from the C struct (NULL strings become empty).
+lockstep::trace::Options TraceOptionsOf(const lockstep_trace_options& options);
 
 // Copies s into buf[size] with a NUL; fails when it does not fit.
 void CopyString(const std::string& s, char* buf, size_t size);

@@ -113,6 +113,51 @@ bool ParseRunFlags(const Args& args, const std::string& default_checkpoint, RunF
   return true;
 }
 
+const char kTraceFlagsHelp[] =
+    "  --trace FILE         record an op-level trace (JSON lines; docs/diagnostics.md): every op's\n"
+    "                       step, phase, module, hash of its exact bits and statistics; compare two\n"
+    "                       with 'lockstep diff A B'\n"
+    "  --trace-values FILE  also keep the full values of chosen records (safetensors), so that\n"
+    "  --trace-steps A-B    'lockstep diff' reports ulps: records of steps A to B (or N)\n"
+    "  --trace-match TEXT   whose \"module/op\" or parameter name contains TEXT\n";
+const char* const kTraceFlagNames[4] = {"--trace", "--trace-values", "--trace-steps", "--trace-match"};
+
+bool ParseTraceFlags(const Args& args, TraceFlags* out, std::string* error) {
+  for (const char* flag : {"--trace", "--trace-values"}) {
+    if (!NonEmpty(args, flag, error)) return false;
+  }
+  const bool any_values = args.flags.count("--trace-values") || args.flags.count("--trace-steps") ||
+                          args.flags.count("--trace-match");
+  if (!args.flags.count("--trace")) {
+    if (any_values) *error = "--trace-values, --trace-steps and --trace-match need --trace FILE";
+    return !any_values;
+  }
+  out->path = args.flags.at("--trace");
+  out->options.path = out->path.c_str();
+  if (args.flags.count("--trace-values")) {
+    out->values_path = args.flags.at("--trace-values");
+    out->options.values_path = out->values_path.c_str();
+    const std::string steps = args.flags.count("--trace-steps") ? args.flags.at("--trace-steps") : "1";
+    const size_t dash = steps.find('-');
+    int64_t from = 0, to = 0;
+    if (!ParseInt("--trace-steps", steps.substr(0, dash), 1, INT64_MAX, &from, error) ||
+        !ParseInt("--trace-steps", dash == std::string::npos ? steps : steps.substr(dash + 1), from, INT64_MAX, &to,
+                  error)) {
+      return false;
+    }
+    out->options.values_from = from;
+    out->options.values_to = to;
+    if (args.flags.count("--trace-match")) {
+      out->pattern = args.flags.at("--trace-match");
+      out->options.values_pattern = out->pattern.c_str();
+    }
+  } else if (any_values) {
+    *error = "--trace-steps and --trace-match choose the records of --trace-values FILE";
+    return false;
+  }
+  return true;
+}
+
 int UsageError(const char* command, const std::string& message) {
   fprintf(stderr, "lockstep %s: %s\nTry 'lockstep %s --help'.\n", command, message.c_str(), command);
   return kExitError;

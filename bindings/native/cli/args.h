@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/lockstep.h"
+
 namespace lockstep_cli {
 
 constexpr int kExitOk = 0, kExitMismatch = 1, kExitError = 2;
@@ -42,6 +44,16 @@ struct RunFlags {
   bool allow_nonfinite = false;
 };
 extern const char kRunFlagsHelp[];
+
+// --trace FILE [--trace-values FILE] [--trace-steps A-B] [--trace-match TEXT]: an op-level trace
+// (docs/diagnostics.md). options.path is NULL without --trace; the strings live in the struct.
+struct TraceFlags {
+  std::string path, values_path, pattern;
+  lockstep_trace_options options{};
+};
+extern const char kTraceFlagsHelp[];
+extern const char* const kTraceFlagNames[4];
+bool ParseTraceFlags(const Args& args, TraceFlags* out, std::string* error);
 bool ParseRunFlags(const Args& args, const std::string& default_checkpoint, RunFlags* out, std::string* error);
 // Points a config's save, checkpoint and resume fields at run's strings (which must outlive it).
 template <class Config>

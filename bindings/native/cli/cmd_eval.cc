@@ -12,6 +12,7 @@ namespace {
 
 const char kHelp[] =
     "usage: lockstep eval MODEL [--data DIR] [--arch lenet5|mlp|auto] [--threads T] [--device D]\n"
+    "                     [--trace FILE [--trace-values FILE --trace-steps A-B --trace-match TEXT]]\n"
     "\n"
     "Evaluates the checkpoint MODEL on DIR/test-images.idx and DIR/test-labels.idx (normalised as\n"
     "in training, batches of 100) and prints the model hash, the accuracy and the hash of the\n"
@@ -23,17 +24,23 @@ const char kHelp[] =
     "\n"
     "  --data DIR    data directory (default .deps/data/mnist)\n"
     "  --arch NAME   architecture of MODEL (default auto: the one whose parameters match)\n"
-    "%s";
+    "%s%s";
 
 }  // namespace
 
 int EvalCommand(const std::vector<std::string>& argv) {
   Args args;
   std::string error;
-  if (!ParseArgs(argv, {"--data", "--arch", "--threads", "--device"}, &args, &error)) return UsageError("eval", error);
+  if (!ParseArgs(argv, {"--data", "--arch", "--threads", "--device", "--trace", "--trace-values", "--trace-steps",
+                        "--trace-match"},
+                 &args, &error)) {
+    return UsageError("eval", error);
+  }
+  TraceFlags trace;
+  if (!ParseTraceFlags(args, &trace, &error)) return UsageError("eval", error);
   if (!NonEmpty(args, "--data", &error)) return UsageError("eval", error);
   if (args.help) {
-    printf(kHelp, kComputeFlagsHelp);
+    printf(kHelp, kComputeFlagsHelp, kTraceFlagsHelp);
     return kExitOk;
   }
   if (args.positional.size() != 1) {
@@ -62,7 +69,9 @@ int EvalCommand(const std::vector<std::string>& argv) {
   status = lockstep_model_hash(model, hash);
   if (status == LOCKSTEP_OK) status = lockstep_file_sha256(args.positional[0].c_str(), file_hash);
   if (status == LOCKSTEP_OK) status = lockstep_model_arch(model, &name);
+  if (status == LOCKSTEP_OK && trace.options.path != nullptr) status = lockstep_trace_begin(model, &trace.options);
   if (status == LOCKSTEP_OK) status = lockstep_evaluate(model, dataset, 100, &result);
+  if (status == LOCKSTEP_OK && trace.options.path != nullptr) status = lockstep_trace_end(nullptr);
   int exit_code = kExitOk;
   if (status != LOCKSTEP_OK) {
     exit_code = ApiFailure("eval", "evaluation", status);

@@ -14,6 +14,7 @@ namespace {
 const char kHelp[] =
     "usage: lockstep sample MODEL [--config small|tiny] [--data FILE] [--prompt TEXT] [--tokens N]\n"
     "                       [--temperature T] [--top-k K] [--seed S] [--threads T] [--device D]\n"
+    "                       [--trace FILE [--trace-values FILE --trace-steps A-B --trace-match TEXT]]\n"
     "\n"
     "Continues a prompt with a GPT checkpoint written by 'lockstep train gpt --out MODEL'. Each\n"
     "token is drawn from a Philox stream, so the same checkpoint, prompt and seed give the same text\n"
@@ -27,7 +28,7 @@ const char kHelp[] =
     "  --temperature T  divides the logits (default 0.8; lower is more conservative)\n"
     "  --top-k K        sample among the K likeliest characters (default 20; 0: all)\n"
     "  --seed S         the sampling stream's seed (default 1)\n"
-    "%s";
+    "%s%s";
 
 }  // namespace
 
@@ -35,20 +36,24 @@ int SampleCommand(const std::vector<std::string>& argv) {
   Args args;
   std::string error;
   if (!ParseArgs(argv, {"--config", "--data", "--prompt", "--tokens", "--temperature", "--top-k", "--seed",
-                        "--threads", "--device"}, &args,
-                 &error)) {
+                        "--threads", "--device", "--trace", "--trace-values", "--trace-steps", "--trace-match"},
+                 &args, &error)) {
     return UsageError("sample", error);
   }
   if (args.help) {
-    printf(kHelp, kComputeFlagsHelp);
+    printf(kHelp, kComputeFlagsHelp, kTraceFlagsHelp);
     return kExitOk;
   }
   if (args.positional.size() != 1) {
-    return UsageError("sample", args.positional.empty() ? "missing the model checkpoint" : "expected one checkpoint");
+    return UsageError("sample", args.positional.empty() ? "missing the model checkpoint"
+                                                        : "unexpected argument '" + args.positional[1] + "'");
   }
+  TraceFlags trace;
+  if (!ParseTraceFlags(args, &trace, &error)) return UsageError("sample", error);
   if (const int code = ApplyComputeFlags(args, "sample"); code != kExitOk) return code;
   lockstep_sample_options options;
   lockstep_sample_options_default(&options);
+  options.trace = trace.options;
   int64_t value = 0;
   if (args.flags.count("--prompt")) options.prompt = args.flags["--prompt"].c_str();
   if (args.flags.count("--tokens")) {

@@ -15,6 +15,7 @@ const char kHelp[] =
     "usage: lockstep train mnist [--epochs N] [--seed S] [--threads T] [--device D] [--data DIR]\n"
     "                            [--out FILE] [--checkpoint-every N [--checkpoint FILE]]\n"
     "                            [--resume FILE] [--allow-nonfinite]\n"
+    "                            [--trace FILE [--trace-values FILE --trace-steps A-B --trace-match TEXT]]\n"
     "       lockstep train gpt --help    (the GPT example)\n"
     "\n"
     "Trains LeNet-5 on MNIST as the reference run does (Adam, lr 1e-3, batch 100) and prints the\n"
@@ -25,7 +26,7 @@ const char kHelp[] =
     "  --seed S      seed of initialisation and shuffling (default 2)\n"
     "  --data DIR    train-images.idx, train-labels.idx, test-images.idx, test-labels.idx\n"
     "                (default .deps/data/mnist)\n"
-    "%s%s";
+    "%s%s%s";
 
 volatile sig_atomic_t interrupted = 0;
 
@@ -47,14 +48,15 @@ int TrainCommand(const std::vector<std::string>& argv) {
   std::vector<std::string> flags =
       gpt ? std::vector<std::string>{"--config", "--steps", "--eval-interval"} : std::vector<std::string>{"--epochs"};
   for (const char* common : {"--seed", "--threads", "--device", "--data", "--out", "--checkpoint-every",
-                             "--checkpoint", "--resume"}) {
+                             "--checkpoint", "--resume", "--trace", "--trace-values", "--trace-steps",
+                             "--trace-match"}) {
     flags.push_back(common);
   }
   if (!ParseArgs(argv, flags, &args, &error, {"--allow-nonfinite"})) return UsageError("train", error);
   if (args.help) {
     char help[4096];
     snprintf(help, sizeof help, kRunFlagsHelp, gpt ? "lockstep-gpt.state" : "lockstep-mnist.state");
-    printf(gpt ? kGptHelp : kHelp, kComputeFlagsHelp, help);
+    printf(gpt ? kGptHelp : kHelp, kComputeFlagsHelp, help, kTraceFlagsHelp);
     return kExitOk;
   }
   if (args.positional.empty()) return UsageError("train", "missing the model to train (mnist or gpt)");
@@ -80,6 +82,9 @@ int TrainCommand(const std::vector<std::string>& argv) {
   RunFlags run;
   if (!ParseRunFlags(args, "lockstep-mnist.state", &run, &error)) return UsageError("train", error);
   ApplyRunFlags(run, &config);
+  TraceFlags trace;
+  if (!ParseTraceFlags(args, &trace, &error)) return UsageError("train", error);
+  config.trace = trace.options;
 
   signal(SIGINT, [](int) { interrupted = 1; });
   Progress bar(stdout);

@@ -14,6 +14,7 @@ const char kGptHelp[] =
     "                          [--data FILE] [--eval-interval N] [--out FILE]\n"
     "                          [--checkpoint-every N [--checkpoint FILE]] [--resume FILE]\n"
     "                          [--allow-nonfinite]\n"
+    "                          [--trace FILE [--trace-values FILE --trace-steps A-B --trace-match TEXT]]\n"
     "\n"
     "Trains a character-level GPT (nanoGPT's architecture: pre-LayerNorm blocks, causal\n"
     "self-attention, GELU MLP, tied head, dropout 0.1) with AdamW, gradient clipping, warmup and\n"
@@ -26,7 +27,7 @@ const char kGptHelp[] =
     "  --data FILE        training text (default .deps/data/fortunes/input.txt); 90%% train, 10%% val\n"
     "  --eval-interval N  estimate train/val losses every N steps (default: at the end only)\n"
     "  (--out FILE: then try 'lockstep sample FILE')\n"
-    "%s%s";
+    "%s%s%s";
 
 namespace {
 
@@ -65,6 +66,9 @@ int TrainGptCommand(const Args& parsed) {
   RunFlags run;
   if (!ParseRunFlags(args, "lockstep-gpt.state", &run, &error)) return UsageError("train", error);
   ApplyRunFlags(run, &config);
+  TraceFlags trace;
+  if (!ParseTraceFlags(args, &trace, &error)) return UsageError("train", error);
+  config.trace = trace.options;
 
   signal(SIGINT, [](int) { gpt_interrupted = 1; });
   Progress bar(stdout);

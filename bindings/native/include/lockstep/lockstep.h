@@ -177,6 +177,22 @@ typedef struct lockstep_eval_result {
 LOCKSTEP_API lockstep_status lockstep_evaluate(lockstep_model* model, const lockstep_dataset* dataset,
                                                int64_t batch_size, lockstep_eval_result* out);
 
+/* ---- op-level traces (docs/diagnostics.md): one JSON line per op execution (step, phase, module,
+ * op, call index, dtype, shape, hash of the exact bits, statistics), parameter gradients and
+ * updates by name; `lockstep diff A B` compares two traces. */
+typedef struct lockstep_trace_options {
+  const char* path;           /* the trace file (JSON lines), written atomically at the end; NULL: off */
+  const char* values_path;    /* sidecar (safetensors) with the full values of chosen records, or NULL */
+  int64_t values_from, values_to;  /* steps whose records keep their values (0, 0: none) */
+  const char* values_pattern; /* ... whose "module/op" or parameter name contains this (NULL: all) */
+} lockstep_trace_options;
+/* Starts tracing the calling thread's ops; model (may be NULL) names the modules and parameters.
+ * One trace per thread at a time (LOCKSTEP_ERROR_STATE otherwise). */
+LOCKSTEP_API lockstep_status lockstep_trace_begin(lockstep_model* model, const lockstep_trace_options* options);
+/* Ends the calling thread's trace and writes its files; records_out (may be NULL) receives the
+ * number of records. */
+LOCKSTEP_API lockstep_status lockstep_trace_end(int64_t* records_out);
+
 /* ---- the MNIST reference run (LeNet-5, Adam, cross-entropy)
  * Config structs start with struct_size, which lockstep_*_config_default sets: a program compiled
  * against another version of this header gets LOCKSTEP_ERROR_INVALID_ARGUMENT instead of fields
@@ -199,6 +215,7 @@ typedef struct lockstep_mnist_config {
    * batch size, lr), else LOCKSTEP_ERROR_STATE. The resumed run ends on the uninterrupted hash. */
   const char* resume_path;
   int allow_nonfinite;    /* nonzero: train on through NaN or infinite losses (default: stop) */
+  lockstep_trace_options trace;  /* an op-level trace of the run (trace.path NULL: none) */
 } lockstep_mnist_config;
 
 typedef struct lockstep_mnist_progress {
@@ -236,6 +253,7 @@ typedef struct lockstep_gpt_config {
   const char* checkpoint_path;
   const char* resume_path;
   int allow_nonfinite;
+  lockstep_trace_options trace;
 } lockstep_gpt_config;
 
 typedef struct lockstep_gpt_progress {
@@ -259,11 +277,13 @@ LOCKSTEP_API lockstep_status lockstep_train_gpt(const lockstep_gpt_config* confi
                                                 void* user_data, lockstep_gpt_result* out);
 
 typedef struct lockstep_sample_options {
+  uint32_t struct_size;    /* sizeof(lockstep_sample_options), set by lockstep_sample_options_default */
   const char* prompt;      /* at least one character of the text's vocabulary (default "\n") */
   int64_t max_new_tokens;  /* 200 */
   float temperature;       /* 0.8 */
   int64_t top_k;           /* 20; 0: every token */
   uint64_t seed;           /* 1 */
+  lockstep_trace_options trace;  /* a trace of the sampling (phase "sample", one step per token) */
 } lockstep_sample_options;
 
 LOCKSTEP_API lockstep_status lockstep_sample_options_default(lockstep_sample_options* out);
