@@ -76,7 +76,7 @@ async function checkpoint({ bytes, name }) {
 function classify({ pixels }) {
   if (!model) return;
   const probabilities = ls.scope(() => {
-    const x = ls.tensor(pixels, [1, 1, 28, 28]).sub(0.1307).div(0.3081);
+    const x = ls.tensor(pixels, [1, 1, 28, 28]).sub(0.1307).mul(new Float32Array(new Uint32Array([0x404FB98B]).buffer)[0]);  // the engine's MNIST normalisation, (x - 0.1307f) * (1.0f / 0.3081f): that float32 quotient's bits (dividing by 0.3081, or fround(1 / 0.3081) = 0x404FB98A, gives other bits)
     return ls.noGrad(() => model.eval().forward(x).softmax(1).toArray());
   });
   post({ type: 'prediction', probabilities });

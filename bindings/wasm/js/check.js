@@ -47,7 +47,10 @@ export function integer(value, where, name, { min = -MAX_SAFE, max = MAX_SAFE, e
   const text = expected ?? (max >= MAX_SAFE ? (min <= -MAX_SAFE ? 'an integer' : `an integer >= ${min}`)
     : max === INT32_MAX ? `an integer in [${min === INT32_MIN ? '-2^31' : min}, 2^31)` : `an integer in [${min}, ${max}]`);
   if (typeof value !== 'number') throw typeError(must(where, name, text, value));
-  if (!Number.isInteger(value) || value < min || value > max) throw rangeError(must(where, name, text, value));
+  if (!Number.isInteger(value) || value < min || value > max) {
+    const beyond = Number.isInteger(value) && value > max && max >= MAX_SAFE && expected === undefined;
+    throw rangeError(must(where, name, beyond ? `${text} and < 2^53` : text, value));
+  }
   return value;
 }
 

@@ -1,4 +1,19 @@
 // Types of the npm package `lockstep`.
+//
+// Every argument is checked before it reaches the engine and nothing is coerced: a value of the
+// wrong type (a string for a number, 0.7 for an integer dimension, a string for an options object)
+// or an unknown option name throws a TypeError, a value of the right type out of its range a
+// RangeError; their messages start with "lockstep: " and name the function, the argument or
+// option, what was expected and what was given, and they carry kind 'argument'. Errors from the
+// engine are plain Errors with a kind (see ErrorKind). After any of them the module keeps working.
+
+/** What an error from lockstep is about (docs/errors.md). */
+export type ErrorKind = 'argument' | 'format' | 'io' | 'state' | 'unavailable' | 'resource' | 'cancelled' | 'internal';
+
+/** An error thrown by lockstep: an Error (engine), TypeError or RangeError (argument checks) with its kind. */
+export interface LockstepError extends Error {
+  kind: ErrorKind;
+}
 
 /** Which WebAssembly build to load: both give identical bits; 'simd' is faster. */
 export type Build = 'auto' | 'simd' | 'scalar';
@@ -27,7 +42,11 @@ export declare class Owned {
 export type Shape = number[];
 export type DType = 'float32' | 'int64' | 'int32';
 export type NestedNumbers = number[] | NestedNumbers[];
-export type Labels = Tensor | ArrayLike<number>;
+/** Typed arrays of numbers (not BigInt64Array) and arrays of numbers. */
+export type NumberArray = number[] | Int8Array | Uint8Array | Uint8ClampedArray | Int16Array | Uint16Array | Int32Array |
+    Uint32Array | Float32Array | Float64Array;
+/** An int64 tensor, or class indices (integers) as an array or typed array. */
+export type Labels = Tensor | NumberArray;
 
 export interface Tensor extends Owned {
   readonly shape: Shape;
@@ -45,11 +64,16 @@ export interface Tensor extends Owned {
   /** The accumulated gradient as a new tensor (dispose it), or null. */
   readonly grad: Tensor | null;
   zeroGrad(): void;
-  backward(): void;
+  /**
+   * Backpropagates from this (one-element) tensor. The graph's saved results are freed unless
+   * retainGraph is true: a second backward() through a freed graph throws an Error of kind 'state'.
+   */
+  backward(options?: { retainGraph?: boolean }): void;
   detach(): Tensor;
   clone(): Tensor;
   copy_(other: Tensor): this;
 
+  /** Elementwise, broadcasting; a number must be finite (and finite as float32). */
   add(other: Tensor | number): Tensor;
   sub(other: Tensor | number): Tensor;
   mul(other: Tensor | number): Tensor;
@@ -57,7 +81,10 @@ export interface Tensor extends Owned {
   maximum(other: Tensor): Tensor;
   minimum(other: Tensor): Tensor;
   matmul(other: Tensor): Tensor;
-  /** Correctly rounded integer power, exponent in [-4, 4]. */
+  /**
+   * Correctly rounded powers for the integer exponents -4 to 4 and for 0.5 (a square root); any other
+   * finite exponent (2.9, 5) throws an Error of kind 'argument': use exp(y * log(x)) there.
+   */
   pow(exponent: number): Tensor;
   neg(): Tensor;
   relu(): Tensor;
@@ -67,19 +94,27 @@ export interface Tensor extends Owned {
   exp(): Tensor;
   log(): Tensor;
   sqrt(): Tensor;
+  /** Dimensions (dim, dim0, startDim, ...) are integers; negative ones count from the end. */
   sum(dim?: number, keepdim?: boolean): Tensor;
   mean(dim?: number, keepdim?: boolean): Tensor;
+  /** The maximum over dim; throws for an empty dimension. */
   max(dim: number, keepdim?: boolean): Tensor;
   argmax(dim: number, keepdim?: boolean): Tensor;
   softmax(dim?: number): Tensor;
   logSoftmax(dim?: number): Tensor;
+  /** The new shape (one dimension may be -1): a view where the strides allow one, else a copy. */
   reshape(...shape: number[] | [Shape]): Tensor;
+  /**
+   * A view of the same memory with the new shape (one dimension may be -1); throws an Error of kind
+   * 'argument' where the strides do not allow one (after a transpose, say): use reshape() there.
+   */
   view(...shape: number[] | [Shape]): Tensor;
   transpose(dim0: number, dim1: number): Tensor;
   permute(...order: number[] | [number[]]): Tensor;
   flatten(startDim?: number, endDim?: number): Tensor;
   squeeze(dim: number): Tensor;
   unsqueeze(dim: number): Tensor;
+  /** Elements [start, end) of dim, every step-th (>= 1), as a view; negative start/end count from the end. */
   slice(dim: number, start: number, end: number, step?: number): Tensor;
   contiguous(): Tensor;
 }
@@ -89,8 +124,10 @@ export interface Generator extends Owned {
   readonly offset: number;
 }
 
+/** Either generator, or seed (with stream, default 'randn'), or neither (the default generator). */
 export interface RandomOptions {
   generator?: Generator;
+  /** An integer in [0, 2^53). */
   seed?: number;
   stream?: string;
 }
@@ -139,10 +176,18 @@ export interface Nn {
   Softmax: new (dim?: number) => Module;
   LogSoftmax: new (dim?: number) => Module;
   Flatten: new (startDim?: number, endDim?: number) => Module;
-  Dropout: new (p?: number, options?: GeneratorOption) => Module;
+  /**
+   * Inverted dropout, p in [0, 1) (default 0.5). Masks come from options.generator or else from a
+   * stream of the layer's own: the k-th Dropout made without a generator since load() or the last
+   * manualSeed(seed) draws from new Generator(seed, 'dropout/' + k) (k = 0, 1, ...), so two layers
+   * draw different masks and the same program after manualSeed(seed) draws the same ones again.
+   */
+  Dropout: new (p?: number, options?: { generator?: Generator }) => Module;
+  /** normalizedShape: the size of the last dimension; eps >= 0 (default 1e-5). */
   LayerNorm: new (normalizedShape: number, options?: { eps?: number; elementwiseAffine?: boolean; bias?: boolean }) => Module;
   Embedding: new (numEmbeddings: number, embeddingDim: number, options?: GeneratorOption) => Module;
   functional: {
+    /** targets: class indices (integers); labelSmoothing in [0, 1] (default 0), ignoreIndex default -100. */
     crossEntropy(logits: Tensor, targets: Labels, options?: { labelSmoothing?: number; ignoreIndex?: number }): Tensor;
     nllLoss(logProbs: Tensor, targets: Labels): Tensor;
     mseLoss(input: Tensor, target: Tensor): Tensor;
@@ -165,24 +210,34 @@ export interface Models {
 export interface Optimizer extends Owned {
   step(): void;
   zeroGrad(): void;
+  /** The learning rate; set it to a finite number >= 0. */
   lr: number;
   readonly stepCount: number;
 }
 
 export type Parameters = Module | Tensor[];
 
+/** PyTorch's checks: lr, momentum, weightDecay and eps finite and >= 0, dampening finite, betas in [0, 1). */
 export interface Optim {
   Optimizer: ClassOf<Optimizer>;
+  /** Defaults: lr 0.01, momentum 0, dampening 0, weightDecay 0, nesterov false (needs momentum > 0, dampening 0). */
   SGD: new (params: Parameters, options?: { lr?: number; momentum?: number; dampening?: number; weightDecay?: number;
                                             nesterov?: boolean }) => Optimizer;
+  /** Defaults: lr 1e-3, betas [0.9, 0.999], eps 1e-8, weightDecay 0 (added to the gradient). */
   Adam: new (params: Parameters, options?: { lr?: number; betas?: [number, number]; eps?: number;
                                              weightDecay?: number }) => Optimizer;
+  /** As Adam, with decoupled weightDecay (default 0.01). */
   AdamW: new (params: Parameters, options?: { lr?: number; betas?: [number, number]; eps?: number;
                                               weightDecay?: number }) => Optimizer;
 }
 
 export interface DatasetClass extends ClassOf<Dataset> {
-  /** IDX image and label files (MNIST's format); normalize applies (x - 0.1307) / 0.3081. */
+  /**
+   * IDX image and label files (MNIST's format); a byte pixel p becomes p / 255 in float32. normalize
+   * applies MNIST's normalisation as the reference run does, in float32:
+   * x = (x + (-0.1307f)) * (1.0f / 0.3081f), the scale being the float32 quotient 3.2456996
+   * (bits 0x404FB98B): a multiplication, not a division of every pixel by 0.3081.
+   */
   fromIdx(images: Uint8Array, labels: Uint8Array, options?: { normalize?: boolean }): Dataset;
   fromTensors(inputs: Tensor, labels: Tensor): Dataset;
 }
@@ -191,10 +246,12 @@ export interface Dataset extends Owned {
   readonly size: number;
   readonly inputs: Tensor;
   readonly labels: Tensor;
+  /** Examples [start, start + count) as a new data set (count >= 1). */
   slice(start: number, count: number): Dataset;
 }
 
 export interface Progress {
+  /** The step just run, counted over the whole run (a resumed fit continues the count). */
   step: number;
   totalSteps: number;
   epoch: number;
@@ -204,21 +261,57 @@ export interface Progress {
 }
 
 export interface FitOptions {
+  /** An integer >= 1 (default 1). */
   epochs?: number;
+  /** An integer >= 1 (default 100); the last partial batch of an epoch is dropped. */
   batchSize?: number;
-  /** Seeds the shuffle order of every epoch. */
+  /** Seeds the shuffle order of every epoch: an integer in [0, 2^53) (default 0). */
   seed?: number;
+  /** An integer >= 0: the run has min(epochs * steps per epoch, maxSteps) steps. */
   maxSteps?: number;
   onProgress?: (progress: Progress) => void;
+  /** Stops training before the next step; fit rejects with signal.reason. */
   signal?: AbortSignal;
   /** Steps between yields to the event loop (default 10). */
   yieldEvery?: number;
+  /**
+   * Steps between training states (an integer >= 1): after every checkpointEvery-th step of the run,
+   * onCheckpoint(bytes, step) receives the full training state (model, optimizer moments, position,
+   * dropout offsets, and the run's identity). Each needs the other.
+   */
+  checkpointEvery?: number;
+  /** Receives the training states; fit waits for a returned promise before it goes on. */
+  onCheckpoint?: (bytes: Uint8Array, step: number) => void | Promise<void>;
+  /**
+   * A training state from onCheckpoint: the run continues from its step, with the same seed, data,
+   * model architecture, batch size and learning rate (else an Error of kind 'state'), and ends on
+   * the same model hash as an uninterrupted fit. Give a model and optimizer made as the first run's
+   * were; epochs and maxSteps count from the start of the run.
+   */
+  resume?: Uint8Array;
+  /**
+   * false (default): a NaN or infinite loss stops fit with an Error of kind 'state', before that
+   * step's update; true trains on.
+   */
+  allowNonFinite?: boolean;
 }
 
 export interface FitResult {
+  /** The run's step count at the end (its total steps). */
   steps: number;
+  /** The step this call started from: 0, or the step of the resumed training state. */
+  resumedFrom: number;
+  /** The losses of the steps this call ran: steps - resumedFrom of them (step resumedFrom + 1 first). */
   losses: number[];
+  /** The last of losses, or NaN when this call ran no step. */
   finalLoss: number;
+}
+
+export interface EvalOptions {
+  /** An integer >= 1 (default 100). */
+  batchSize?: number;
+  /** Evaluate only the first limit examples (an integer >= 1; default all). */
+  limit?: number;
 }
 
 export interface EvalResult {
@@ -232,15 +325,25 @@ export interface EvalResult {
 export interface MnistRunOptions {
   train: Dataset;
   test: Dataset;
+  /** Default 20. */
   epochs?: number;
+  /** Seeds the model's initialisation and the shuffle order (default 2). */
   seed?: number;
+  /** Adam's learning rate (default 1e-3). */
   lr?: number;
+  /** Default 100. */
   batchSize?: number;
   maxSteps?: number;
+  /** Evaluate only the first maxTest test examples. */
   maxTest?: number;
   onProgress?: (progress: Progress) => void;
   signal?: AbortSignal;
   yieldEvery?: number;
+  /** As fit()'s. */
+  checkpointEvery?: number;
+  onCheckpoint?: (bytes: Uint8Array, step: number) => void | Promise<void>;
+  resume?: Uint8Array;
+  allowNonFinite?: boolean;
 }
 
 export interface MnistRunResult {
@@ -250,7 +353,9 @@ export interface MnistRunResult {
   testAccuracy: number;
   testExamples: number;
   steps: number;
+  resumedFrom: number;
   finalLoss: number;
+  /** The losses of the steps this call ran (see FitResult). */
   losses: number[];
   /** The trained model: dispose it when done. */
   model: Module;
@@ -261,10 +366,13 @@ export type GptPreset = 'small' | 'tiny';
 export interface GptOptions {
   /** 'small': 4 layers, 4 heads, 128 channels, block 64 (default); 'tiny': 2, 2, 32, block 16. */
   preset?: GptPreset;
+  /** An integer in [0, 2^53) (default 1). */
   seed?: number;
+  /** In [0, 1); default: the preset's. */
   dropout?: number;
 }
 
+/** Integers: steps, evalInterval, evalIters, warmupSteps, decaySteps >= 0; batchSize, gradAccum >= 1. lr, minLr, weightDecay >= 0. */
 export interface GptTrainOptions extends GptOptions {
   steps?: number;
   evalInterval?: number;
@@ -276,6 +384,8 @@ export interface GptTrainOptions extends GptOptions {
   warmupSteps?: number;
   decaySteps?: number;
   weightDecay?: number;
+  /** false (default): a NaN or infinite loss stops training with an Error of kind 'state'. */
+  allowNonFinite?: boolean;
   onProgress?: (progress: { step: number; totalSteps: number; loss: number; lr: number; stepsPerSecond: number;
                             etaSeconds: number }) => void;
   signal?: AbortSignal;
@@ -298,17 +408,29 @@ export interface CharCorpus extends Owned {
   readonly trainSize: number;
   readonly valSize: number;
   encode(text: string): number[];
-  decode(ids: ArrayLike<number>): string;
+  decode(ids: NumberArray): string;
+}
+
+export interface GptSampleOptions {
+  /** An integer >= 0 (default 200). */
+  maxNewTokens?: number;
+  /** A finite number > 0 (default 0.8); one so small that the logits overflow throws an Error of kind 'state'. */
+  temperature?: number;
+  /** An integer >= 0 (default 20; 0: all tokens). */
+  topK?: number;
+  /** An integer in [0, 2^53) (default 1). */
+  seed?: number;
 }
 
 export interface Gpt {
+  /** trainFraction in (0, 1) (default 0.9). */
   CharCorpus: new (text: string, options?: { trainFraction?: number }) => CharCorpus;
   /** nanoGPT's architecture; forward takes int64 token ids [B, T] and gives logits [B, T, vocab]. */
   model(corpus: CharCorpus, options?: GptOptions): Module;
   /** Trains as `lockstep train gpt` does: the same hashes. */
   train(corpus: CharCorpus, options?: GptTrainOptions): Promise<GptTrainResult>;
-  sample(model: Module, corpus: CharCorpus, prompt?: string,
-         options?: { maxNewTokens?: number; temperature?: number; topK?: number; seed?: number }): string;
+  /** Continues prompt (a non-empty string of the corpus's characters; default '\n'). */
+  sample(model: Module, corpus: CharCorpus, prompt?: string, options?: GptSampleOptions): string;
 }
 
 export interface Info {
@@ -323,7 +445,11 @@ export interface Lockstep {
   readonly info: Info;
   Tensor: ClassOf<Tensor>;
   Generator: new (seed: number, name?: string) => Generator;
-  tensor(data: ArrayLike<number> | NestedNumbers, shape?: Shape, options?: { dtype?: 'float32' | 'int64' }): Tensor;
+  /**
+   * data: a typed array, an array of numbers or rectangular nested arrays of numbers (strings,
+   * booleans and bigints are refused, never converted); int64 elements must be integers.
+   */
+  tensor(data: NumberArray | NestedNumbers, shape?: Shape, options?: { dtype?: 'float32' | 'int64' }): Tensor;
   zeros(...shape: number[] | [Shape]): Tensor;
   ones(...shape: number[] | [Shape]): Tensor;
   full(shape: Shape, value: number): Tensor;
@@ -334,13 +460,22 @@ export interface Lockstep {
   optim: Optim;
   Dataset: DatasetClass;
   fit(model: Module, optimizer: Optimizer, dataset: Dataset, options?: FitOptions): Promise<FitResult>;
-  evaluate(model: Module, dataset: Dataset, options?: { batchSize?: number; limit?: number }): EvalResult;
+  /**
+   * Evaluation mode, no gradients, in data-set order. Throws an Error of kind 'argument' for an empty
+   * data set or a label outside the model's classes.
+   */
+  evaluate(model: Module, dataset: Dataset, options?: EvalOptions): EvalResult;
   /** The MNIST reference run: the same steps, and so the same hashes, as `lockstep train mnist`. */
   mnistReferenceRun(options: MnistRunOptions): Promise<MnistRunResult>;
   /** The GPT example: corpora, model, training, sampling. */
   gpt: Gpt;
   scope<T>(fn: () => T): T;
   Owned: typeof Owned;
+  /**
+   * Seeds the default generators (an integer in [0, 2^53)), as torch.manual_seed: the stream 'init'
+   * (layers' parameters, and randn/rand without a generator or seed) and the Dropout streams
+   * 'dropout/0', 'dropout/1', ..., whose count it restarts.
+   */
   manualSeed(seed: number): void;
   /** Runs a synchronous fn with autograd off. */
   noGrad<T>(fn: () => T): T;

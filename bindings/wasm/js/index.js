@@ -7,19 +7,28 @@ import { makeNnApi } from './nn.js';
 import { makeOptimApi } from './optim.js';
 import { makeTrainApi } from './train.js';
 import { makeGptApi } from './gpt.js';
+import * as check from './check.js';
 
 export { simdSupported, scope, Owned };
 
 // options.build: 'auto' | 'simd' | 'scalar'; options.baseUrl: where the .wasm files are served.
-export async function load(options = {}) {
-  const { engine, flavour } = await instantiate(options);
+export async function load(options) {
+  const o = check.options(options, 'load', ['build', 'baseUrl']);
+  if (o.build !== undefined) check.oneOf(o.build, 'load', 'build', ['auto', 'simd', 'scalar']);
+  if (o.baseUrl !== undefined && typeof o.baseUrl !== 'string' && !(o.baseUrl instanceof URL)) {
+    throw check.typeError(`load: baseUrl must be a string or a URL, got ${check.describe(o.baseUrl)}`);
+  }
+  const { engine, flavour } = await instantiate(o);
 
-  // Default generators per stream name under one seed, as torch.manual_seed.
+  // Default generators per stream name under one seed, as torch.manual_seed; `dropouts` counts
+  // the Dropout layers made with them (the k-th draws from the stream "dropout/k"). generator()
+  // gives the engine's handle, owned here: not a wrapper, so no scope() can free it.
   const defaults = {
     seed: 0,
     streams: new Map(),
+    dropouts: 0,
     generator(name = 'init') {
-      if (!this.streams.has(name)) this.streams.set(name, new tensors.Generator(this.seed, name));
+      if (!this.streams.has(name)) this.streams.set(name, engine.Generator.create(this.seed, name));
       return this.streams.get(name);
     },
   };
@@ -39,22 +48,25 @@ export async function load(options = {}) {
     gpt,
     scope,
     Owned,
-    // Seeds the default generators (streams "init", "dropout", "randn", ...).
+    // Seeds the default generators (the stream "init": layers' parameters, and randn/rand without
+    // a generator or seed) and restarts the count of default Dropout streams ("dropout/0",
+    // "dropout/1", ...): a program rerun after manualSeed(s) initialises and drops out as before.
     manualSeed(seed) {
-      const fresh = new Map();
-      engine.Generator.create(seed, 'init').delete();  // validates the seed before anything changes
-      defaults.streams.forEach((g) => g.dispose());
-      defaults.streams = fresh;
+      check.seed(seed, 'manualSeed');
+      defaults.streams.forEach((g) => g.delete());
+      defaults.streams = new Map();
       defaults.seed = seed;
+      defaults.dropouts = 0;
     },
     // Runs fn with autograd off (as torch.no_grad).
     noGrad(fn) {
+      check.func(fn, 'noGrad', 'fn');
       engine.enterNoGrad();
       try { return fn(); } finally { engine.leaveNoGrad(); }
     },
     get gradEnabled() { return engine.isGradEnabled(); },
     // SHA-256 of bytes as 64 hex digits (what `sha256sum` prints).
-    sha256: (bytes) => engine.sha256(bytes),
+    sha256: (bytes) => engine.sha256(check.bytes(bytes, 'sha256')),
     // Bytes held by the engine's allocator (a leak shows as growth across steps).
     heapInUse: () => engine.heapInUse(),
   });

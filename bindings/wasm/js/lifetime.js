@@ -3,6 +3,8 @@
 // inside fn except what fn returns. A FinalizationRegistry frees handles that were forgotten, but
 // only when the garbage collector gets to them: do not rely on it in loops.
 
+import * as check from './check.js';
+
 const scopes = [];
 const finalizer = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry((handle) => { if (!handle.isDeleted()) handle.delete(); })
@@ -17,9 +19,13 @@ export class Owned {
     finalizer?.register(this, handle, this);
     scopes.at(-1)?.add(this);
   }
-  // The Embind handle; throws once disposed.
+  // The Embind handle; throws (an Error of kind 'state') once disposed.
   get handle() {
-    if (this.#handle === null) throw new Error(`lockstep: this ${this.#kind} was disposed`);
+    if (this.#handle === null) {
+      const error = new Error(`lockstep: this ${this.#kind} was disposed`);
+      error.kind = 'state';
+      throw error;
+    }
     return this.#handle;
   }
   get disposed() { return this.#handle === null; }
@@ -52,6 +58,7 @@ function endScope(created, result) {
 // Runs fn; disposes what it created except its result (a wrapper, or arrays/objects of them).
 // fn must be synchronous: what an async body creates after its first await would escape.
 export function scope(fn) {
+  check.func(fn, 'scope', 'fn');
   const created = new Set();
   scopes.push(created);
   let result;
@@ -65,7 +72,7 @@ export function scope(fn) {
   scopes.pop();
   if (result && typeof result.then === 'function') {
     endScope(created, undefined);
-    throw new Error('lockstep: scope() takes a synchronous function; await inside it would let tensors escape');
+    throw check.typeError('scope() takes a synchronous function; await inside it would let tensors escape');
   }
   endScope(created, result);
   return result;

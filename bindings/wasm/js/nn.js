@@ -1,20 +1,21 @@
 // Modules: layers, Sequential and the reference models, with checkpoints as canonical safetensors
-// bytes whose SHA-256 is the model hash.
+// bytes whose SHA-256 is the model hash. Every argument is checked (check.js) first.
 import { Owned } from './lifetime.js';
+import * as check from './check.js';
 
-export function makeNnApi(engine, { Tensor }, defaults) {
-  const generatorOf = (options) => (options?.generator ?? defaults.generator()).handle;
-  const int = (v, fallback) => (v === undefined ? fallback : v);
+export function makeNnApi(engine, { Tensor, Generator }, defaults) {
+  // The generator a layer initialises from: options.generator, or the default "init" stream.
+  const generatorOf = (o, where) =>
+    (o.generator === undefined ? defaults.generator() : check.instance(o.generator, Generator, where, 'generator').handle);
+  const flag = (value, where, name, fallback) => (value === undefined ? fallback : check.boolean(value, where, name));
+  const tensorArg = (value, where, name) => check.instance(value, Tensor, where, name).handle;
 
   class Module extends Owned {
     constructor(handle) { super(handle, 'module'); }
-    forward(input) {
-      if (!(input instanceof Tensor)) throw new TypeError('lockstep: forward expects a Tensor');
-      return new Tensor(this.handle.forward(input.handle));
-    }
+    forward(input) { return new Tensor(this.handle.forward(tensorArg(input, 'forward', 'input'))); }
     get name() { return this.handle.name(); }
     get training() { return this.handle.isTraining(); }
-    train(on = true) { this.handle.setTraining(Boolean(on)); return this; }
+    train(on = true) { this.handle.setTraining(check.boolean(on, 'train', 'on')); return this; }
     eval() { return this.train(false); }
     zeroGrad() { this.handle.zeroGrad(); }
     // [name, Tensor] pairs in registration order (PyTorch's names); dispose the tensors.
@@ -26,113 +27,190 @@ export function makeNnApi(engine, { Tensor }, defaults) {
     save() { return this.handle.save(); }
     // Loads a checkpoint (lockstep's, or a PyTorch state dict saved as safetensors); names,
     // shapes and dtypes must match, and nothing changes unless everything does.
-    load(bytes) { this.handle.load(bytes); return this; }
+    load(bytes) { this.handle.load(check.bytes(bytes, 'load')); return this; }
     hash() { return this.handle.hash(); }
   }
 
   class Sequential extends Module {
     constructor(...modules) {
+      modules.forEach((m, i) => check.instance(m, Module, 'Sequential', `argument ${i}`));
       super(engine.makeSequential());
       modules.forEach((m) => this.add(m));
     }
     // Appends a child, named "0", "1", ... as in PyTorch.
     add(module) {
-      if (!(module instanceof Module)) throw new TypeError('lockstep: Sequential takes Modules');
-      this.handle.add(module.handle);
+      this.handle.add(check.instance(module, Module, 'Sequential.add', 'module').handle);
       return this;
     }
   }
 
-  const activation = (kind) => class extends Module {
-    constructor() { super(engine.makeActivation(kind)); }
+  const activation = (kind, name) => ({
+    [name]: class extends Module {
+      constructor(...args) {
+        check.none(args, `nn.${name}`);
+        super(engine.makeActivation(kind));
+      }
+    },
+  })[name];
+
+  // The pools' options: stride (default kernelSize) and padding (default 0).
+  const poolArgs = (where, kernelSize, options) => {
+    const o = check.options(options, where, ['stride', 'padding']);
+    return [check.size(kernelSize, where, 'kernelSize', 1),
+            o.stride === undefined ? 0 : check.size(o.stride, where, 'stride', 1),
+            o.padding === undefined ? 0 : check.size(o.padding, where, 'padding', 0)];
   };
 
   const nn = {
     Module,
     Sequential,
     Linear: class Linear extends Module {
-      constructor(inFeatures, outFeatures, options = {}) {
-        super(engine.makeLinear(inFeatures, outFeatures, options.bias ?? true, generatorOf(options)));
+      constructor(inFeatures, outFeatures, options) {
+        const o = check.options(options, 'Linear', ['bias', 'generator']);
+        super(engine.makeLinear(check.size(inFeatures, 'Linear', 'inFeatures'), check.size(outFeatures, 'Linear', 'outFeatures'),
+                                flag(o.bias, 'Linear', 'bias', true), generatorOf(o, 'Linear')));
       }
     },
     Conv2d: class Conv2d extends Module {
-      constructor(inChannels, outChannels, kernelSize, options = {}) {
-        super(engine.makeConv2d(inChannels, outChannels, kernelSize, int(options.stride, 1), int(options.padding, 0),
-                                int(options.dilation, 1), int(options.groups, 1), options.bias ?? true,
-                                generatorOf(options)));
+      constructor(inChannels, outChannels, kernelSize, options) {
+        const w = 'Conv2d';
+        const o = check.options(options, w, ['stride', 'padding', 'dilation', 'groups', 'bias', 'generator']);
+        const opt = (name, fallback, min) => (o[name] === undefined ? fallback : check.size(o[name], w, name, min));
+        super(engine.makeConv2d(check.size(inChannels, w, 'inChannels'), check.size(outChannels, w, 'outChannels'),
+                                check.size(kernelSize, w, 'kernelSize'), opt('stride', 1, 1), opt('padding', 0, 0),
+                                opt('dilation', 1, 1), opt('groups', 1, 1), flag(o.bias, w, 'bias', true),
+                                generatorOf(o, w)));
       }
     },
     MaxPool2d: class MaxPool2d extends Module {
-      constructor(kernelSize, options = {}) {
-        super(engine.makeMaxPool2d(kernelSize, int(options.stride, 0), int(options.padding, 0)));
-      }
+      constructor(kernelSize, options) { super(engine.makeMaxPool2d(...poolArgs('MaxPool2d', kernelSize, options))); }
     },
     AvgPool2d: class AvgPool2d extends Module {
-      constructor(kernelSize, options = {}) {
-        super(engine.makeAvgPool2d(kernelSize, int(options.stride, 0), int(options.padding, 0)));
+      constructor(kernelSize, options) { super(engine.makeAvgPool2d(...poolArgs('AvgPool2d', kernelSize, options))); }
+    },
+    ReLU: activation('relu', 'ReLU'),
+    Tanh: activation('tanh', 'Tanh'),
+    Sigmoid: activation('sigmoid', 'Sigmoid'),
+    // options.approximate: 'none' (the exact erf form, default) or 'tanh'.
+    GELU: class GELU extends Module {
+      constructor(options) {
+        const o = check.options(options, 'GELU', ['approximate']);
+        const approximate = o.approximate === undefined ? 'none' : check.oneOf(o.approximate, 'GELU', 'approximate', ['none', 'tanh']);
+        super(engine.makeActivation(approximate === 'tanh' ? 'geluTanh' : 'gelu'));
       }
     },
-    ReLU: activation('relu'),
-    Tanh: activation('tanh'),
-    Sigmoid: activation('sigmoid'),
-    GELU: class GELU extends Module {
-      constructor(options = {}) { super(engine.makeActivation(options.approximate === 'tanh' ? 'geluTanh' : 'gelu')); }
-    },
     Softmax: class Softmax extends Module {
-      constructor(dim = -1) { super(engine.makeSoftmax(dim, false)); }
+      constructor(dim = -1) { super(engine.makeSoftmax(check.dim(dim, 'Softmax'), false)); }
     },
     LogSoftmax: class LogSoftmax extends Module {
-      constructor(dim = -1) { super(engine.makeSoftmax(dim, true)); }
+      constructor(dim = -1) { super(engine.makeSoftmax(check.dim(dim, 'LogSoftmax'), true)); }
     },
     Flatten: class Flatten extends Module {
-      constructor(startDim = 1, endDim = -1) { super(engine.makeFlatten(startDim, endDim)); }
+      constructor(startDim = 1, endDim = -1) {
+        super(engine.makeFlatten(check.dim(startDim, 'Flatten', 'startDim'), check.dim(endDim, 'Flatten', 'endDim')));
+      }
     },
-    // Inverted dropout; masks come from options.generator (default: the "dropout" stream of
-    // manualSeed's seed), so they are the same on every platform.
+    // Inverted dropout with probability p in [0, 1). Masks come from options.generator, or else
+    // from a stream of its own: the k-th Dropout made with the default generator since load() or
+    // the last manualSeed(seed) draws from the stream "dropout/k" (k = 0, 1, ...) of that seed, so
+    // two layers draw different masks and a program rerun after manualSeed draws the same ones on
+    // every platform.
     Dropout: class Dropout extends Module {
-      constructor(p = 0.5, options = {}) {
-        super(engine.makeDropout(p, (options.generator ?? defaults.generator('dropout')).handle));
+      constructor(p = 0.5, options) {
+        const o = check.options(options, 'Dropout', ['generator']);
+        const rate = check.number(p, 'Dropout', 'p', { min: 0, max: 1, maxOpen: true, float32: true });
+        if (o.generator !== undefined) {
+          super(engine.makeDropout(rate, check.instance(o.generator, Generator, 'Dropout', 'generator').handle));
+        } else {
+          const g = engine.Generator.create(defaults.seed, `dropout/${defaults.dropouts}`);
+          try {
+            super(engine.makeDropout(rate, g));
+          } finally {
+            g.delete();
+          }
+          defaults.dropouts += 1;
+        }
       }
     },
     LayerNorm: class LayerNorm extends Module {
-      constructor(normalizedShape, options = {}) {
-        super(engine.makeLayerNorm(normalizedShape, options.eps ?? 1e-5, options.elementwiseAffine ?? true,
-                                   options.bias ?? true));
+      constructor(normalizedShape, options) {
+        const w = 'LayerNorm';
+        const o = check.options(options, w, ['eps', 'elementwiseAffine', 'bias']);
+        super(engine.makeLayerNorm(check.size(normalizedShape, w, 'normalizedShape'),
+                                   o.eps === undefined ? 1e-5 : check.number(o.eps, w, 'eps', { min: 0, float32: true }),
+                                   flag(o.elementwiseAffine, w, 'elementwiseAffine', true), flag(o.bias, w, 'bias', true)));
       }
     },
     Embedding: class Embedding extends Module {
-      constructor(numEmbeddings, embeddingDim, options = {}) {
-        super(engine.makeEmbedding(numEmbeddings, embeddingDim, generatorOf(options)));
+      constructor(numEmbeddings, embeddingDim, options) {
+        const w = 'Embedding';
+        const o = check.options(options, w, ['generator']);
+        super(engine.makeEmbedding(check.size(numEmbeddings, w, 'numEmbeddings'), check.size(embeddingDim, w, 'embeddingDim'),
+                                   generatorOf(o, w)));
       }
     },
     functional: {
-      // targets: an int64 Tensor, or class indices as an array / typed array.
-      crossEntropy(logits, targets, options = {}) {
-        return withTargets(targets, (t) => new Tensor(engine.crossEntropy(logits.handle, t, options.labelSmoothing ?? 0,
-                                                                          options.ignoreIndex ?? -100)));
+      // targets: an int64 Tensor, or class indices as an array / typed array of integers.
+      // options.labelSmoothing in [0, 1] (default 0); options.ignoreIndex (default -100).
+      crossEntropy(logits, targets, options) {
+        const w = 'crossEntropy';
+        const o = check.options(options, w, ['labelSmoothing', 'ignoreIndex']);
+        const input = tensorArg(logits, w, 'logits');
+        const smoothing = o.labelSmoothing === undefined ? 0
+          : check.number(o.labelSmoothing, w, 'labelSmoothing', { min: 0, max: 1, float32: true });
+        const ignore = o.ignoreIndex === undefined ? -100 : check.integer(o.ignoreIndex, w, 'ignoreIndex');
+        return withTargets(targets, w, (t) => new Tensor(engine.crossEntropy(input, t, smoothing, ignore)));
       },
       nllLoss(logProbs, targets) {
-        return withTargets(targets, (t) => new Tensor(engine.nllLoss(logProbs.handle, t)));
+        const input = tensorArg(logProbs, 'nllLoss', 'logProbs');
+        return withTargets(targets, 'nllLoss', (t) => new Tensor(engine.nllLoss(input, t)));
       },
-      mseLoss(input, target) { return new Tensor(engine.mseLoss(input.handle, target.handle)); },
+      mseLoss(input, target) {
+        return new Tensor(engine.mseLoss(tensorArg(input, 'mseLoss', 'input'), tensorArg(target, 'mseLoss', 'target')));
+      },
     },
   };
 
-  function withTargets(targets, fn) {
+  function withTargets(targets, where, fn) {
     if (targets instanceof Tensor) return fn(targets.handle);
-    const t = engine.Tensor.fromIntegers(targets, [targets.length ?? 0]);
+    if (!Array.isArray(targets) && !ArrayBuffer.isView(targets)) {
+      throw check.typeError(`${where}: targets must be an int64 Tensor or an array of class indices, got ${
+        check.describe(targets)}`);
+    }
+    if (Array.isArray(targets) && targets.some(Array.isArray)) {
+      throw check.typeError(`${where}: targets must be a flat array of class indices, got nested arrays`);
+    }
+    const { flat } = check.elements(targets, `${where} targets`, { integers: true });
+    const t = engine.Tensor.fromIntegers(flat, [flat.length]);
     try { return fn(t); } finally { t.delete(); }
   }
+
+  const modelOptions = (where, options) => {
+    const o = check.options(options, where, ['seed']);
+    return o.seed === undefined ? 0 : check.seed(o.seed, where);
+  };
+  const archOf = (arch, where) => {
+    if (typeof arch !== 'string') throw check.typeError(`${where}: arch must be a string (${models.names.join(' or ')}), got ${check.describe(arch)}`);
+    if (!models.names.includes(arch)) {
+      throw check.rangeError(`${where}: unknown model '${arch}'; expected one of ${models.names.join(', ')}`);
+    }
+    return arch;
+  };
 
   const models = {
     names: ['lenet5', 'mlp'],
     // A reference architecture ('lenet5' or 'mlp') with parameters from the seed's "init" stream.
-    create(arch, options = {}) { return new Module(engine.makeModel(arch, options.seed ?? 0)); },
-    lenet5(options = {}) { return models.create('lenet5', options); },
-    mlp(options = {}) { return models.create('mlp', options); },
+    create(arch, options) {
+      return new Module(engine.makeModel(archOf(arch, 'models.create'), modelOptions('models.create', options)));
+    },
+    lenet5(options) { return new Module(engine.makeModel('lenet5', modelOptions('models.lenet5', options))); },
+    mlp(options) { return new Module(engine.makeModel('mlp', modelOptions('models.mlp', options))); },
     // A checkpoint as a model: options.arch, or the first reference architecture it fits.
-    fromCheckpoint(bytes, options = {}) {
-      const candidates = options.arch ? [options.arch] : models.names;
+    fromCheckpoint(bytes, options) {
+      const w = 'models.fromCheckpoint';
+      check.bytes(bytes, w);
+      const o = check.options(options, w, ['arch']);
+      const candidates = o.arch === undefined ? models.names : [archOf(o.arch, w)];
       const reasons = [];
       for (const arch of candidates) {
         const model = models.create(arch);

@@ -129,7 +129,7 @@ export function makeTensorApi(engine, defaults) {
       try { return fn(g); } finally { g.delete(); }
     }
     if (o.stream !== undefined) throw check.typeError(`${where}: stream needs a seed (or pass a generator)`);
-    return fn(defaults.generator().handle);
+    return fn(defaults.generator());
   };
 
   class Generator extends Owned {

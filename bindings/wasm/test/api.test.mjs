@@ -144,3 +144,26 @@ test('both builds give identical bits for a LeNet-5 forward and backward pass', 
   }
   assert.deepEqual(results[0], results[1]);
 });
+
+test('the web demo normalises a drawn digit with the bits of the engine\'s MNIST normalisation', async () => {
+  const ls = await loadLockstep();
+  // One 16 x 16 IDX image holding every byte value, and its label.
+  const header = (magic, dims) => {
+    const b = new DataView(new ArrayBuffer(4 + 4 * dims.length));
+    b.setUint32(0, magic);
+    dims.forEach((d, i) => b.setUint32(4 + 4 * i, d));
+    return new Uint8Array(b.buffer);
+  };
+  const pixels = Uint8Array.from({ length: 256 }, (_, i) => i);
+  const images = new Uint8Array([...header(0x803, [1, 16, 16]), ...pixels]);
+  const labels = new Uint8Array([...header(0x801, [1]), 7]);
+  ls.scope(() => {
+    const engine = ls.Dataset.fromIdx(images, labels, { normalize: true }).inputs.toArray();
+    // web/worker.js: x / 255 as float32, then .sub(0.1307).mul(the float32 quotient 1.0f / 0.3081f).
+    const scale = new Float32Array(new Uint32Array([0x404FB98B]).buffer)[0];
+    const x = ls.tensor(Float32Array.from(pixels, (p) => p / 255));
+    assert.deepEqual(x.sub(0.1307).mul(scale).toArray(), engine);
+    // Dividing by 0.3081 rounds differently for some pixels: why the demo multiplies.
+    assert.notDeepEqual(x.sub(0.1307).div(0.3081).toArray(), engine);
+  });
+});
