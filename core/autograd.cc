@@ -64,7 +64,7 @@ void RequireUnreleased(const std::shared_ptr<Node>& root) {
                            "backward: trying to backward through the graph a second time (its saved results "
                            "were freed by the first backward, at op "
                                << OpKindName(node->kind)
-                               << "); pass retain_graph = true to the first backward to keep them");
+                               << "); pass retain_graph = true (retainGraph in JavaScript) to the first backward to keep them");
     for (const Tensor& input : node->inputs) {
       if (input.defined() && input.grad_fn()) stack.push_back(input.grad_fn().get());
     }

@@ -155,7 +155,8 @@ TrainingPosition PositionOf(const SafetensorsFile& file, const std::string& what
   auto kind = file.metadata.find("lockstep_kind");
   LOCKSTEP_REQUIRE_FORMAT(kind != file.metadata.end() && kind->second == "training_state",
                           what << ": not a lockstep training state (a model checkpoint holds no optimizer state "
-                                  "and no position: resume from the file written by --checkpoint-every)");
+                                  "and no position: resume from a training state, written by --checkpoint-every, "
+                                  "a config's checkpoint_path or fit()'s onCheckpoint)");
   TrainingPosition position;
   position.epoch = MetadataInt(file, "epoch", what);
   position.batch = MetadataInt(file, "batch", what);

@@ -256,6 +256,8 @@ float StepLr(float base_lr, int64_t epoch, int64_t step_size, float gamma) {
 }
 
 float CosineWithWarmup(float base_lr, float min_lr, int64_t step, int64_t warmup, int64_t decay_steps) {
+  LOCKSTEP_REQUIRE(warmup >= 0 && decay_steps > warmup, "CosineWithWarmup: decay_steps (" << decay_steps
+                                                            << ") must exceed warmup_steps (" << warmup << ") >= 0");
   if (step < warmup) return static_cast<float>(static_cast<double>(base_lr) * static_cast<double>(step + 1) / static_cast<double>(warmup + 1));
   if (step > decay_steps) return min_lr;
   const double ratio = static_cast<double>(step - warmup) / static_cast<double>(decay_steps - warmup);

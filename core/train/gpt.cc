@@ -65,6 +65,9 @@ GptTrainer::GptTrainer(const GptTrainConfig& config, const CharCorpus& corpus) :
   RequireContractFloatingPoint();
   LOCKSTEP_REQUIRE(config.batch_size >= 1 && config.grad_accum >= 1 && config.steps >= 0,
                    "gpt: batch size and gradient accumulation must be >= 1 and steps >= 0");
+  LOCKSTEP_REQUIRE(config.warmup_steps >= 0 && config.decay_steps > config.warmup_steps,
+                   "gpt: decay_steps (" << config.decay_steps << ") must exceed warmup_steps (" << config.warmup_steps
+                                        << ") >= 0");
   config_.model.vocab_size = corpus.vocab_size();
   LOCKSTEP_REQUIRE(static_cast<int64_t>(corpus.train.size()) > config_.model.block_size &&
                        static_cast<int64_t>(corpus.val.size()) > config_.model.block_size,
