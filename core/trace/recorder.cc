@@ -1,6 +1,7 @@
 // The trace recorder behind core/trace/trace.h: one per open Session, installed on its thread.
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <map>
@@ -53,6 +54,7 @@ void AppendNumber(double v, std::string* out) {
 class Recorder {
  public:
   Recorder(const Options& options, nn::Module* model) : options_(options) {
+    if (const char* fault = getenv("LOCKSTEP_TRACE_FAULT")) ParseFault(fault);
     if (model != nullptr) {
       for (const auto& [path, module] : model->NamedModules()) {
         module_index_[module] = static_cast<int32_t>(paths_.size());
@@ -184,6 +186,33 @@ class Recorder {
     *line += ",\"nan\":" + std::to_string(nans) + ",\"inf\":" + std::to_string(infs);
   }
 
+  // STEP:MODULE:OP (MODULE may be empty: "3::add").
+  void ParseFault(const std::string& text) {
+    const size_t a = text.find(':'), b = a == std::string::npos ? a : text.find(':', a + 1);
+    LOCKSTEP_REQUIRE(b != std::string::npos, "LOCKSTEP_TRACE_FAULT: expected STEP:MODULE:OP, got '" << text << "'");
+    char* end = nullptr;
+    options_.fault_step = strtoll(text.c_str(), &end, 10);
+    LOCKSTEP_REQUIRE(end == text.c_str() + a && options_.fault_step >= 1,
+                     "LOCKSTEP_TRACE_FAULT: STEP must be an integer >= 1, got '" << text.substr(0, a) << "'");
+    options_.fault_module = text.substr(a + 1, b - a - 1);
+    options_.fault_op = text.substr(b + 1);
+  }
+
+ public:
+  // The planted fault: the first matching forward record of its step nudges element 0 by an ulp.
+  void MaybePlantFault(int32_t module, const char* op, const Tensor& out) {
+    if (options_.fault_step != step_ || fault_done_ || strcmp(phase_, "forward") != 0 || options_.fault_op != op ||
+        out.dtype() != DType::kFloat32 || out.numel() == 0 || !out.is_contiguous()) {
+      return;
+    }
+    const std::string path = module >= 0 && static_cast<size_t>(module) < paths_.size() ? paths_[module] : "";
+    if (path != options_.fault_module) return;
+    float* p = out.data_f32();
+    p[0] = nextafterf(p[0], INFINITY);
+    fault_done_ = true;
+  }
+
+ private:
   bool KeepValues(const std::string& name) const {
     return options_.values_from > 0 && step_ >= options_.values_from && step_ <= options_.values_to &&
            name.find(options_.values_pattern) != std::string::npos;
@@ -198,6 +227,7 @@ class Recorder {
   int64_t step_ = 0;
   const char* phase_ = "forward";
   bool in_backward_ = false;
+  bool fault_done_ = false;
   std::string lines_;
   SafetensorsFile values_;
   int64_t records_ = 0;
@@ -254,6 +284,7 @@ PhaseScope::~PhaseScope() {
 
 void RecordOp(const char* op, const Tensor& out) {
   if (current == nullptr || current->in_backward() || !out.defined()) return;
+  current->MaybePlantFault(current->CurrentModule(), op, out);
   current->Record(current->CurrentModule(), op, 0, true, out);
 }
 

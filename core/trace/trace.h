@@ -35,6 +35,12 @@ struct Options {
   int64_t values_from = 0, values_to = 0;
   std::string values_pattern;
   std::string source;  // free text in the header ("lockstep train mnist --seed 2", ...)
+  // A planted fault, to show that `lockstep diff` finds what changed (docs/diagnostics.md): the
+  // forward op `fault_op` of module `fault_module` at step `fault_step` has its first element
+  // moved by one ulp, in place, before it is recorded and used. Set from the environment variable
+  // LOCKSTEP_TRACE_FAULT=STEP:MODULE:OP when a session opens; fault_step 0: none.
+  int64_t fault_step = 0;
+  std::string fault_module, fault_op;
 };
 
 class Recorder;

@@ -20,6 +20,7 @@ int SampleCommand(const std::vector<std::string>& args);
 int EvalCommand(const std::vector<std::string>& args);
 int HashCommand(const std::vector<std::string>& args);
 int CanonicalizeCommand(const std::vector<std::string>& args);
+int DiffCommand(const std::vector<std::string>& args);
 int VerifyCommand(const std::vector<std::string>& args);
 int InfoCommand(const std::vector<std::string>& args);
 

@@ -22,6 +22,7 @@ const char kUsage[] =
     "  eval MODEL    evaluate a checkpoint on an IDX test set\n"
     "  hash FILE     print a file's SHA-256 (a checkpoint's hash is its model hash)\n"
     "  canonicalize IN OUT  rewrite any safetensors checkpoint in lockstep's canonical form\n"
+    "  diff A B      the first op where two traces (--trace) differ, and how the difference spreads\n"
     "  verify FILE   compare a file's SHA-256 with --expect HASH\n"
     "  info          version, contract version, SIMD targets, threads\n"
     "\n"
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   if (command == "eval") return lockstep_cli::EvalCommand(rest);
   if (command == "hash") return lockstep_cli::HashCommand(rest);
   if (command == "canonicalize") return lockstep_cli::CanonicalizeCommand(rest);
+  if (command == "diff") return lockstep_cli::DiffCommand(rest);
   if (command == "verify") return lockstep_cli::VerifyCommand(rest);
   if (command == "info") return lockstep_cli::InfoCommand(rest);
   fprintf(stderr, "lockstep: unknown command '%s'\n\n%s", command.c_str(), kUsage);

@@ -193,6 +193,24 @@ LOCKSTEP_API lockstep_status lockstep_trace_begin(lockstep_model* model, const l
  * number of records. */
 LOCKSTEP_API lockstep_status lockstep_trace_end(int64_t* records_out);
 
+typedef struct lockstep_diff_options {
+  uint32_t struct_size;   /* sizeof(lockstep_diff_options), set by lockstep_diff_options_default */
+  const char* a_values;   /* the values sidecar of trace A (for ulps), or NULL */
+  const char* b_values;   /* ... of trace B, or NULL */
+  const char* html_path;  /* also write an HTML report here, or NULL */
+  int max_rows;           /* rows per table of the text report (default 20) */
+} lockstep_diff_options;
+LOCKSTEP_API lockstep_status lockstep_diff_options_default(lockstep_diff_options* out);
+/* Compares trace A with trace B: aligned by step, phase, module, op and call; where the two sides
+ * decompose a module differently, compared at the module's output and its parameters. The text
+ * report (the first divergence, the spread per module, the agreement per op) goes to write(text,
+ * user) (may be NULL); *identical is 1 when every aligned record has the same bits, else 0. A
+ * truncated or malformed trace is LOCKSTEP_ERROR_FORMAT; traces of unrelated runs are
+ * LOCKSTEP_ERROR_INVALID_ARGUMENT. */
+LOCKSTEP_API lockstep_status lockstep_trace_diff(const char* a, const char* b, const lockstep_diff_options* options,
+                                                 void (*write)(const char* text, void* user), void* user,
+                                                 int* identical);
+
 /* ---- the MNIST reference run (LeNet-5, Adam, cross-entropy)
  * Config structs start with struct_size, which lockstep_*_config_default sets: a program compiled
  * against another version of this header gets LOCKSTEP_ERROR_INVALID_ARGUMENT instead of fields
