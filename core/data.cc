@@ -10,6 +10,7 @@
 #include "core/ops.h"
 #include "core/random.h"
 #include "core/sha256.h"
+#include "core/trace/trace.h"
 #include "simd/philox.h"
 
 namespace lockstep {
@@ -93,6 +94,7 @@ Tensor Dataset::Convert(const std::vector<int64_t>& rows) const {
   }
   if (!normalized_) return out;
   NoGradGuard no_grad;
+  const trace::PauseScope not_the_model;
   return MulScalar(AddScalar(out, shift_), scale_);
 }
 

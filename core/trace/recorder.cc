@@ -301,6 +301,13 @@ void LeaveModule(const nn::Module* module, const Tensor& out) {
 
 int32_t CurrentModuleIndex() { return current == nullptr ? -1 : current->CurrentModule(); }
 
+PauseScope::PauseScope() : active_(current != nullptr && !current->in_backward()) {
+  if (active_) current->set_in_backward(true);  // the same silence as inside backward rules
+}
+PauseScope::~PauseScope() {
+  if (active_ && current != nullptr) current->set_in_backward(false);
+}
+
 BackwardScope::BackwardScope() : active_(current != nullptr && !current->in_backward()) {
   if (!active_) return;
   current->set_in_backward(true);

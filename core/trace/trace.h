@@ -89,6 +89,19 @@ class PhaseScope {
   const char* previous_ = nullptr;
 };
 
+// Ops run inside it are not recorded (data preparation: a batch's normalisation is not the
+// model's work, and PyTorch loops prepare their batches outside the traced step).
+class PauseScope {
+ public:
+  PauseScope();
+  ~PauseScope();
+  PauseScope(const PauseScope&) = delete;
+  PauseScope& operator=(const PauseScope&) = delete;
+
+ private:
+  bool active_;
+};
+
 // Records an op's output (forward, eval and sample phases; ignored inside backward rules).
 void RecordOp(const char* op, const Tensor& out);
 // Runs an op body and records its result: the ops' public functions are written as

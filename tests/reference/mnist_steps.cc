@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,13 +34,14 @@
 #include "core/ops.h"
 #include "core/optim/optimizer.h"
 #include "core/safetensors.h"
+#include "core/trace/trace.h"
 #include "tests/reference/tensor_record.h"
 
 namespace {
 
 using namespace lockstep;
 
-int Run(const std::string& data_dir, int64_t steps, const std::string& out_dir) {
+int Run(const std::string& data_dir, int64_t steps, const std::string& out_dir, const std::string& trace_path) {
   RequireContractFloatingPoint();
   const uint64_t seed = 1;
   const int64_t batch_size = 100;
@@ -60,9 +62,18 @@ int Run(const std::string& data_dir, int64_t steps, const std::string& out_dir) 
   std::vector<float> losses;
   std::vector<int64_t> indices;
   model->Train();
+  // An op-level trace of the steps (docs/diagnostics.md), to diff against tools/torch_trace.
+  std::unique_ptr<trace::Session> tracing;
+  if (!trace_path.empty()) {
+    trace::Options options;
+    options.path = trace_path;
+    options.source = "lockstep_mnist_steps " + std::to_string(steps) + " steps";
+    tracing = std::make_unique<trace::Session>(options, model.get());
+  }
   for (int64_t step = 0; step < steps; ++step) {
     Tensor x, y;
     loader.GetBatch(0, step, &x, &y);
+    trace::BeginStep(step + 1);
     const std::string s = TwoDigits(step + 1);
     file.tensors.push_back(Record("x." + s, x));
     file.tensors.push_back(Record("y." + s, y));
@@ -80,6 +91,7 @@ int Run(const std::string& data_dir, int64_t steps, const std::string& out_dir) 
   }
   file.tensors.push_back(Record("loss", Tensor::FromVector({steps}, losses)));
   file.tensors.push_back(Record("indices", Tensor::FromInt64({steps, batch_size}, indices)));
+  if (tracing) tracing->Finish();
   WriteFileAtomic(out_dir + "/steps.safetensors", EncodeSafetensors(file));
   const std::string final_hash = SaveModel(out_dir + "/after" + std::to_string(steps) + ".safetensors", *model);
   printf("initial %s\nafter%lld %s\n", initial_hash.c_str(), static_cast<long long>(steps), final_hash.c_str());
@@ -89,11 +101,13 @@ int Run(const std::string& data_dir, int64_t steps, const std::string& out_dir) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string data_dir = ".deps/data/mnist", out_dir;
+  std::string data_dir = ".deps/data/mnist", out_dir, trace_path;
   int64_t steps = 20;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
       data_dir = argv[++i];
+    } else if (strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
+      trace_path = argv[++i];
     } else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
       steps = atoll(argv[++i]);
     } else if (out_dir.empty() && argv[i][0] != '-') {
@@ -104,11 +118,11 @@ int main(int argc, char** argv) {
     }
   }
   if (out_dir.empty() || steps < 1) {
-    fprintf(stderr, "usage: lockstep_mnist_steps [--data DIR] [--steps N] OUT_DIR\n");
+    fprintf(stderr, "usage: lockstep_mnist_steps [--data DIR] [--steps N] [--trace FILE] OUT_DIR\n");
     return 2;
   }
   try {
-    return Run(data_dir, steps, out_dir);
+    return Run(data_dir, steps, out_dir, trace_path);
   } catch (const std::exception& e) {
     fprintf(stderr, "lockstep_mnist_steps: %s\n", e.what());
     return 1;
