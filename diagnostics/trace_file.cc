@@ -101,6 +101,9 @@ TraceFile ParseTrace(const std::string& text, const std::string& what) {
     JsonObject o;
     std::string error;
     if (!ParseJsonLine(line, &o, &error)) {
+      if (line_number > 1 && newline == std::string::npos) {
+        Fail(what, line_number, "the trace is truncated: its last line is cut short (" + error + ")");
+      }
       Fail(what, line_number, line_number == 1 ? "not a lockstep trace (the first line is not a JSON header: " + error + ")"
                                                : "not a JSON record: " + error);
     }

@@ -1,0 +1,147 @@
+// Traces (core/trace) and their comparison (diagnostics/): what a training step records, that the
+// same run traced twice is identical record for record, that a one-ulp change is found where it
+// was made, and that bad trace files get clear errors.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/models/lenet.h"
+#include "core/ops.h"
+#include "core/optim/optimizer.h"
+#include "core/trace/bits_hash.h"
+#include "core/trace/trace.h"
+#include "diagnostics/diff.h"
+#include "diagnostics/json_line.h"
+#include "diagnostics/trace_file.h"
+#include "simd/philox.h"
+
+namespace lockstep {
+namespace {
+
+// Two Adam steps of LeNet-5 on fixed data, traced; the trace's text.
+std::string TraceTwoSteps(bool plant_fault) {
+  auto model = models::MakeLeNet5(3);
+  optim::Adam adam(model->NamedParameters(), optim::AdamOptions{});
+  std::vector<float> pixels(8 * 784);
+  simd::PhiloxUniform(5, 1, 0, pixels.data(), pixels.size());
+  const Tensor x = Tensor::FromVector({8, 1, 28, 28}, pixels);
+  const Tensor y = Tensor::FromInt64({8}, {0, 1, 2, 3, 4, 5, 6, 7});
+  trace::Options options;
+  options.values_from = 1;
+  options.values_to = 2;
+  options.values_pattern = "grad";
+  if (plant_fault) {
+    options.fault_step = 2;
+    options.fault_module = "3";
+    options.fault_op = "conv2d";
+  }
+  trace::Session session(options, model.get());
+  for (int step = 1; step <= 2; ++step) {
+    trace::BeginStep(step);
+    adam.ZeroGrad();
+    CrossEntropy((*model)(x), y).Backward();
+    adam.Step();
+  }
+  session.Finish();
+  const std::vector<uint8_t> bytes = session.Bytes();
+  return std::string(bytes.begin(), bytes.end());
+}
+
+TEST_CASE("a traced step records forward ops, module outputs, backward ops, gradients and updates") {
+  const std::string text = TraceTwoSteps(false);
+  const diagnostics::TraceFile t = diagnostics::ParseTrace(text, "memory");
+  CHECK(t.header.at("producer") == "lockstep");
+  bool conv = false, conv_backward = false, grad = false, update = false, output = false;
+  for (const diagnostics::TraceRecord& r : t.records) {
+    conv |= r.step == 1 && r.phase == "forward" && r.module == "0" && r.op == "conv2d" && r.shape.size() == 4;
+    conv_backward |= r.phase == "backward" && r.module == "3" && r.op == "conv2d_backward" && r.out == 1;
+    grad |= r.phase == "grad" && r.param == "3.weight" && r.module == "3";
+    update |= r.phase == "update" && r.param == "11.bias";
+    output |= r.phase == "forward" && r.module == "11" && r.op == "output" && r.shape == std::vector<int64_t>{8, 10};
+  }
+  CHECK(conv);
+  CHECK(conv_backward);
+  CHECK(grad);
+  CHECK(update);
+  CHECK(output);
+  // Tracing changes nothing: the run gives the same bits with and without it (same trace twice).
+  CHECK(TraceTwoSteps(false) == text);
+}
+
+TEST_CASE("diff finds a one-ulp fault at the op, module and step where it was planted") {
+  const diagnostics::TraceFile a = diagnostics::ParseTrace(TraceTwoSteps(false), "a");
+  const diagnostics::TraceFile b = diagnostics::ParseTrace(TraceTwoSteps(true), "b");
+  const diagnostics::DiffResult same = diagnostics::Diff(a, a);
+  CHECK(same.same());
+  CHECK(same.compared == static_cast<int64_t>(a.records.size()));
+  const diagnostics::DiffResult r = diagnostics::Diff(a, b);
+  REQUIRE(!r.same());
+  const diagnostics::Comparison& first = r.comparisons[static_cast<size_t>(r.first_divergence)];
+  CHECK(first.a->step == 2);
+  CHECK(first.a->phase == "forward");
+  CHECK(first.a->module == "3");
+  CHECK(first.a->op == "conv2d");
+  const std::string report = diagnostics::FormatReport(r, a, b);
+  CHECK(report.find("FIRST DIVERGENCE: step 2 forward 3 conv2d call 0") != std::string::npos);
+  CHECK(diagnostics::HtmlReport(r, a, b).find("<table>") != std::string::npos);
+}
+
+TEST_CASE("bad trace files get clear errors") {
+  const std::string good = TraceTwoSteps(false);
+  auto error_of = [](const std::string& text) {
+    try {
+      diagnostics::ParseTrace(text, "t.trace");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::kFormat);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error_of(good.substr(0, good.size() / 2)).find("truncated") != std::string::npos);
+  std::string other_version = good;
+  other_version.replace(other_version.find("\"lockstep_trace\":1"), 18, "\"lockstep_trace\":7");
+  CHECK(error_of(other_version).find("format version 7") != std::string::npos);
+  CHECK(error_of("PK\x03\x04 not json").find("not a lockstep trace") != std::string::npos);
+  CHECK(error_of("").find("empty") != std::string::npos);
+  std::string bad_record = good;
+  bad_record.insert(bad_record.find('\n') + 1, "{\"step\":1}\n");
+  CHECK(error_of(bad_record).find("t.trace:2: the record has no \"phase\"") != std::string::npos);
+  // Unrelated runs: a trace of other steps shares no record.
+  const diagnostics::TraceFile a = diagnostics::ParseTrace(good, "a");
+  diagnostics::TraceFile b = a;
+  for (diagnostics::TraceRecord& r : b.records) r.step += 100;
+  CHECK_THROWS_WITH_AS(diagnostics::Diff(a, b), doctest::Contains("do not describe the same run"), Error);
+}
+
+TEST_CASE("json lines: strings with escapes, numbers, null, booleans, number arrays") {
+  diagnostics::JsonObject o;
+  std::string error;
+  REQUIRE(diagnostics::ParseJsonLine(R"({"a":"x\"y\\z\u0041","b":-1.5e3,"c":null,"d":true,"e":[1,2,3],"f":false})", &o,
+                                     &error));
+  CHECK(o["a"].text == "x\"y\\zA");
+  CHECK(o["b"].number == -1500.0);
+  CHECK(o["c"].type == diagnostics::JsonValue::Type::kNull);
+  CHECK(o["d"].boolean);
+  CHECK(!o["f"].boolean);
+  CHECK(o["e"].numbers == std::vector<double>{1, 2, 3});
+  CHECK(!diagnostics::ParseJsonLine(R"({"a":1,})", &o, &error));
+  CHECK(!diagnostics::ParseJsonLine(R"({"a":1} extra)", &o, &error));
+}
+
+TEST_CASE("the bits hash depends on every byte and the length, and on nothing else") {
+  std::vector<float> v(37, 1.5f);
+  const std::string h = trace::BitsHash(v.data(), v.size() * 4);
+  CHECK(h.size() == 32);
+  CHECK(trace::BitsHash(v.data(), v.size() * 4) == h);
+  v[36] = 1.5000001f;
+  CHECK(trace::BitsHash(v.data(), v.size() * 4) != h);
+  CHECK(trace::BitsHash(v.data(), 36 * 4) != trace::BitsHash(v.data(), 35 * 4));
+  CHECK(trace::BitsHash(nullptr, 0).size() == 32);
+  CHECK(diagnostics::UlpDistance(1.0f, 1.0000001f) == 1.0);
+  CHECK(diagnostics::UlpDistance(-0.0f, 0.0f) == 0.0);
+}
+
+}  // namespace
+}  // namespace lockstep
