@@ -1,5 +1,4 @@
 // The trace recorder behind core/trace/trace.h: one per open Session, installed on its thread.
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +38,23 @@ void AppendJsonString(const std::string& text, std::string* out) {
   out->push_back('"');
 }
 
+// No libm in core/ (contract lint): finiteness by arithmetic, square roots by the compiler builtin.
+bool Finite(double v) { return v - v == 0.0; }
+
+// The next float32 toward +infinity (for a finite or -infinity x).
+float NextUp(float x) {
+  uint32_t bits;
+  memcpy(&bits, &x, 4);
+  if (x == 0.0f) bits = 1;                      // +0 or -0: the smallest positive subnormal
+  else if (bits >> 31) --bits;                  // negative: toward zero
+  else ++bits;                                  // positive: away from zero
+  float y;
+  memcpy(&y, &bits, 4);
+  return y;
+}
+
 void AppendNumber(double v, std::string* out) {
-  if (!std::isfinite(v)) {
+  if (!Finite(v)) {
     out->append("null");
     return;
   }
@@ -158,14 +172,14 @@ class Recorder {
  private:
   static void AppendStatistics(const Tensor& c, size_t n, std::string* line) {
     int64_t nans = 0, infs = 0, finite = 0;
-    double lo = INFINITY, hi = -INFINITY, sum = 0.0, squares = 0.0;
+    double lo = __builtin_inf(), hi = -__builtin_inf(), sum = 0.0, squares = 0.0;
     for (size_t i = 0; i < n; ++i) {
       const double v = c.dtype() == DType::kFloat32 ? static_cast<double>(c.data_f32()[i])
                        : c.dtype() == DType::kInt32 ? static_cast<double>(c.data_i32()[i])
                                                     : static_cast<double>(c.data_i64()[i]);
       if (v != v) {
         ++nans;
-      } else if (!std::isfinite(v)) {
+      } else if (!Finite(v)) {
         ++infs;
       } else {
         ++finite;
@@ -176,13 +190,13 @@ class Recorder {
       }
     }
     *line += ",\"min\":";
-    AppendNumber(finite ? lo : NAN, line);
+    AppendNumber(finite ? lo : __builtin_nan(""), line);
     *line += ",\"max\":";
-    AppendNumber(finite ? hi : NAN, line);
+    AppendNumber(finite ? hi : __builtin_nan(""), line);
     *line += ",\"mean\":";
-    AppendNumber(finite ? sum / static_cast<double>(finite) : NAN, line);
+    AppendNumber(finite ? sum / static_cast<double>(finite) : __builtin_nan(""), line);
     *line += ",\"l2\":";
-    AppendNumber(sqrt(squares), line);
+    AppendNumber(__builtin_sqrt(squares), line);
     *line += ",\"nan\":" + std::to_string(nans) + ",\"inf\":" + std::to_string(infs);
   }
 
@@ -208,7 +222,7 @@ class Recorder {
     const std::string path = module >= 0 && static_cast<size_t>(module) < paths_.size() ? paths_[module] : "";
     if (path != options_.fault_module) return;
     float* p = out.data_f32();
-    p[0] = nextafterf(p[0], INFINITY);
+    p[0] = NextUp(p[0]);
     fault_done_ = true;
   }
 
