@@ -133,7 +133,7 @@ class Recorder {
                                                     : static_cast<const void*>(c.data_i64());
     line += "],\"hash\":\"" + BitsHash(data, n * DTypeSize(c.dtype())) + "\"";
     AppendStatistics(c, n, &line);
-    const std::string name = param != nullptr ? param : path + "/" + op;
+    const std::string name = (param != nullptr ? std::string(param) : path) + "/" + op;
     if (KeepValues(name)) {
       line += ",\"values\":\"r" + std::to_string(records_) + "\"";
       TensorRecord r;

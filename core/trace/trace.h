@@ -31,7 +31,8 @@ struct Options {
   std::string path;          // the trace (JSON lines); empty: kept in memory (Session::Bytes)
   std::string values_path;   // the values sidecar (safetensors); empty: values kept in memory
   // Which records keep their full values: steps in [values_from, values_to] (0 = none) whose
-  // "module/op" (or "param" name) contains values_pattern ("" = all).
+  // "module/op" (for gradients and updates "param/op": "0.weight/grad") contains values_pattern
+  // ("" = all).
   int64_t values_from = 0, values_to = 0;
   std::string values_pattern;
   std::string source;  // free text in the header ("lockstep train mnist --seed 2", ...)

@@ -119,7 +119,8 @@ const char kTraceFlagsHelp[] =
     "                       with 'lockstep diff A B'\n"
     "  --trace-values FILE  also keep the full values of chosen records (safetensors), so that\n"
     "  --trace-steps A-B    'lockstep diff' reports ulps: records of steps A to B (or N)\n"
-    "  --trace-match TEXT   whose \"module/op\" or parameter name contains TEXT\n";
+    "  --trace-match TEXT   whose \"module/op\" (\"param/op\" for gradients and updates, as in\n"
+    "                       \"0.weight/grad\") contains TEXT\n";
 const char* const kTraceFlagNames[4] = {"--trace", "--trace-values", "--trace-steps", "--trace-match"};
 
 bool ParseTraceFlags(const Args& args, TraceFlags* out, std::string* error) {

@@ -482,4 +482,29 @@ export interface Lockstep {
   readonly gradEnabled: boolean;
   sha256(bytes: Uint8Array): string;
   heapInUse(): number;
+  /**
+   * Runs fn while recording an op-level trace (docs/diagnostics.md in the repository): every op's
+   * step, phase, module path, hash of its exact output bits and statistics. Compare two traces with
+   * the native `lockstep diff A B`. One trace at a time.
+   */
+  traced<T>(model: Module | null, fn: () => T | Promise<T>, options?: TraceOptions): Promise<TraceResult<T>>;
+}
+
+export interface TraceOptions {
+  /** Steps whose records keep their full values in `values` (a safetensors sidecar). */
+  valuesFrom?: number;
+  valuesTo?: number;
+  /** ... only records whose "module/op" or parameter name contains this. */
+  valuesMatch?: string;
+  /** Free text stored in the trace's header. */
+  source?: string;
+}
+
+export interface TraceResult<T> {
+  result: T;
+  /** The trace: JSON lines (UTF-8). */
+  trace: Uint8Array;
+  /** The values sidecar (safetensors); empty when no records were chosen. */
+  values: Uint8Array;
+  records: number;
 }

@@ -69,5 +69,28 @@ export async function load(options) {
     sha256: (bytes) => engine.sha256(check.bytes(bytes, 'sha256')),
     // Bytes held by the engine's allocator (a leak shows as growth across steps).
     heapInUse: () => engine.heapInUse(),
+    // Runs fn (sync or async) while recording an op-level trace (docs/diagnostics.md); model (a
+    // Module, or null) names the modules and parameters. Returns { result, trace, values,
+    // records }: the trace as JSON-lines bytes and the values sidecar (safetensors bytes, empty
+    // unless options.valuesFrom/valuesTo/valuesMatch chose records). One trace at a time.
+    async traced(model, fn, options) {
+      if (model !== null) check.instance(model, nnApi.nn.Module, 'traced', 'model', 'Module');
+      check.func(fn, 'traced', 'fn');
+      const o = check.options(options, 'traced', ['valuesFrom', 'valuesTo', 'valuesMatch', 'source']);
+      const from = o.valuesFrom === undefined ? 0 : check.integer(o.valuesFrom, 'traced', 'valuesFrom', { min: 1 });
+      const to = o.valuesTo === undefined ? from : check.integer(o.valuesTo, 'traced', 'valuesTo', { min: from });
+      if (o.valuesMatch !== undefined) check.string(o.valuesMatch, 'traced', 'valuesMatch');
+      if (o.source !== undefined) check.string(o.source, 'traced', 'source');
+      engine.traceBegin(model === null ? null : model.handle,
+                        { valuesFrom: from, valuesTo: to, valuesMatch: o.valuesMatch ?? '', source: o.source ?? '' });
+      let result;
+      try {
+        result = await fn();
+      } catch (error) {
+        engine.traceEnd();  // discard the unfinished trace; the error is what matters
+        throw error;
+      }
+      return { result, ...engine.traceEnd() };
+    },
   });
 }

@@ -184,7 +184,8 @@ typedef struct lockstep_trace_options {
   const char* path;           /* the trace file (JSON lines), written atomically at the end; NULL: off */
   const char* values_path;    /* sidecar (safetensors) with the full values of chosen records, or NULL */
   int64_t values_from, values_to;  /* steps whose records keep their values (0, 0: none) */
-  const char* values_pattern; /* ... whose "module/op" or parameter name contains this (NULL: all) */
+  const char* values_pattern; /* ... whose "module/op" ("param/op" for grad and update records, as in
+                                 "0.weight/grad") contains this (NULL: all) */
 } lockstep_trace_options;
 /* Starts tracing the calling thread's ops; model (may be NULL) names the modules and parameters.
  * One trace per thread at a time (LOCKSTEP_ERROR_STATE otherwise). */
