@@ -25,12 +25,6 @@ double UlpDistance(float a, float b) {
 
 namespace {
 
-double Relative(double a, double b) {
-  if (a == b) return 0.0;
-  const double scale = std::max(fabs(a), fabs(b));
-  return scale > 0 ? fabs(a - b) / scale : 0.0;
-}
-
 Comparison Compare(const TraceRecord& a, const TraceRecord& b, const TraceFile& ta, const TraceFile& tb) {
   Comparison c;
   c.a = &a;
@@ -41,8 +35,13 @@ Comparison Compare(const TraceRecord& a, const TraceRecord& b, const TraceFile& 
   if (a.shape != b.shape || a.dtype != b.dtype) {
     c.stat_rel = INFINITY;
   } else {
-    c.stat_rel = std::max({Relative(a.min, b.min), Relative(a.max, b.max), Relative(a.mean, b.mean),
-                           Relative(a.l2, b.l2)});
+    // Relative to the tensor's largest magnitude, as the elementwise figure is: the differences of
+    // min, max and mean, and of the root mean square (l2 / sqrt(n)).
+    const double scale = std::max({fabs(a.min), fabs(a.max), fabs(b.min), fabs(b.max)});
+    const double n = static_cast<double>(std::max<int64_t>(1, a.numel()));
+    const double worst = std::max({fabs(a.min - b.min), fabs(a.max - b.max), fabs(a.mean - b.mean),
+                                   fabs(a.l2 - b.l2) / sqrt(n)});
+    c.stat_rel = scale > 0 ? worst / scale : (worst > 0 ? INFINITY : 0.0);
     if (a.nan != b.nan || a.inf != b.inf) c.stat_rel = INFINITY;
     if (c.stat_rel == 0) c.stat_rel = 1e-300;  // different bits with equal statistics: still different
   }
@@ -58,7 +57,11 @@ Comparison Compare(const TraceRecord& a, const TraceRecord& b, const TraceFile& 
       if (x == y || (x != x && y != y)) continue;
       ++c.differing;
       c.max_abs = std::max(c.max_abs, fabs(x - y));
-      if (a.dtype == "float32") c.max_ulp = std::max(c.max_ulp, UlpDistance(static_cast<float>(x), static_cast<float>(y)));
+      // Ulps count where they mean something: near zero, where cancellation leaves few significant
+      // bits, an ulp is tiny and the count huge (the relative figure covers those elements).
+      if (a.dtype == "float32" && std::max(fabs(x), fabs(y)) >= scale * 0x1p-8) {
+        c.max_ulp = std::max(c.max_ulp, UlpDistance(static_cast<float>(x), static_cast<float>(y)));
+      }
     }
     c.max_rel = scale > 0 ? c.max_abs / scale : (c.differing ? INFINITY : 0.0);
     if (c.differing == 0) c.max_rel = 1e-300;  // values equal but the hash differs: NaN payloads or zero signs

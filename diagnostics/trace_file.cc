@@ -13,8 +13,11 @@ namespace diagnostics {
 constexpr int kSupportedVersion = 1;
 
 std::string TraceRecord::Key() const {
+  // A parameter's records are named by the parameter: the order in which an optimizer lists its
+  // parameters (the call index) does not matter.
+  if (!param.empty()) return std::to_string(step) + "\x1f" + phase + "\x1f" + op + "\x1f" + param;
   return std::to_string(step) + "\x1f" + phase + "\x1f" + module + "\x1f" + op + "\x1f" + std::to_string(call) +
-         "\x1f" + std::to_string(out) + "\x1f" + param;
+         "\x1f" + std::to_string(out);
 }
 
 std::string TraceRecord::Describe() const {

@@ -27,7 +27,8 @@ struct TraceRecord {
   std::string values;  // the sidecar tensor's name, or empty
   int64_t line = 0;    // 1-based line in its file
 
-  // The alignment key: (step, phase, module, op, call, out, param).
+  // The alignment key: (step, phase, module, op, call, out), or (step, phase, op, param) for a
+  // parameter's records.
   std::string Key() const;
   // "step 3 backward 0/conv2d_backward call 0 output 1" (the parameter when there is one).
   std::string Describe() const;

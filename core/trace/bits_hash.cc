@@ -19,22 +19,34 @@ uint64_t Fmix64(uint64_t k) {
 
 }  // namespace
 
+// x86-64: also compiled for AVX2 and AVX-512 machines (64-bit multiplies vectorise with AVX-512);
+// integer arithmetic, so every version gives the same hash.
+#if defined(__x86_64__) && defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
 std::string BitsHash(const void* data, size_t bytes) {
   constexpr uint64_t kP[2] = {0x9E3779B97F4A7C15ULL, 0xC2B2AE3D27D4EB4FULL};
   constexpr uint64_t kQ[2] = {0xBF58476D1CE4E5B9ULL, 0x94D049BB133111EBULL};
   const uint8_t* p = static_cast<const uint8_t*>(data);
-  const size_t words = (bytes + 7) / 8;
+  const size_t full = bytes / 8;
   uint64_t s0 = 0, s1 = 0;
-  for (size_t i = 0; i < words; ++i) {
-    uint64_t w = 0;
-    if (8 * i + 8 <= bytes) {
-      memcpy(&w, p + 8 * i, 8);
-    } else {
-      memcpy(&w, p + 8 * i, bytes - 8 * i);
-    }
+  // Full words without a branch in the loop (it vectorises where 64-bit multiplies do), then the
+  // zero-padded last word.
+  for (size_t i = 0; i < full; ++i) {
+    uint64_t w;
+    memcpy(&w, p + 8 * i, 8);
     const uint64_t n = static_cast<uint64_t>(i) + 1;
-    uint64_t x0 = (w + n * kP[0]) * kQ[0];
-    uint64_t x1 = (w + n * kP[1]) * kQ[1];
+    const uint64_t x0 = (w + n * kP[0]) * kQ[0];
+    const uint64_t x1 = (w + n * kP[1]) * kQ[1];
+    s0 += x0 ^ (x0 >> 31);
+    s1 += x1 ^ (x1 >> 31);
+  }
+  if (bytes % 8 != 0) {
+    uint64_t w = 0;
+    memcpy(&w, p + 8 * full, bytes - 8 * full);
+    const uint64_t n = static_cast<uint64_t>(full) + 1;
+    const uint64_t x0 = (w + n * kP[0]) * kQ[0];
+    const uint64_t x1 = (w + n * kP[1]) * kQ[1];
     s0 += x0 ^ (x0 >> 31);
     s1 += x1 ^ (x1 >> 31);
   }

@@ -12,6 +12,7 @@
 #include "core/nn/module.h"
 #include "core/safetensors.h"
 #include "core/trace/bits_hash.h"
+#include "core/trace/summary.h"
 #include "core/trace/trace.h"
 #include "simd/targets.h"
 
@@ -38,9 +39,6 @@ void AppendJsonString(const std::string& text, std::string* out) {
   out->push_back('"');
 }
 
-// No libm in core/ (contract lint): finiteness by arithmetic, square roots by the compiler builtin.
-bool Finite(double v) { return v - v == 0.0; }
-
 // The next float32 toward +infinity (for a finite or -infinity x).
 float NextUp(float x) {
   uint32_t bits;
@@ -51,16 +49,6 @@ float NextUp(float x) {
   float y;
   memcpy(&y, &bits, 4);
   return y;
-}
-
-void AppendNumber(double v, std::string* out) {
-  if (!Finite(v)) {
-    out->append("null");
-    return;
-  }
-  char text[32];
-  snprintf(text, sizeof text, "%.9g", v);
-  out->append(text);
 }
 
 }  // namespace
@@ -131,8 +119,18 @@ class Recorder {
     const void* data = c.dtype() == DType::kFloat32 ? static_cast<const void*>(c.data_f32())
                        : c.dtype() == DType::kInt32 ? static_cast<const void*>(c.data_i32())
                                                     : static_cast<const void*>(c.data_i64());
-    line += "],\"hash\":\"" + BitsHash(data, n * DTypeSize(c.dtype())) + "\"";
-    AppendStatistics(c, n, &line);
+    line += "]";
+    // A module's output is the tensor its last op returned: the summary is computed once.
+    const bool same_tensor = c.impl()->storage == summary_storage_ && c.impl()->offset == summary_offset_ &&
+                             c.numel() == summary_numel_ && c.dtype() == summary_dtype_ && !in_place_phase();
+    if (!same_tensor) {
+      summary_ = SummaryJson(c.dtype(), data, n);
+      summary_storage_ = c.impl()->storage;
+      summary_offset_ = c.impl()->offset;
+      summary_numel_ = c.numel();
+      summary_dtype_ = c.dtype();
+    }
+    line += summary_;
     const std::string name = (param != nullptr ? std::string(param) : path) + "/" + op;
     if (KeepValues(name)) {
       line += ",\"values\":\"r" + std::to_string(records_) + "\"";
@@ -170,36 +168,6 @@ class Recorder {
   int64_t records() const { return records_; }
 
  private:
-  static void AppendStatistics(const Tensor& c, size_t n, std::string* line) {
-    int64_t nans = 0, infs = 0, finite = 0;
-    double lo = __builtin_inf(), hi = -__builtin_inf(), sum = 0.0, squares = 0.0;
-    for (size_t i = 0; i < n; ++i) {
-      const double v = c.dtype() == DType::kFloat32 ? static_cast<double>(c.data_f32()[i])
-                       : c.dtype() == DType::kInt32 ? static_cast<double>(c.data_i32()[i])
-                                                    : static_cast<double>(c.data_i64()[i]);
-      if (v != v) {
-        ++nans;
-      } else if (!Finite(v)) {
-        ++infs;
-      } else {
-        ++finite;
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
-        sum += v;
-        squares += v * v;
-      }
-    }
-    *line += ",\"min\":";
-    AppendNumber(finite ? lo : __builtin_nan(""), line);
-    *line += ",\"max\":";
-    AppendNumber(finite ? hi : __builtin_nan(""), line);
-    *line += ",\"mean\":";
-    AppendNumber(finite ? sum / static_cast<double>(finite) : __builtin_nan(""), line);
-    *line += ",\"l2\":";
-    AppendNumber(__builtin_sqrt(squares), line);
-    *line += ",\"nan\":" + std::to_string(nans) + ",\"inf\":" + std::to_string(infs);
-  }
-
   // STEP:MODULE:OP (MODULE may be empty: "3::add").
   void ParseFault(const std::string& text) {
     const size_t a = text.find(':'), b = a == std::string::npos ? a : text.find(':', a + 1);
@@ -242,6 +210,14 @@ class Recorder {
   const char* phase_ = "forward";
   bool in_backward_ = false;
   bool fault_done_ = false;
+  // The last summary and its tensor (storage, offset, size, dtype); holding the storage keeps its
+  // address from being reused by another tensor while it is the key.
+  std::string summary_;
+  std::shared_ptr<Storage> summary_storage_;
+  int64_t summary_offset_ = 0, summary_numel_ = -1;
+  DType summary_dtype_ = DType::kFloat32;
+  // Parameters change in place between their gradient and update records: never reuse there.
+  bool in_place_phase() const { return strcmp(phase_, "grad") == 0 || strcmp(phase_, "update") == 0; }
   std::string lines_;
   SafetensorsFile values_;
   int64_t records_ = 0;

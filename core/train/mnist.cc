@@ -60,9 +60,12 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
   optim::Adam optimizer(model->NamedParameters(), adam);
   ClassifierTrainer trainer(*model, optimizer, train_set, config.batch_size, config.seed);
   trainer.set_allow_nonfinite_loss(config.allow_nonfinite_loss);
-  std::map<std::string, std::string> identity =
-      ClassifierRunIdentity("lenet5", config.seed, config.batch_size, config.lr, train_set);
-  identity["lr_schedule"] = std::to_string(config.lr_step_epochs) + "/" + FloatBits(config.lr_gamma);
+  // The run's identity (its data fingerprint hashes the whole training set): only for checkpoints.
+  std::map<std::string, std::string> identity;
+  if (config.checkpoint_every > 0 || !config.resume_path.empty()) {
+    identity = ClassifierRunIdentity("lenet5", config.seed, config.batch_size, config.lr, train_set);
+    identity["lr_schedule"] = std::to_string(config.lr_step_epochs) + "/" + FloatBits(config.lr_gamma);
+  }
 
   std::unique_ptr<trace::Session> tracing;
   if (!config.trace.path.empty() || config.trace_in_memory) tracing = std::make_unique<trace::Session>(config.trace, model.get());

@@ -41,7 +41,7 @@ namespace {
 
 using namespace lockstep;
 
-int Run(const std::string& data_dir, int64_t steps, const std::string& out_dir, const std::string& trace_path) {
+int Run(const std::string& data_dir, int64_t steps, const std::string& out_dir, const trace::Options& trace_options) {
   RequireContractFloatingPoint();
   const uint64_t seed = 1;
   const int64_t batch_size = 100;
@@ -64,9 +64,8 @@ int Run(const std::string& data_dir, int64_t steps, const std::string& out_dir, 
   model->Train();
   // An op-level trace of the steps (docs/diagnostics.md), to diff against tools/torch_trace.
   std::unique_ptr<trace::Session> tracing;
-  if (!trace_path.empty()) {
-    trace::Options options;
-    options.path = trace_path;
+  if (!trace_options.path.empty()) {
+    trace::Options options = trace_options;
     options.source = "lockstep_mnist_steps " + std::to_string(steps) + " steps";
     tracing = std::make_unique<trace::Session>(options, model.get());
   }
@@ -101,13 +100,24 @@ int Run(const std::string& data_dir, int64_t steps, const std::string& out_dir, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string data_dir = ".deps/data/mnist", out_dir, trace_path;
+  std::string data_dir = ".deps/data/mnist", out_dir;
+  trace::Options trace_options;
   int64_t steps = 20;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
       data_dir = argv[++i];
     } else if (strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
-      trace_path = argv[++i];
+      trace_options.path = argv[++i];
+    } else if (strcmp(argv[i], "--trace-values") == 0 && i + 1 < argc) {
+      trace_options.values_path = argv[++i];
+    } else if (strcmp(argv[i], "--trace-steps") == 0 && i + 1 < argc) {
+      // A-B or N
+      const std::string range = argv[++i];
+      const size_t dash = range.find('-');
+      trace_options.values_from = atoll(range.substr(0, dash).c_str());
+      trace_options.values_to = atoll(dash == std::string::npos ? range.c_str() : range.substr(dash + 1).c_str());
+    } else if (strcmp(argv[i], "--trace-match") == 0 && i + 1 < argc) {
+      trace_options.values_pattern = argv[++i];
     } else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
       steps = atoll(argv[++i]);
     } else if (out_dir.empty() && argv[i][0] != '-') {
@@ -118,11 +128,12 @@ int main(int argc, char** argv) {
     }
   }
   if (out_dir.empty() || steps < 1) {
-    fprintf(stderr, "usage: lockstep_mnist_steps [--data DIR] [--steps N] [--trace FILE] OUT_DIR\n");
+    fprintf(stderr, "usage: lockstep_mnist_steps [--data DIR] [--steps N] [--trace FILE [--trace-values FILE\n"
+                    "                            --trace-steps A-B --trace-match TEXT]] OUT_DIR\n");
     return 2;
   }
   try {
-    return Run(data_dir, steps, out_dir, trace_path);
+    return Run(data_dir, steps, out_dir, trace_options);
   } catch (const std::exception& e) {
     fprintf(stderr, "lockstep_mnist_steps: %s\n", e.what());
     return 1;
