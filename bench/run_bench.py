@@ -111,6 +111,22 @@ def main():
                 rows.append(("peak memory, %s run" % ("LeNet" if model == "lenet" else "GPT"), "%.0f MB" % ma,
                              "%.0f MB" % mb, mb / ma))
 
+    # --- tracing (docs/diagnostics.md): the LeNet-5 step traced against untraced, same process ------
+    for t in threads:
+        out = run([bench, "--model", "lenet", "--threads", str(t), "--steps", str(steps["lenet"]), "--samples", "5",
+                   "--trace-overhead", "1"])[0]
+        m = re.search(r"traced steps/s median=([0-9.]+) untraced median=([0-9.]+) overhead=(-?[0-9.]+)% "
+                      r"bytes/step=([0-9]+)", out)
+        traced, plain, overhead, per_step = float(m.group(1)), float(m.group(2)), float(m.group(3)), int(m.group(4))
+        print("  lenet traced %d thread(s): %.1f vs %.1f steps/s untraced (%+.1f%%), %d bytes/step"
+              % (t, traced, plain, overhead, per_step), flush=True)
+        rows.append(("LeNet-5 step traced (hash + statistics of every op; target <= 15%% slower), %d thread%s"
+                     % (t, "s" if t > 1 else ""), "%.1f steps/s" % traced, "%.1f steps/s untraced" % plain,
+                     traced / plain))
+        if t == threads[0]:
+            rows.append(("trace of one LeNet-5 epoch (80 steps; target < 20 MB)", "%.1f MB" % (per_step * 80 / 1e6),
+                         "20 MB", 20e6 / (per_step * 80)))
+
     # --- WebAssembly in Node: lockstep's npm package against TensorFlow.js's WASM backend ---------
     tfjs_ready = os.path.exists(os.path.join(ROOT, "bench", "node_modules", "@tensorflow", "tfjs-backend-wasm"))
     if tfjs_ready:

@@ -4,6 +4,11 @@
 //   lockstep <model> threads=T steps/s median=M min=A max=B
 //
 //   lockstep_train_bench --model lenet|gpt [--threads T] [--steps N] [--warmup W] [--samples S]
+//                        [--trace-overhead 1]
+// With --trace-overhead 1, each sample runs the steps untraced and then traced (a trace kept in
+// memory: hashes and statistics of every op, docs/diagnostics.md) and the line reports both, the
+// overhead and the trace's bytes per step:
+//   lockstep <model> threads=T traced steps/s median=M untraced median=U overhead=X% bytes/step=B
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +25,7 @@
 #include "core/ops.h"
 #include "core/optim/optimizer.h"
 #include "core/random.h"
+#include "core/trace/trace.h"
 #include "simd/thread_pool.h"
 
 namespace {
@@ -32,8 +38,9 @@ Tensor RandomLabels(int64_t n, int64_t classes, uint64_t seed) {
   return Tensor::FromInt64({n}, y);
 }
 
-std::function<void()> LenetStep() {
+std::function<void()> LenetStep(std::shared_ptr<nn::Module>* model_out) {
   auto model = models::MakeLeNet5(1);
+  *model_out = model;
   auto optimizer = std::make_shared<optim::Adam>(model->NamedParameters(), optim::AdamOptions{});
   Generator g(1, "bench");
   Tensor x = Tensor::Zeros({100, 1, 28, 28});
@@ -46,10 +53,11 @@ std::function<void()> LenetStep() {
   };
 }
 
-std::function<void()> GptStep() {
+std::function<void()> GptStep(std::shared_ptr<nn::Module>* model_out) {
   models::GptConfig c;
   c.vocab_size = 96;
   auto model = std::make_shared<models::Gpt>(c, 1);
+  *model_out = model;
   std::vector<optim::ParamGroup> groups(2);
   groups[0].params = model->DecayParameters();
   groups[0].weight_decay = 0.1f;
@@ -82,7 +90,7 @@ std::function<void()> GptStep() {
 
 int main(int argc, char** argv) {
   std::string model_name;
-  int threads = 1, steps = 20, warmup = 3, samples = 5;
+  int threads = 1, steps = 20, warmup = 3, samples = 5, trace_overhead = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--model") model_name = argv[i + 1];
@@ -90,6 +98,7 @@ int main(int argc, char** argv) {
     else if (flag == "--steps") steps = atoi(argv[i + 1]);
     else if (flag == "--warmup") warmup = atoi(argv[i + 1]);
     else if (flag == "--samples") samples = atoi(argv[i + 1]);
+    else if (flag == "--trace-overhead") trace_overhead = atoi(argv[i + 1]);
     else {
       fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
@@ -100,8 +109,33 @@ int main(int argc, char** argv) {
     return 2;
   }
   simd::SetDefaultThreadCount(static_cast<size_t>(threads));
-  const std::function<void()> step = model_name == "lenet" ? LenetStep() : GptStep();
+  std::shared_ptr<nn::Module> model;
+  const std::function<void()> step = model_name == "lenet" ? LenetStep(&model) : GptStep(&model);
   for (int i = 0; i < warmup; ++i) step();
+  if (trace_overhead) {
+    std::vector<double> plain, traced;
+    size_t bytes = 0;
+    for (int s = 0; s < samples; ++s) {
+      auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < steps; ++i) step();
+      plain.push_back(steps / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      trace::Session session(trace::Options{}, model.get());
+      start = std::chrono::steady_clock::now();
+      for (int i = 0; i < steps; ++i) {
+        trace::BeginStep(i + 1);
+        step();
+      }
+      traced.push_back(steps / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      session.Finish();
+      bytes = session.Bytes().size();
+    }
+    std::sort(plain.begin(), plain.end());
+    std::sort(traced.begin(), traced.end());
+    const double p = plain[plain.size() / 2], t = traced[traced.size() / 2];
+    printf("lockstep %s threads=%d traced steps/s median=%.2f untraced median=%.2f overhead=%.1f%% bytes/step=%zu\n",
+           model_name.c_str(), threads, t, p, 100.0 * (p / t - 1.0), bytes / static_cast<size_t>(steps));
+    return 0;
+  }
   std::vector<double> rates;
   for (int s = 0; s < samples; ++s) {
     const auto start = std::chrono::steady_clock::now();
