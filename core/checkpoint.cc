@@ -5,6 +5,7 @@
 
 #include "core/contract.h"
 #include "core/error.h"
+#include "core/io/byte_order.h"
 #include "core/io/files.h"
 #include "core/nn/layers.h"
 #include "core/safetensors.h"
@@ -13,8 +14,6 @@
 namespace lockstep {
 
 namespace {
-
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "checkpoints are written little-endian");
 
 TensorRecord ToRecord(const std::string& name, const Tensor& t) {
   TensorRecord r;
@@ -27,7 +26,7 @@ TensorRecord ToRecord(const std::string& name, const Tensor& t) {
     const void* src = c.dtype() == DType::kFloat32 ? static_cast<const void*>(c.data_f32())
                       : c.dtype() == DType::kInt32 ? static_cast<const void*>(c.data_i32())
                                                    : static_cast<const void*>(c.data_i64());
-    memcpy(r.data.data(), src, r.data.size());
+    CopyLittleEndian(r.data.data(), src, static_cast<size_t>(c.numel()), DTypeSize(c.dtype()));
   }
   return r;
 }
@@ -38,7 +37,7 @@ Tensor FromRecord(const TensorRecord& r) {
     void* dst = r.dtype == DType::kFloat32 ? static_cast<void*>(t.data_f32())
                 : r.dtype == DType::kInt32 ? static_cast<void*>(t.data_i32())
                                            : static_cast<void*>(t.data_i64());
-    memcpy(dst, r.data.data(), r.data.size());
+    CopyLittleEndian(dst, r.data.data(), static_cast<size_t>(t.numel()), DTypeSize(r.dtype));
   }
   return t;
 }

@@ -139,15 +139,15 @@ std::string Dataset::Fingerprint() const {
   Sha256 h;
   const char* kind = bytes_ ? "bytes" : "float32";
   h.Update(kind, strlen(kind) + 1);
-  for (const int64_t d : BatchShape(size())) h.Update(&d, sizeof(d));
+  for (const int64_t d : BatchShape(size())) h.UpdateValues(&d, 1);
   if (bytes_) {
     h.Update(bytes_->data(), bytes_->size());
   } else if (floats_.defined()) {
-    h.Update(floats_.data_f32(), static_cast<size_t>(floats_.numel()) * sizeof(float));
+    h.UpdateValues(floats_.data_f32(), static_cast<size_t>(floats_.numel()));
   }
-  h.Update(labels_.data_i64(), static_cast<size_t>(labels_.numel()) * sizeof(int64_t));
+  h.UpdateValues(labels_.data_i64(), static_cast<size_t>(labels_.numel()));
   const float normalization[3] = {normalized_ ? 1.0f : 0.0f, shift_, scale_};
-  h.Update(normalization, sizeof(normalization));
+  h.UpdateValues(normalization, 3);
   return h.HexDigest();
 }
 

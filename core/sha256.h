@@ -8,12 +8,20 @@
 
 #include <string>
 
+#include "core/io/byte_order.h"
+
 namespace lockstep {
 
 class Sha256 {
  public:
   Sha256();
   void Update(const void* data, size_t size);
+  // Hashes count numbers as their little-endian bytes: the same digest on every host.
+  template <class T>
+  void UpdateValues(const T* values, size_t count) {
+    const LittleEndianBytes bytes(values, count);
+    Update(bytes.data(), bytes.size());
+  }
   // Finishes and returns the digest as 64 lowercase hex digits; the object is then spent.
   std::string HexDigest();
 

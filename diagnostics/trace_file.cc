@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/io/byte_order.h"
 #include "core/io/files.h"
 #include "core/safetensors.h"
 #include "diagnostics/json_line.h"
@@ -161,18 +162,16 @@ void AttachValues(const std::vector<uint8_t>& sidecar, const std::string& what, 
     v.resize(t.data.size() / size);
     for (size_t i = 0; i < v.size(); ++i) {
       const uint8_t* p = t.data.data() + i * size;
+      // Stored little-endian (safetensors).
       if (t.dtype == DType::kFloat32) {
+        const uint32_t bits = LoadLittleEndian32(p);
         float f;
-        memcpy(&f, p, 4);
+        memcpy(&f, &bits, 4);
         v[i] = f;
       } else if (t.dtype == DType::kInt32) {
-        int32_t x;
-        memcpy(&x, p, 4);
-        v[i] = x;
+        v[i] = static_cast<int32_t>(LoadLittleEndian32(p));
       } else {
-        int64_t x;
-        memcpy(&x, p, 8);
-        v[i] = static_cast<double>(x);
+        v[i] = static_cast<double>(static_cast<int64_t>(LoadLittleEndian64(p)));
       }
     }
   }

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/io/byte_order.h"
+
 namespace lockstep {
 namespace trace {
 namespace {
@@ -15,6 +17,16 @@ uint64_t Fmix64(uint64_t k) {
   k *= 0xc4ceb9fe1a85ec53ULL;
   k ^= k >> 33;
   return k;
+}
+
+// A little-endian 64-bit word (a plain load on little-endian hosts, so the loop still vectorises).
+inline uint64_t LittleEndianWord(const uint8_t* p) {
+  if (kHostIsLittleEndian) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+  }
+  return LoadLittleEndian64(p);
 }
 
 }  // namespace
@@ -33,8 +45,7 @@ std::string BitsHash(const void* data, size_t bytes) {
   // Full words without a branch in the loop (it vectorises where 64-bit multiplies do), then the
   // zero-padded last word.
   for (size_t i = 0; i < full; ++i) {
-    uint64_t w;
-    memcpy(&w, p + 8 * i, 8);
+    const uint64_t w = LittleEndianWord(p + 8 * i);
     const uint64_t n = static_cast<uint64_t>(i) + 1;
     const uint64_t x0 = (w + n * kP[0]) * kQ[0];
     const uint64_t x1 = (w + n * kP[1]) * kQ[1];
@@ -42,8 +53,9 @@ std::string BitsHash(const void* data, size_t bytes) {
     s1 += x1 ^ (x1 >> 31);
   }
   if (bytes % 8 != 0) {
-    uint64_t w = 0;
-    memcpy(&w, p + 8 * full, bytes - 8 * full);
+    uint8_t last[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    memcpy(last, p + 8 * full, bytes - 8 * full);
+    const uint64_t w = LittleEndianWord(last);
     const uint64_t n = static_cast<uint64_t>(full) + 1;
     const uint64_t x0 = (w + n * kP[0]) * kQ[0];
     const uint64_t x1 = (w + n * kP[1]) * kQ[1];

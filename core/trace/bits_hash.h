@@ -19,8 +19,8 @@
 namespace lockstep {
 namespace trace {
 
-// data holds the tensor's elements in little-endian byte order (the host's order on every
-// platform lockstep runs on today).
+// data holds the tensor's elements in little-endian byte order (core/io/byte_order.h converts them
+// on a big-endian host).
 std::string BitsHash(const void* data, size_t bytes);
 
 }  // namespace trace

@@ -8,6 +8,7 @@
 
 #include "core/contract.h"
 #include "core/error.h"
+#include "core/io/byte_order.h"
 #include "core/io/files.h"
 #include "core/nn/module.h"
 #include "core/safetensors.h"
@@ -138,7 +139,8 @@ class Recorder {
       r.name = "r" + std::to_string(records_);
       r.dtype = c.dtype();
       r.shape = c.shape();
-      r.data.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + n * DTypeSize(c.dtype()));
+      r.data.resize(n * DTypeSize(c.dtype()));
+      CopyLittleEndian(r.data.data(), data, n, DTypeSize(c.dtype()));
       values_.tensors.push_back(std::move(r));
     }
     line += "}\n";

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/io/byte_order.h"
 #include "core/trace/bits_hash.h"
 
 // x86-64: the hot loops also for AVX2 and AVX-512 machines (glibc's ifunc picks one at load time).
@@ -122,7 +123,8 @@ Statistics ComputeStatistics(DType dtype, const void* data, size_t n) {
 }
 
 std::string SummaryJson(DType dtype, const void* data, size_t n) {
-  std::string text = ",\"hash\":\"" + BitsHash(data, n * DTypeSize(dtype)) + "\"";
+  const LittleEndianBytes bytes(data, n, DTypeSize(dtype));
+  std::string text = ",\"hash\":\"" + BitsHash(bytes.data(), bytes.size()) + "\"";
   const Statistics s = ComputeStatistics(dtype, data, n);
   AppendNumber("min", s.min, &text);
   AppendNumber("max", s.max, &text);

@@ -90,8 +90,8 @@ GptTrainer::GptTrainer(const GptTrainConfig& config, const CharCorpus& corpus) :
   data.Update(corpus.vocab.data(), corpus.vocab.size());
   for (const std::vector<int64_t>* part : {&corpus.train, &corpus.val}) {
     const uint64_t n = part->size();
-    data.Update(&n, sizeof n);
-    data.Update(part->data(), part->size() * sizeof(int64_t));
+    data.UpdateValues(&n, 1);
+    data.UpdateValues(part->data(), part->size());
   }
   const models::GptConfig& m = config_.model;
   identity_ = {{"model", "gpt " + std::to_string(m.vocab_size) + "/" + std::to_string(m.block_size) + "/" +

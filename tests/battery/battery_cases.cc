@@ -6,6 +6,7 @@
 
 #include "core/backend/device.h"
 #include "core/error.h"
+#include "core/io/byte_order.h"
 #include "simd/elementwise.h"
 #include "simd/math.h"
 #include "simd/philox.h"
@@ -14,9 +15,10 @@
 namespace lockstep {
 namespace battery {
 
-void KernelOutput::Append(const void* data, size_t size) {
-  const uint8_t* p = static_cast<const uint8_t*>(data);
-  bytes.insert(bytes.end(), p, p + size);
+void KernelOutput::Append(const void* data, size_t count, size_t element_size) {
+  const size_t at = bytes.size();
+  bytes.resize(at + count * element_size);
+  CopyLittleEndian(bytes.data() + at, data, count, element_size);
 }
 
 namespace {
@@ -51,7 +53,7 @@ class Runner {
   void Fetch(KernelOutput& into, const T* device, size_t count) {
     std::vector<T> host(count);
     Check(k.copy_to_host(host.data(), device, count * sizeof(T)), "copy to host");
-    into.Append(host.data(), count * sizeof(T));
+    into.Append(host.data(), count, sizeof(T));
   }
   void Check(int status, const char* what) const { CheckKernel(k, status, what); }
 
@@ -220,7 +222,7 @@ void MathCases(Runner& r, std::vector<KernelOutput>& outputs) {
   // pow(x, 0.5) has no device kernel (no op calls it); the host's result completes the record.
   std::vector<float> half(1000);
   simd::PowHalf(MixedInputs(kLongest, 9).data(), half.data(), 1000);
-  pow.Append(half.data(), 1000 * 4);
+  pow.Append(half.data(), 1000);
   outputs.push_back(std::move(pow));
 }
 
@@ -250,16 +252,16 @@ void HostPhiloxCases(std::vector<KernelOutput>& outputs) {
   std::vector<float> values(1001);
   for (uint64_t first : {uint64_t{0}, uint64_t{3}, uint64_t{1} << 33}) {
     simd::PhiloxUint32(7, 11, first, words.data(), words.size());
-    raw.Append(words.data(), words.size() * 4);
+    raw.Append(words.data(), words.size());
     simd::PhiloxUniform(7, 12, first, values.data(), values.size());
-    uniform.Append(values.data(), values.size() * 4);
+    uniform.Append(values.data(), values.size());
   }
   KernelOutput normal{"philox_normal", {}};
   for (uint64_t first : {uint64_t{0}, uint64_t{5}}) {
     simd::PhiloxNormal(7, 14, first, 0.0f, 1.0f, values.data(), values.size());
-    normal.Append(values.data(), values.size() * 4);
+    normal.Append(values.data(), values.size());
     simd::PhiloxNormal(7, 15, first, 0.5f, 0.02f, values.data(), values.size());
-    normal.Append(values.data(), values.size() * 4);
+    normal.Append(values.data(), values.size());
   }
   outputs.push_back(std::move(raw));
   outputs.push_back(std::move(uniform));

@@ -15,9 +15,10 @@ namespace battery {
 
 struct KernelOutput {
   std::string name;
-  std::vector<uint8_t> bytes;  // every output element of every case, in order
+  std::vector<uint8_t> bytes;  // every output element of every case, in order, little-endian
 
-  void Append(const void* data, size_t size);
+  // Appends count elements of element_size bytes as little-endian bytes.
+  void Append(const void* data, size_t count, size_t element_size = 4);
 };
 
 // Runs every kernel on the currently dispatched SIMD target.

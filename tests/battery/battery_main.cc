@@ -15,6 +15,7 @@
 #include "core/backend/device.h"
 #include "core/contract.h"
 #include "core/error.h"
+#include "core/io/byte_order.h"
 #include "core/fp_environment.h"
 #include "core/sha256.h"
 #include "simd/targets.h"
@@ -70,14 +71,14 @@ bool ReadGolden(const std::string& path, std::map<std::string, std::string>* ker
 std::string FirstDifference(const KernelOutput& got, const KernelOutput& want) {
   const size_t n = got.bytes.size() < want.bytes.size() ? got.bytes.size() : want.bytes.size();
   for (size_t i = 0; i + 4 <= n; i += 4) {
-    uint32_t g, w;
-    memcpy(&g, &got.bytes[i], 4);
-    memcpy(&w, &want.bytes[i], 4);
+    const uint32_t g = LoadLittleEndian32(&got.bytes[i]), w = LoadLittleEndian32(&want.bytes[i]);
     if (g != w) {
+      float gf, wf;
+      memcpy(&gf, &g, 4);
+      memcpy(&wf, &w, 4);
       char buf[160];
       snprintf(buf, sizeof(buf), "kernel %s, element %zu: 0x%08x (%.9g), expected 0x%08x (%.9g)",
-               got.name.c_str(), i / 4, g, *reinterpret_cast<const float*>(&got.bytes[i]), w,
-               *reinterpret_cast<const float*>(&want.bytes[i]));
+               got.name.c_str(), i / 4, g, gf, w, wf);
       return buf;
     }
   }
@@ -91,10 +92,11 @@ std::string FirstDifference(const KernelOutput& got, const KernelOutput& want) {
 void WriteDump(const std::string& path, const std::vector<KernelOutput>& outputs) {
   std::ofstream out(path, std::ios::binary);
   for (const KernelOutput& k : outputs) {
-    const uint64_t size = k.bytes.size();
+    uint8_t size[8];  // little-endian, so dumps compare across hosts
+    StoreLittleEndian64(k.bytes.size(), size);
     out << k.name << '\n';
-    out.write(reinterpret_cast<const char*>(&size), 8);
-    out.write(reinterpret_cast<const char*>(k.bytes.data()), static_cast<std::streamsize>(size));
+    out.write(reinterpret_cast<const char*>(size), 8);
+    out.write(reinterpret_cast<const char*>(k.bytes.data()), static_cast<std::streamsize>(k.bytes.size()));
   }
 }
 
@@ -103,8 +105,9 @@ std::vector<KernelOutput> ReadDump(const std::string& path) {
   std::vector<KernelOutput> outputs;
   std::string name;
   while (std::getline(in, name)) {
-    uint64_t size = 0;
-    in.read(reinterpret_cast<char*>(&size), 8);
+    uint8_t size_bytes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    in.read(reinterpret_cast<char*>(size_bytes), 8);
+    const uint64_t size = LoadLittleEndian64(size_bytes);
     if (!in || size > (uint64_t{1} << 32)) break;
     KernelOutput k{name, std::vector<uint8_t>(size)};
     in.read(reinterpret_cast<char*>(k.bytes.data()), static_cast<std::streamsize>(size));
