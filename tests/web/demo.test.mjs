@@ -4,37 +4,10 @@
 // build/web/demo.png. Needs the npm package (tools/build-npm-package) and the MNIST files.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const outDir = path.join(root, 'build/web');
-
-function golden() {
-  const table = {};
-  for (const line of readFileSync(path.join(root, 'tests/golden/mnist.txt'), 'utf8').split('\n')) {
-    const [run, key, value] = line.trim().split(/\s+/);
-    if (run && !run.startsWith('#')) (table[run] ??= {})[key] = value;
-  }
-  return table;
-}
-
-function startServer() {
-  const server = spawn(process.execPath, [path.join(root, 'tools/serve-web.mjs'), '--port', '0'],
-                       { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    server.stdout.on('data', (chunk) => {
-      out += chunk;
-      const m = out.match(/http:\/\/[\d.]+:\d+\//);
-      if (m) resolve({ server, url: m[0] });
-    });
-    server.on('exit', (code) => reject(new Error(`serve-web exited with ${code}: ${out}`)));
-  });
-}
+import { golden, outDir, startServer } from './demo_server.mjs';
 
 for (const build of ['simd', 'scalar']) {
   test(`web demo in headless Chromium (${build}): golden hashes, match verdict, digit, checkpoint`, async () => {

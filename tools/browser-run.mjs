@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// Runs the MNIST reference run in a real browser, headless, through the web demo (its Web Worker
+// and the npm package), and prints the hashes the page computed in the format of the native
+// example (`initial model hash`, `trained model hash`, `test logits hash`, `test accuracy`), so
+// tools/check-matrix compares them with the golden file like any other platform.
+//
+// Usage: node tools/browser-run.mjs --browser chromium|firefox [--build simd|scalar]
+//                                   [--run short|full]
+// Chromium is Debian's /usr/bin/chromium, Firefox is Debian's /usr/bin/firefox-esr; both are driven
+// by puppeteer-core (Chromium over the DevTools protocol, Firefox over WebDriver BiDi). Needs the npm
+// package (tools/build-npm-package) and the MNIST files. Exit status: 0 when the page finished,
+// 1 when it failed or timed out, 2 for bad arguments.
+import puppeteer from 'puppeteer-core';
+import { startServer } from '../tests/web/demo_server.mjs';
+
+const browsers = {
+  chromium: {
+    browser: 'chrome',
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+           '--disable-sync', '--no-first-run'],
+  },
+  firefox: {
+    browser: 'firefox',
+    executablePath: '/usr/bin/firefox-esr',
+    // No updates, telemetry or default-browser prompt: the machine may have no network.
+    extraPrefsFirefox: { 'app.update.enabled': false, 'datareporting.policy.dataSubmissionEnabled': false,
+                         'toolkit.telemetry.enabled': false, 'browser.shell.checkDefaultBrowser': false },
+  },
+};
+const choices = { '--browser': Object.keys(browsers), '--build': ['simd', 'scalar'], '--run': ['short', 'full'] };
+
+function parse(argv) {
+  const options = { '--build': 'simd', '--run': 'short' };
+  for (let i = 0; i < argv.length; i += 2) {
+    const [name, value] = [argv[i], argv[i + 1]];
+    if (!(name in choices)) throw new Error(`unknown argument ${name} (expected ${Object.keys(choices).join(', ')})`);
+    if (!choices[name].includes(value)) {
+      throw new Error(`${name} must be one of ${choices[name].join(', ')}, got ${value === undefined ? 'nothing' : value}`);
+    }
+    options[name] = value;
+  }
+  if (!options['--browser']) throw new Error(`--browser is required (${choices['--browser'].join(' or ')})`);
+  return options;
+}
+
+async function main() {
+  let options;
+  try {
+    options = parse(process.argv.slice(2));
+  } catch (e) {
+    console.error(`browser-run: ${e.message}`);
+    return 2;
+  }
+  const { server, url } = await startServer();
+  const browser = await puppeteer.launch({ headless: true, ...browsers[options['--browser']] });
+  try {
+    const page = await browser.newPage();
+    const problems = [];
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    await page.goto(`${url}?run=${options['--run']}&build=${options['--build']}&autostart=1`);
+    const minutes = options['--run'] === 'full' ? 30 : 3;
+    await page.waitForSelector('#verdict[data-verdict]', { timeout: minutes * 60_000 });
+    const mine = (key) => page.$eval(`tr[data-key="${key}"] td.mine`, (e) => e.textContent.trim());
+    const agent = await page.evaluate(() => navigator.userAgent);
+    console.log(`browser             ${agent}`);
+    console.log(`engine              ${await page.$eval('#engine', (e) => e.textContent.trim())}`);
+    console.log(`initial model hash  ${await mine('initial')}`);
+    console.log(`trained model hash  ${await mine('trained')}`);
+    console.log(`test accuracy       ${await mine('accuracy')}`);
+    console.log(`test logits hash    ${await mine('logits')}`);
+    for (const p of problems) console.error(`browser-run: ${p}`);
+    return problems.length ? 1 : 0;
+  } catch (e) {
+    console.error(`browser-run: ${e.message}`);
+    return 1;
+  } finally {
+    await browser.close();
+    server.kill();
+  }
+}
+
+process.exitCode = await main();
