@@ -10,6 +10,7 @@ rounds and the ratio lockstep / peer (above 1: lockstep is faster or smaller). P
 process's maximum resident set (ru_maxrss from wait4).
 """
 import argparse
+import glob
 import gzip
 import os
 import platform
@@ -171,6 +172,32 @@ def main():
     else:
         notes.append("TensorFlow.js is not installed (tools/setup.sh --bench): the WebAssembly rows are missing.")
 
+    # --- Python: per-call overhead of a small op (10^5 calls of a + b on 4 elements) -------------
+    package = os.path.join(args.build, "python")
+    extension = glob.glob(os.path.join(package, "lockstep", "_C*.so"))
+    if extension:
+        snippet = ("import time, {0} as m\n"
+                   "a, b = m.ones(4), m.ones(4)\n"
+                   "for _ in range(10000): a + b\n"
+                   "best = 1e9\n"
+                   "for _ in range(5):\n"
+                   "    t = time.perf_counter()\n"
+                   "    for _ in range(100000): a + b\n"
+                   "    best = min(best, time.perf_counter() - t)\n"
+                   "print('ns/call=%.1f' % (best / 100000 * 1e9))\n")
+        ls_env = dict(peer_env(), PYTHONPATH=package)
+        ours, theirs = [], []
+        for r in range(args.rounds):
+            for who in (["ls", "torch"] if r % 2 == 0 else ["torch", "ls"]):
+                out = run([PY, "-c", snippet.format("lockstep" if who == "ls" else "torch")],
+                          env=ls_env if who == "ls" else peer_env())[0]
+                (ours if who == "ls" else theirs).append(float(re.search(r"ns/call=([0-9.]+)", out).group(1)))
+        a, b = statistics.median(ours), statistics.median(theirs)
+        rows.append(("Python: per-call overhead of `a + b` on 4-element tensors (10^5 calls; target: ratio >= 0.5)",
+                     "%.0f ns" % a, "%.0f ns" % b, b / a))
+    else:
+        notes.append("The Python extension is not built (%s/lockstep/_C*.so): no Python rows." % package)
+
     # --- cold start -----------------------------------------------------------------------------
     ours = [run([cli, "info"])[2] for _ in range(10)]
     theirs = [run([PY, "-c", "import torch"], env=peer_env())[2] for _ in range(5)]
@@ -189,6 +216,11 @@ def main():
     torch_size = sum(int(v) for v in sizes) * 1024
     rows.append(("native library: stripped liblockstep.so vs PyTorch installed (python3-torch + libtorch1.13)",
                  "%.2f MB" % (ls_size / 1e6), "%.0f MB" % (torch_size / 1e6), torch_size / ls_size))
+    if extension:  # the Python extension holds the whole engine too (core + pybind11 bindings)
+        subprocess.run(["strip", "-o", stripped, extension[0]], check=True)
+        ext_size = os.path.getsize(stripped)
+        rows.append(("Python extension: stripped lockstep/_C*.so vs PyTorch installed", "%.2f MB" % (ext_size / 1e6),
+                     "%.0f MB" % (torch_size / 1e6), torch_size / ext_size))
     pkg = os.path.join(ROOT, "build", "npm", "package")
     for flavour in ("simd", "scalar"):
         wasm = os.path.join(pkg, "lockstep-%s.wasm" % flavour)

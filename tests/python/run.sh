@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The Python package's suite (`make test` step): builds the extension and the C++ counterpart of the
+# conversion tests (natively and for WebAssembly), then runs pytest with Debian's Python against
+# the package in the build tree. Fails when anything is missing: nothing here is skipped.
+#   tests/python/run.sh [BUILD_ROOT]      (default: build)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+cd "$root"
+ninja -C "$build/native" lockstep_python lockstep_py_models
+ninja -C "$build/wasm-simd" lockstep_py_models
+export NODE_PATH=/usr/share/nodejs PYTHONDONTWRITEBYTECODE=1 LOCKSTEP_BUILD="$build"
+unset PYTHONPATH
+exec /usr/bin/python3 -m pytest -q -p no:cacheprovider "$root/tests/python"
