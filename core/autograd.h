@@ -28,6 +28,8 @@ enum class OpKind {
   // nn
   kSoftmax, kLogSoftmax, kConv2d, kMaxPool2d, kAvgPool2d, kDropout, kLayerNorm, kBatchNorm,
   kEmbedding, kNllLoss, kMaskedFill,
+  // added later: appended, so the earlier values never change
+  kAbs, kErf, kRsqrt, kWhere,
 };
 const char* OpKindName(OpKind kind);
 

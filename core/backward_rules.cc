@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "core/ops_internal.h"
+#include "core/parallel/batch_reduce.h"
 #include "simd/elementwise.h"
 #include "simd/gemm.h"
 #include "simd/math.h"
@@ -212,7 +213,7 @@ Grads BatchNormGrad(const Node& node, const Tensor& g_in) {
         for (int64_t ch = 0; ch < c; ++ch) {
           const int64_t at = (s * c + ch) * p;
           NormInputGrad(dxhat.data_f32() + at, xhat.data_f32() + at, s1.data_f32()[ch], s2.data_f32()[ch],
-                        static_cast<float>(n * p), rstd.data_f32()[ch], dx.data_f32() + at, static_cast<size_t>(p));
+                        static_cast<float>(node.ints[1]), rstd.data_f32()[ch], dx.data_f32() + at, static_cast<size_t>(p));
         }
       }
     } else {
@@ -360,9 +361,10 @@ std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& g) {
       const int64_t dim = w.size(1);
       const Tensor gc = ContiguousData(g, "embedding");
       Tensor dw = Tensor::Zeros(w.shape());
-      const Tensor& ids = node.saved[0];  // rows accumulate in index order
+      Tensor ids = node.saved[0], rows = gc;  // rows accumulate in index order
+      if (node.ints.size() == 1 && node.ints[0] != 0) parallel::GatherBatchRows(&ids, &rows);  // data-parallel
       Kernels().ScatterAddRows(ids.data_i64(), static_cast<size_t>(ids.numel()), static_cast<size_t>(dim),
-                               gc.data_f32(), dw.data_f32());
+                               rows.data_f32(), dw.data_f32());
       return {dw};
     }
     case OpKind::kNllLoss: return NllLossGrad(node, g);

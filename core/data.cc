@@ -258,6 +258,11 @@ int64_t DataLoader::batches_per_epoch() const {
 }
 
 void DataLoader::GetBatch(int64_t epoch, int64_t batch, Tensor* inputs, Tensor* labels) const {
+  GetBatchRows(epoch, batch, 0, -1, inputs, labels);
+}
+
+void DataLoader::GetBatchRows(int64_t epoch, int64_t batch, int64_t first_row, int64_t row_count, Tensor* inputs,
+                              Tensor* labels) const {
   LOCKSTEP_REQUIRE(batch >= 0 && batch < batches_per_epoch(),
                    "DataLoader: batch " << batch << " is out of range (an epoch has " << batches_per_epoch() << ")");
   const int64_t n = data_.size();
@@ -270,8 +275,13 @@ void DataLoader::GetBatch(int64_t epoch, int64_t batch, Tensor* inputs, Tensor* 
     }
     cached_epoch_ = epoch;
   }
-  const int64_t first = batch * batch_size_;
-  const int64_t count = n - first < batch_size_ ? n - first : batch_size_;
+  const int64_t batch_first = batch * batch_size_;
+  const int64_t batch_count = n - batch_first < batch_size_ ? n - batch_first : batch_size_;
+  if (row_count < 0) row_count = batch_count;  // the whole batch
+  LOCKSTEP_REQUIRE(first_row >= 0 && first_row + row_count <= batch_count,
+                   "DataLoader: rows [" << first_row << ", " << first_row + row_count << ") are outside a batch of "
+                                        << batch_count);
+  const int64_t first = batch_first + first_row, count = row_count;
   const std::vector<int64_t> rows(order_.begin() + first, order_.begin() + first + count);
   *inputs = data_.Gather(rows);
   *labels = Tensor::Empty({count}, DType::kInt64);

@@ -83,6 +83,8 @@ class DataLoader {
   int64_t batches_per_epoch() const;
   // Batch `batch` of epoch `epoch`: inputs and labels, in the epoch's order.
   void GetBatch(int64_t epoch, int64_t batch, Tensor* inputs, Tensor* labels) const;
+  // Rows [first, first + count) of that batch (a data-parallel rank's share).
+  void GetBatchRows(int64_t epoch, int64_t batch, int64_t first, int64_t count, Tensor* inputs, Tensor* labels) const;
 
  private:
   const Dataset& data_;

@@ -40,11 +40,21 @@ Tensor Sigmoid(const Tensor& a);
 Tensor Exp(const Tensor& a);
 Tensor Log(const Tensor& a);
 Tensor Sqrt(const Tensor& a);
+Tensor Abs(const Tensor& a);    // sign bit cleared; gradient g * sign(x), 0 at 0
+Tensor Erf(const Tensor& a);    // correctly rounded
+Tensor Rsqrt(const Tensor& a);  // 1 / sqrt(x), correctly rounded
 // Not differentiable: comparisons give 1.0 / 0.0.
 Tensor Maximum(const Tensor& a, const Tensor& b);
 Tensor Minimum(const Tensor& a, const Tensor& b);
 Tensor Equal(const Tensor& a, const Tensor& b);
+Tensor NotEqual(const Tensor& a, const Tensor& b);
 Tensor Greater(const Tensor& a, const Tensor& b);
+Tensor GreaterEqual(const Tensor& a, const Tensor& b);
+Tensor Less(const Tensor& a, const Tensor& b);
+Tensor LessEqual(const Tensor& a, const Tensor& b);
+// out = cond != 0 ? a : b, the three broadcast together (a NaN condition counts as true);
+// differentiable in a and b (the gradient goes to the chosen operand).
+Tensor Where(const Tensor& cond, const Tensor& a, const Tensor& b);
 // out = mask != 0 ? value : x (mask broadcast to x).
 Tensor MaskedFill(const Tensor& x, const Tensor& mask, float value);
 
@@ -86,9 +96,14 @@ Tensor Conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const C
 
 struct Pool2dOptions {
   int64_t kernel_h, kernel_w, stride_h, stride_w, padding_h = 0, padding_w = 0;
+  // Average pooling only: the bottom and right padding where it differs from the top and left
+  // (-1: the same), and whether padded positions count in the divisor (PyTorch's
+  // count_include_pad; otherwise each window divides by its positions inside the input).
+  int64_t padding_h_end = -1, padding_w_end = -1;
+  bool count_include_pad = true;
 };
-Tensor MaxPool2d(const Tensor& x, const Pool2dOptions& options);
-Tensor AvgPool2d(const Tensor& x, const Pool2dOptions& options);  // padding counted (PyTorch default)
+Tensor MaxPool2d(const Tensor& x, const Pool2dOptions& options);  // symmetric padding only
+Tensor AvgPool2d(const Tensor& x, const Pool2dOptions& options);  // padding counted by default (PyTorch)
 
 // Inverted dropout with a Philox mask: element i of x (row-major) keeps by draw (offset + i) of
 // stream `stream` under `seed`. Identity when !training or p == 0.

@@ -208,13 +208,21 @@ Tensor Conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, con
 
 namespace {
 
-void ValidatePool(const Tensor& x, const Pool2dOptions& o, const char* name) {
+// Max pooling keeps PyTorch's rule (padding at most half the kernel); average pooling allows any
+// padding smaller than the kernel, so every window holds at least one input position.
+void ValidatePool(const Tensor& x, const Pool2dOptions& o, const char* name, bool average = false) {
   LOCKSTEP_REQUIRE(x.dim() == 4, name << ": expected input [N, C, H, W], got " << ShapeString(x.shape()));
+  const int64_t ph_end = o.padding_h_end < 0 ? o.padding_h : o.padding_h_end;
+  const int64_t pw_end = o.padding_w_end < 0 ? o.padding_w : o.padding_w_end;
+  const auto fits = [average](int64_t padding, int64_t kernel) {
+    return padding >= 0 && (average ? padding < kernel : 2 * padding <= kernel);
+  };
   LOCKSTEP_REQUIRE(o.kernel_h >= 1 && o.kernel_w >= 1 && o.stride_h >= 1 && o.stride_w >= 1 &&
-                       o.padding_h >= 0 && o.padding_w >= 0 && 2 * o.padding_h <= o.kernel_h &&
-                       2 * o.padding_w <= o.kernel_w,
-                   name << ": kernel and stride must be >= 1 and padding at most half the kernel");
-  LOCKSTEP_REQUIRE(x.size(2) + 2 * o.padding_h >= o.kernel_h && x.size(3) + 2 * o.padding_w >= o.kernel_w,
+                       fits(o.padding_h, o.kernel_h) && fits(o.padding_w, o.kernel_w) && fits(ph_end, o.kernel_h) &&
+                       fits(pw_end, o.kernel_w),
+                   name << ": kernel and stride must be >= 1 and padding at most "
+                        << (average ? "the kernel size - 1" : "half the kernel"));
+  LOCKSTEP_REQUIRE(x.size(2) + o.padding_h + ph_end >= o.kernel_h && x.size(3) + o.padding_w + pw_end >= o.kernel_w,
                    name << ": the kernel " << o.kernel_h << "x" << o.kernel_w << " does not fit the input "
                         << ShapeString(x.shape()));
 }
@@ -234,6 +242,9 @@ Tensor MaxPool2d(const Tensor& x_in, const Pool2dOptions& o) {
   return trace::Op("max_pool2d", [&]() -> Tensor {
     const Tensor x = ContiguousData(x_in, "max_pool2d");
     ValidatePool(x, o, "max_pool2d");
+    LOCKSTEP_REQUIRE((o.padding_h_end < 0 || o.padding_h_end == o.padding_h) &&
+                         (o.padding_w_end < 0 || o.padding_w_end == o.padding_w) && o.count_include_pad,
+                     "max_pool2d: padding must be the same on both sides (and count_include_pad is for average pooling)");
     const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
     const int64_t ho = PoolOut(h, o.kernel_h, o.stride_h, o.padding_h), wo = PoolOut(w, o.kernel_w, o.stride_w, o.padding_w);
     Tensor out = Tensor::Empty({n, c, ho, wo}), argmax = Tensor::Empty({n, c, ho, wo}, DType::kInt64);
@@ -250,31 +261,39 @@ Tensor MaxPool2d(const Tensor& x_in, const Pool2dOptions& o) {
 Tensor AvgPool2d(const Tensor& x_in, const Pool2dOptions& o) {
   return trace::Op("avg_pool2d", [&]() -> Tensor {
     const Tensor x = ContiguousData(x_in, "avg_pool2d");
-    ValidatePool(x, o, "avg_pool2d");
+    ValidatePool(x, o, "avg_pool2d", true);
+    const int64_t ph_end = o.padding_h_end < 0 ? o.padding_h : o.padding_h_end;
+    const int64_t pw_end = o.padding_w_end < 0 ? o.padding_w : o.padding_w_end;
     const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
-    const int64_t ho = PoolOut(h, o.kernel_h, o.stride_h, o.padding_h), wo = PoolOut(w, o.kernel_w, o.stride_w, o.padding_w);
+    const int64_t ho = (h + o.padding_h + ph_end - o.kernel_h) / o.stride_h + 1;
+    const int64_t wo = (w + o.padding_w + pw_end - o.kernel_w) / o.stride_w + 1;
     Tensor out = Tensor::Empty({n, c, ho, wo});
-    const float divisor = static_cast<float>(o.kernel_h * o.kernel_w);  // padding counted
     std::vector<float> window(static_cast<size_t>(o.kernel_h * o.kernel_w));
     for (int64_t plane = 0; plane < n * c; ++plane) {
       const float* in = x.data_f32() + plane * h * w;
       for (int64_t oy = 0; oy < ho; ++oy) {
         for (int64_t ox = 0; ox < wo; ++ox) {
-          // The window sum is a canonical reduction over the window in row-major order.
+          // The window sum is a canonical reduction over the window in row-major order, padded
+          // positions as zeros; the divisor counts them or not (count_include_pad).
           size_t count = 0;
+          int64_t inside = 0;
           for (int64_t i = 0; i < o.kernel_h; ++i) {
             for (int64_t j = 0; j < o.kernel_w; ++j) {
               const int64_t y = oy * o.stride_h - o.padding_h + i, xx = ox * o.stride_w - o.padding_w + j;
-              window[count++] = (y >= 0 && y < h && xx >= 0 && xx < w) ? in[y * w + xx] : 0.0f;
+              const bool in_bounds = y >= 0 && y < h && xx >= 0 && xx < w;
+              inside += in_bounds;
+              window[count++] = in_bounds ? in[y * w + xx] : 0.0f;
             }
           }
+          const float divisor = static_cast<float>(o.count_include_pad ? o.kernel_h * o.kernel_w : inside);
           out.data_f32()[(plane * ho + oy) * wo + ox] = simd::Sum(window.data(), count) / divisor;
         }
       }
     }
     if (NeedsGrad({x_in})) {
       RecordNode(out, OpKind::kAvgPool2d, {x_in}).ints = {o.kernel_h, o.kernel_w, o.stride_h, o.stride_w,
-                                                          o.padding_h, o.padding_w};
+                                                          o.padding_h, o.padding_w, ph_end, pw_end,
+                                                          o.count_include_pad ? 1 : 0};
     }
     return out;
   });

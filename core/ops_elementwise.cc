@@ -118,6 +118,10 @@ Tensor Maximum(const Tensor& a, const Tensor& b) { return trace::Op("maximum", [
 Tensor Minimum(const Tensor& a, const Tensor& b) { return trace::Op("minimum", [&] { return BinaryForward(simd::BinaryOp::kMin, a, b, "minimum"); }); }
 Tensor Equal(const Tensor& a, const Tensor& b) { return trace::Op("eq", [&] { return BinaryForward(simd::BinaryOp::kEq, a, b, "equal"); }); }
 Tensor Greater(const Tensor& a, const Tensor& b) { return trace::Op("gt", [&] { return BinaryForward(simd::BinaryOp::kGt, a, b, "greater"); }); }
+Tensor NotEqual(const Tensor& a, const Tensor& b) { return trace::Op("ne", [&] { return BinaryForward(simd::BinaryOp::kNe, a, b, "not_equal"); }); }
+Tensor GreaterEqual(const Tensor& a, const Tensor& b) { return trace::Op("ge", [&] { return BinaryForward(simd::BinaryOp::kGe, a, b, "greater_equal"); }); }
+Tensor Less(const Tensor& a, const Tensor& b) { return trace::Op("lt", [&] { return BinaryForward(simd::BinaryOp::kLt, a, b, "less"); }); }
+Tensor LessEqual(const Tensor& a, const Tensor& b) { return trace::Op("le", [&] { return BinaryForward(simd::BinaryOp::kLe, a, b, "less_equal"); }); }
 
 Tensor AddScalar(const Tensor& a, float s) {
   return trace::Op("add", [&]() -> Tensor {
@@ -184,6 +188,27 @@ Tensor Tanh(const Tensor& a) { return trace::Op("tanh", [&] { return Unary(MathF
 Tensor Sigmoid(const Tensor& a) { return trace::Op("sigmoid", [&] { return Unary(MathForward(simd::MathFn::kSigmoid, a, "sigmoid"), OpKind::kSigmoid, a); }); }
 Tensor Exp(const Tensor& a) { return trace::Op("exp", [&] { return Unary(MathForward(simd::MathFn::kExp, a, "exp"), OpKind::kExp, a); }); }
 Tensor Log(const Tensor& a) { return trace::Op("log", [&] { return Unary(MathForward(simd::MathFn::kLog, a, "log"), OpKind::kLog, a); }); }
+Tensor Abs(const Tensor& a) { return trace::Op("abs", [&] { return Unary(UnaryKernel(simd::UnaryOp::kAbs, a, "abs"), OpKind::kAbs, a); }); }
+Tensor Erf(const Tensor& a) { return trace::Op("erf", [&] { return Unary(MathForward(simd::MathFn::kErf, a, "erf"), OpKind::kErf, a); }); }
+Tensor Rsqrt(const Tensor& a) { return trace::Op("rsqrt", [&] { return Unary(MathForward(simd::MathFn::kRsqrt, a, "rsqrt"), OpKind::kRsqrt, a); }); }
+
+Tensor Where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {
+  return trace::Op("where", [&]() -> Tensor {
+    const Tensor a = ContiguousData(a_in, "where"), b = ContiguousData(b_in, "where");
+    const Shape shape = BroadcastShapes(BroadcastShapes(cond_in.shape(), a.shape(), "where"), b.shape(), "where");
+    Tensor cond, ea, eb;
+    {
+      NoGradGuard no_grad;
+      cond = ContiguousData(cond_in.To(DType::kFloat32).Expand(shape).Contiguous(), "where");
+      ea = a.Expand(shape).Contiguous();
+      eb = b.Expand(shape).Contiguous();
+    }
+    Tensor out = Tensor::Empty(shape);
+    Kernels().Select(cond.data_f32(), ea.data_f32(), eb.data_f32(), out.data_f32(), static_cast<size_t>(out.numel()));
+    if (NeedsGrad({a_in, b_in})) RecordNode(out, OpKind::kWhere, {a_in, b_in}).saved = {cond};
+    return out;
+  });
+}
 
 Tensor MaskedFill(const Tensor& x_in, const Tensor& mask_in, float value) {
   return trace::Op("masked_fill", [&]() -> Tensor {

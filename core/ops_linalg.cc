@@ -7,10 +7,15 @@
 #include "core/ops.h"
 #include "core/trace/trace.h"
 #include "core/ops_internal.h"
+#include "core/parallel/batch_reduce.h"
 
 namespace lockstep {
 
 void GemmBatchGrouped(const simd::GemmArgs& args, int64_t k_per_group) {
+  if (const parallel::ActiveBatch* batch = parallel::CurrentBatch()) {
+    parallel::GemmOverRanks(*batch, args, k_per_group);  // the same groups and tree, over ranks
+    return;
+  }
   const Kernels kernels;
   if (args.k <= static_cast<size_t>(k_per_group)) {
     kernels.Gemm(args);

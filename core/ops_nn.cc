@@ -6,6 +6,7 @@
 #include "core/ops.h"
 #include "core/trace/trace.h"
 #include "core/ops_internal.h"
+#include "core/parallel/batch_reduce.h"
 #include "simd/elementwise.h"
 #include "simd/math.h"
 #include "simd/philox.h"
@@ -56,7 +57,14 @@ Tensor Dropout(const Tensor& a, float p, bool training, uint64_t seed, uint64_t 
     const Tensor x = ContiguousData(a, "dropout");
     const size_t n = static_cast<size_t>(x.numel());
     Tensor mask = Tensor::Empty(x.shape()), out = Tensor::Empty(x.shape());
-    Kernels().DropoutMask(seed, stream, offset, p, mask.data_f32(), n);
+    // In a data-parallel batch, offset is the whole batch's first word and this rank's rows draw
+    // the words one process draws for them.
+    uint64_t first = offset;
+    if (parallel::CurrentBatch() != nullptr && x.dim() > 0) {
+      const int64_t rows = x.size(0);
+      first += static_cast<uint64_t>(parallel::FirstSample(rows, "dropout")) * (n / static_cast<size_t>(rows));
+    }
+    Kernels().DropoutMask(seed, stream, first, p, mask.data_f32(), n);
     Kernels().Binary(simd::BinaryOp::kMul, x.data_f32(), mask.data_f32(), out.data_f32(), n);
     if (NeedsGrad({a})) RecordNode(out, OpKind::kDropout, {a}).saved = {mask};
     return out;
@@ -124,11 +132,14 @@ Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& runn
     }
     LOCKSTEP_REQUIRE(training || (running_mean.defined() && running_var.defined()),
                      "batch_norm: evaluation needs running statistics");
-    const int64_t count = n * hw;
+    // The statistics are over the whole batch (in a data-parallel batch, over every rank's rows:
+    // the sums combine over ranks).
+    const int64_t local_count = n * hw;
+    const int64_t count = training ? parallel::GlobalSamples(n, "batch_norm") * hw : local_count;
     LOCKSTEP_REQUIRE(!training || count > 1, "batch_norm: training needs more than one value per channel, got "
                                                  << ShapeString(x.shape()));
     Tensor xhat = Tensor::Empty(x.shape()), rstd = Tensor::Empty({c}), out = Tensor::Empty(x.shape());
-    std::vector<float> channel(static_cast<size_t>(count));
+    std::vector<float> channel(static_cast<size_t>(local_count));
     for (int64_t ch = 0; ch < c; ++ch) {
       // Gather the channel in (sample, position) order.
       for (int64_t s = 0; s < n; ++s) {
@@ -136,11 +147,11 @@ Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& runn
       }
       float mean, var;
       if (training) {
-        mean = BatchGroupedSumRows(Tensor::FromVector({count, 1}, channel), kBatchGroup * hw).item() /
+        mean = BatchGroupedSumRows(Tensor::FromVector({local_count, 1}, channel), kBatchGroup * hw).item() /
                static_cast<float>(count);
-        simd::BinaryScalarRight(simd::BinaryOp::kSub, channel.data(), mean, channel.data(), count);
-        simd::Unary(simd::UnaryOp::kSquare, channel.data(), channel.data(), count);
-        const float sum_sq = BatchGroupedSumRows(Tensor::FromVector({count, 1}, channel), kBatchGroup * hw).item();
+        simd::BinaryScalarRight(simd::BinaryOp::kSub, channel.data(), mean, channel.data(), local_count);
+        simd::Unary(simd::UnaryOp::kSquare, channel.data(), channel.data(), local_count);
+        const float sum_sq = BatchGroupedSumRows(Tensor::FromVector({local_count, 1}, channel), kBatchGroup * hw).item();
         var = sum_sq / static_cast<float>(count);
         if (running_mean.defined()) {
           // running = (1 - momentum) * running + momentum * batch; the variance is unbiased.
@@ -171,7 +182,7 @@ Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& runn
     if (NeedsGrad({a, weight, bias})) {
       Node& node = RecordNode(out, OpKind::kBatchNorm, {a, weight, bias});
       node.saved = {xhat, rstd};
-      node.ints = {training ? 1 : 0};
+      node.ints = {training ? 1 : 0, count};
     }
     return out;
   });
@@ -198,6 +209,9 @@ Tensor Embedding(const Tensor& indices, const Tensor& weight_in) {
     if (NeedsGrad({weight_in})) {
       Node& node = RecordNode(out, OpKind::kEmbedding, {weight_in});
       node.saved = {ids};
+      // Indices from a data-parallel batch: the backward gathers every rank's rows (in batch order).
+      const parallel::ActiveBatch* batch = parallel::CurrentBatch();
+      node.ints = {batch != nullptr && batch->IsInput(indices) ? 1 : 0};
     }
     return out;
   });
@@ -221,6 +235,8 @@ Tensor NllLoss(const Tensor& log_probs_in, const Tensor& target, Reduction reduc
                                                                   << " is out of range [0, " << c << ")");
       ++counted;
     }
+    // In a data-parallel batch the mean is over every rank's counted targets.
+    if (reduction == Reduction::kMean) counted = parallel::SumOverBatch(counted);
     // The checked targets, on the current device, for the pick (and the backward scatter).
     const Tensor targets = Tensor::FromInt64({n}, t);
     Tensor losses = Tensor::Empty({n});
@@ -250,6 +266,9 @@ Tensor CrossEntropy(const Tensor& logits, const Tensor& target, Reduction reduct
                      "cross_entropy: label smoothing must be in [0, 1], got " << label_smoothing);
     const Tensor log_probs = LogSoftmax(logits, -1);
     if (label_smoothing == 0.0f) return NllLoss(log_probs, target, reduction, ignore_index);
+    LOCKSTEP_REQUIRE_STATE(parallel::CurrentBatch() == nullptr,
+                           "cross_entropy: label smoothing sums over the batch outside the batch groups, so a "
+                           "data-parallel batch cannot reproduce it; train it in one process");
     // PyTorch's definition: (1 - e) * nll + e * (-sum_c log p_c / C), ignored rows excluded.
     const int64_t c = log_probs.size(-1);
     const Tensor nll = NllLoss(log_probs, target, Reduction::kNone, ignore_index);

@@ -5,6 +5,7 @@
 #include "core/ops.h"
 #include "core/trace/trace.h"
 #include "core/ops_internal.h"
+#include "core/parallel/batch_reduce.h"
 #include "simd/elementwise.h"
 #include "simd/reduce.h"
 
@@ -46,6 +47,9 @@ Tensor ReduceDim(const Tensor& a, int64_t dim, bool keepdim, const char* name, A
 }  // namespace
 
 Tensor BatchGroupedSumRows(const Tensor& x2d, int64_t rows_per_group) {
+  if (const parallel::ActiveBatch* batch = parallel::CurrentBatch()) {
+    return parallel::SumRowsOverRanks(*batch, x2d, rows_per_group);  // the same groups and tree, over ranks
+  }
   const int64_t rows = x2d.shape()[0], inner = x2d.shape()[1];
   const float* x = x2d.data_f32();
   Tensor out = Tensor::Empty({inner});
@@ -103,6 +107,7 @@ Tensor SumToShape(const Tensor& grad_in, const Shape& shape) {
 
 Tensor Sum(const Tensor& a) {
   return trace::Op("sum", [&]() -> Tensor {
+    parallel::RequireNotWholeBatchSum(a, "sum");
     const Tensor x = ContiguousData(a, "sum");
     Tensor out = Tensor::Empty({});
     Kernels().SumAxis(x.data_f32(), 1, static_cast<size_t>(x.numel()), 1, out.data_f32());
@@ -121,6 +126,7 @@ Tensor Sum(const Tensor& a, int64_t dim, bool keepdim) {
 
 Tensor Mean(const Tensor& a) {
   return trace::Op("mean", [&]() -> Tensor {
+    parallel::RequireNotWholeBatchSum(a, "mean");
     const Tensor x = ContiguousData(a, "mean");
     Tensor out = Tensor::Empty({});
     Kernels().MeanAxis(x.data_f32(), 1, static_cast<size_t>(x.numel()), 1, out.data_f32());

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/nn/init.h"
+#include "core/parallel/data_parallel.h"
 
 namespace lockstep {
 namespace nn {
@@ -38,7 +39,12 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Genera
 
 Tensor Dropout::Forward(const Tensor& x) {
   if (!training() || p_ == 0.0f) return x;
-  const uint64_t offset = gen_.Take(static_cast<uint64_t>(x.numel()));
+  // The whole batch's words, also when this process computes a data-parallel share of it.
+  uint64_t words = static_cast<uint64_t>(x.numel());
+  if (parallel::CurrentBatch() != nullptr && x.dim() > 0 && x.size(0) > 0) {
+    words = words / static_cast<uint64_t>(x.size(0)) * static_cast<uint64_t>(parallel::GlobalSamples(x.size(0), "dropout"));
+  }
+  const uint64_t offset = gen_.Take(words);
   return lockstep::Dropout(x, p_, true, gen_.seed, gen_.stream, offset);
 }
 

@@ -1,7 +1,10 @@
 #include "core/train/classifier_trainer.h"
 
+#include <optional>
+
 #include "core/error.h"
 #include "core/ops.h"
+#include "core/parallel/data_parallel.h"
 #include "core/trace/trace.h"
 
 namespace lockstep {
@@ -23,14 +26,25 @@ ClassifierTrainer::ClassifierTrainer(nn::Module& model, optim::Optimizer& optimi
     : model_(model),
       optimizer_(optimizer),
       loader_(RequireBatchable(data, batch_size), batch_size, /*shuffle=*/true, /*drop_last=*/true, seed),
-      per_epoch_(loader_.batches_per_epoch()) {
+      per_epoch_(loader_.batches_per_epoch()),
+      batch_size_(batch_size) {
   optimizer.RequireParametersOf(model, "training");
 }
 
 float ClassifierTrainer::Step() {
   Tensor x, y;
   trace::BeginStep(step_ + 1);
-  loader_.GetBatch(epoch(), step_ % per_epoch_, &x, &y);
+  // In a data-parallel run this rank computes its share of the batch; the loss and the gradients
+  // come out as one process computes them over the whole batch (core/parallel/data_parallel.h).
+  parallel::DataParallel* dp = parallel::Current();
+  std::optional<parallel::BatchScope> batch;
+  if (dp != nullptr) {
+    const parallel::Share share = dp->ShareOf(batch_size_);
+    loader_.GetBatchRows(epoch(), step_ % per_epoch_, share.begin, share.count(), &x, &y);
+    batch.emplace(*dp, batch_size_);
+  } else {
+    loader_.GetBatch(epoch(), step_ % per_epoch_, &x, &y);
+  }
   model_.Train();
   optimizer_.ZeroGrad();
   const Tensor loss = CrossEntropy(model_(x), y);
@@ -42,8 +56,10 @@ float ClassifierTrainer::Step() {
                                                         "learning rate is too high (the model is unchanged by "
                                                         "this step; allow non-finite losses to go on anyway)");
   loss.Backward();
+  batch.reset();
   optimizer_.Step();
   ++step_;
+  if (dp != nullptr) dp->AfterStep(model_, &optimizer_, step_);
   return value;
 }
 

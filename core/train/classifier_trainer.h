@@ -39,6 +39,7 @@ class ClassifierTrainer {
   optim::Optimizer& optimizer_;
   DataLoader loader_;
   int64_t per_epoch_;
+  int64_t batch_size_;
   int64_t step_ = 0;
   bool allow_nonfinite_loss_ = false;
 };

@@ -1,6 +1,7 @@
 #include "core/train/gpt.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/autograd.h"
 #include "core/checkpoint.h"
@@ -11,6 +12,7 @@
 #include "core/trace/trace.h"
 #include "core/ops.h"
 #include "core/optim/optimizer.h"
+#include "core/parallel/data_parallel.h"
 #include "core/random.h"
 #include "simd/philox.h"
 
@@ -40,6 +42,27 @@ const GptTrainConfig* GptPreset(const std::string& name) {
   return nullptr;
 }
 
+namespace {
+
+// Entry k of `values` is valid on rank k % R: every entry, on every rank.
+std::vector<float> GatherStrided(parallel::DataParallel& dp, const std::vector<float>& values) {
+  const int64_t n = static_cast<int64_t>(values.size()), ranks = dp.size();
+  std::vector<float> mine;
+  for (int64_t k = dp.rank(); k < n; k += ranks) mine.push_back(values[static_cast<size_t>(k)]);
+  std::vector<size_t> bytes;
+  for (int64_t r = 0; r < ranks; ++r) bytes.push_back(static_cast<size_t>((n - r + ranks - 1) / ranks) * sizeof(float));
+  std::vector<float> gathered(static_cast<size_t>(n));
+  dp.AllGather(mine.data(), gathered.data(), bytes);
+  std::vector<float> out(static_cast<size_t>(n));
+  size_t at = 0;
+  for (int64_t r = 0; r < ranks; ++r) {
+    for (int64_t k = r; k < n; k += ranks) out[static_cast<size_t>(k)] = gathered[at++];
+  }
+  return out;
+}
+
+}  // namespace
+
 GptLosses EstimateGptLoss(models::Gpt& model, const CharCorpus& corpus, int64_t batch, int64_t iters, uint64_t seed,
                           int64_t round) {
   const bool was_training = model.training();
@@ -47,14 +70,20 @@ GptLosses EstimateGptLoss(models::Gpt& model, const CharCorpus& corpus, int64_t 
   NoGradGuard no_grad;
   const trace::PhaseScope phase("eval");
   GptLosses out;
+  // In a data-parallel run rank r computes batches r, r + R, ...; every rank gets every loss.
+  parallel::DataParallel* dp = parallel::Current();
+  const int64_t ranks = dp == nullptr ? 1 : dp->size(), rank = dp == nullptr ? 0 : dp->rank();
   for (const bool val : {false, true}) {
-    float sum = 0.0f;  // in batch order
-    for (int64_t k = 0; k < iters; ++k) {
+    std::vector<float> losses(static_cast<size_t>(iters), 0.0f);
+    for (int64_t k = rank; k < iters; k += ranks) {
       Tensor x, y;
       TextBatch(val ? corpus.val : corpus.train, model.config().block_size, batch, seed, val ? "eval/val" : "eval/train",
                 static_cast<uint64_t>(round * iters + k), &x, &y);
-      sum += models::GptLoss(model(x), y).item();
+      losses[static_cast<size_t>(k)] = models::GptLoss(model(x), y).item();
     }
+    if (ranks > 1) losses = GatherStrided(*dp, losses);
+    float sum = 0.0f;  // in batch order
+    for (const float loss : losses) sum += loss;
     (val ? out.val : out.train) = iters > 0 ? sum / static_cast<float>(iters) : 0.0f;
   }
   model.Train(was_training);
@@ -109,8 +138,12 @@ GptTrainer::GptTrainer(const GptTrainConfig& config, const CharCorpus& corpus) :
   LOCKSTEP_REQUIRE(config_.checkpoint_every >= 0, "gpt: checkpoint_every must be >= 0, got " << config_.checkpoint_every);
   LOCKSTEP_REQUIRE(config_.checkpoint_every == 0 || !config_.checkpoint_path.empty(),
                    "gpt: checkpoint_every needs a checkpoint path");
-  if (config_.checkpoint_every > 0) RequireWritableFile(config_.checkpoint_path);
-  if (!config_.save_path.empty()) RequireWritableFile(config_.save_path);
+  LOCKSTEP_REQUIRE(parallel::Current() == nullptr || config_.trace.path.empty(),
+                   "gpt: a trace records one process's ops; a data-parallel run cannot record one");
+  parallel::OnWriter([&] {  // rank 0 writes every file of a data-parallel run
+    if (config_.checkpoint_every > 0) RequireWritableFile(config_.checkpoint_path);
+    if (!config_.save_path.empty()) RequireWritableFile(config_.save_path);
+  });
 }
 
 std::vector<uint8_t> GptTrainer::StateBytes() {
@@ -145,10 +178,21 @@ float GptTrainer::Step() {
   optimizer_->set_lr(lr_);
   const float micro_scale = 1.0f / static_cast<float>(config_.grad_accum);
   float loss_sum = 0.0f;
+  // In a data-parallel run every rank computes its share of every micro-batch (so the micro-batches
+  // accumulate in order, as in one process) and the loss and gradients come out whole.
+  parallel::DataParallel* dp = parallel::Current();
   for (int64_t micro = 0; micro < config_.grad_accum; ++micro) {
     Tensor x, y;
     TextBatch(corpus_.train, config_.model.block_size, config_.batch_size, config_.seed, "batches",
               static_cast<uint64_t>(step_ * config_.grad_accum + micro), &x, &y);
+    std::optional<parallel::BatchScope> batch;
+    if (dp != nullptr) {
+      const parallel::Share share = dp->ShareOf(config_.batch_size);
+      x = x.Slice(0, share.begin, share.end).Contiguous();
+      y = y.Slice(0, share.begin, share.end).Contiguous();
+      batch.emplace(*dp, config_.batch_size);
+      batch->AddInput(x);
+    }
     const Tensor loss = models::GptLoss(model(x), y);
     const float value = loss.item();
     LOCKSTEP_REQUIRE_STATE(config_.allow_nonfinite_loss || value - value == 0.0f,
@@ -169,21 +213,29 @@ float GptTrainer::Step() {
     result_.estimates.push_back(EstimateGptLoss(model, corpus_, config_.batch_size, config_.eval_iters, config_.seed,
                                                 static_cast<int64_t>(result_.estimates.size())));
   }
+  if (dp != nullptr) dp->AfterStep(*result_.model, optimizer_.get(), step_);
   if (config_.checkpoint_every > 0 && step_ % config_.checkpoint_every == 0) {
-    WriteFileAtomic(config_.checkpoint_path, StateBytes());
+    const std::vector<uint8_t> state = StateBytes();
+    parallel::OnWriter([&] { WriteFileAtomic(config_.checkpoint_path, state); });
   }
   return result_.losses.back();
 }
 
 GptResult GptTrainer::Finish() {
-  result_.trained_hash = config_.save_path.empty() ? ModelHash(*result_.model) : SaveModel(config_.save_path, *result_.model);
+  if (parallel::DataParallel* dp = parallel::Current()) dp->CheckReplicas(*result_.model, optimizer_.get(), step_);
+  result_.trained_hash.clear();
+  if (!config_.save_path.empty()) {
+    parallel::OnWriter([&] { result_.trained_hash = SaveModel(config_.save_path, *result_.model); });
+  }
+  if (result_.trained_hash.empty()) result_.trained_hash = ModelHash(*result_.model);
   return result_;
 }
 
 GptResult RunGpt(const GptTrainConfig& config, const CharCorpus& corpus, const GptProgressFn& progress) {
   GptTrainer trainer(config, corpus);
   if (!config.resume_path.empty()) {
-    trainer.Resume(ReadWholeFile(config.resume_path, kMaxTrainingStateBytes), config.resume_path);
+    const auto read = [&] { return ReadWholeFile(config.resume_path, kMaxTrainingStateBytes); };
+    trainer.Resume(parallel::Current() == nullptr ? read() : parallel::Current()->ReadOnWriter(read), config.resume_path);
   }
   std::unique_ptr<trace::Session> tracing;
   if (!config.trace.path.empty()) tracing = std::make_unique<trace::Session>(config.trace, trainer.result().model.get());

@@ -10,6 +10,7 @@
 #include "core/models/lenet.h"
 #include "core/ops.h"
 #include "core/optim/optimizer.h"
+#include "core/parallel/data_parallel.h"
 #include "core/train/classifier_trainer.h"
 #include "core/train/evaluate.h"
 
@@ -50,8 +51,14 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
   LOCKSTEP_REQUIRE(config.checkpoint_every >= 0, "mnist: checkpoint_every must be >= 0, got " << config.checkpoint_every);
   LOCKSTEP_REQUIRE(config.checkpoint_every == 0 || !config.checkpoint_path.empty(),
                    "mnist: checkpoint_every needs a checkpoint path");
-  if (config.checkpoint_every > 0) RequireWritableFile(config.checkpoint_path);
-  if (!config.save_path.empty()) RequireWritableFile(config.save_path);
+  // In a data-parallel run (core/parallel/data_parallel.h) rank 0 writes every file.
+  parallel::DataParallel* dp = parallel::Current();
+  LOCKSTEP_REQUIRE(dp == nullptr || (config.trace.path.empty() && !config.trace_in_memory),
+                   "mnist: a trace records one process's ops; a data-parallel run cannot record one");
+  parallel::OnWriter([&] {
+    if (config.checkpoint_every > 0) RequireWritableFile(config.checkpoint_path);
+    if (!config.save_path.empty()) RequireWritableFile(config.save_path);
+  });
   auto model = models::MakeLeNet5(config.seed);
   MnistResult result;
   result.initial_hash = ModelHash(*model);
@@ -74,7 +81,9 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
   int64_t total = per_epoch * config.epochs;
   if (config.max_steps >= 0 && config.max_steps < total) total = config.max_steps;
   if (!config.resume_path.empty()) {
-    const std::vector<uint8_t> state = ReadWholeFile(config.resume_path, kMaxTrainingStateBytes);
+    const std::vector<uint8_t> state =
+        dp == nullptr ? ReadWholeFile(config.resume_path, kMaxTrainingStateBytes)
+                      : dp->ReadOnWriter([&] { return ReadWholeFile(config.resume_path, kMaxTrainingStateBytes); });
     RequireSameRun(PeekTrainingState(state, config.resume_path), identity, config.resume_path);
     const TrainingPosition position = LoadTrainingStateFromBytes(state, config.resume_path, *model, optimizer);
     LOCKSTEP_REQUIRE_STATE(position.batch < per_epoch, config.resume_path << ": the state is at batch "
@@ -92,11 +101,13 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
       at.epoch = result.steps / per_epoch;
       at.batch = result.steps % per_epoch;
       at.run = identity;
-      SaveTrainingState(config.checkpoint_path, *model, optimizer, at);
+      parallel::OnWriter([&] { SaveTrainingState(config.checkpoint_path, *model, optimizer, at); });
     }
     if (progress) progress({result.steps, total, epoch, result.final_loss});
   }
-  result.trained_hash = config.save_path.empty() ? ModelHash(*model) : SaveModel(config.save_path, *model);
+  if (dp != nullptr) dp->CheckReplicas(*model, &optimizer, result.steps);
+  if (!config.save_path.empty()) parallel::OnWriter([&] { result.trained_hash = SaveModel(config.save_path, *model); });
+  if (result.trained_hash.empty()) result.trained_hash = ModelHash(*model);
 
   const EvalResult eval = Evaluate(*model, test_set, config.batch_size, config.max_test);
   result.logits_hash = eval.logits_hash;

@@ -5,6 +5,8 @@
 // usage: lockstep_gpt [--data FILE] [--config small|tiny] [--steps N] [--seed S] [--threads T]
 //                     [--eval-interval N] [--eval-iters N] [--sample N] [--prompt TEXT]
 //                     [--temperature T] [--top-k K] [--target NAME] [--device D] [--out FILE] [--quiet]
+// Under mpirun (mpirun -np N lockstep_gpt ...) it trains data-parallel over the N processes and
+// prints the same lines.
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,6 +16,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "core/train/gpt.h"
+#include "examples/common/data_parallel_job.h"
 #include "examples/common/run_options.h"
 #include "simd/targets.h"
 #include "simd/thread_pool.h"
@@ -90,7 +93,9 @@ int main(int argc, char** argv) {
   config.save_path = out_path;
   config.trace = trace;
   sample.seed = config.seed;
+  std::unique_ptr<lockstep::examples::DataParallelJob> job;
   try {
+    job = std::make_unique<lockstep::examples::DataParallelJob>(&argc, &argv);
     const lockstep::CharCorpus corpus = lockstep::MakeCharCorpus(lockstep::ReadTextFile(data));
     const auto& m = config.model;
     printf("lockstep GPT (%s): %lld layers, %lld heads, %lld channels, block %lld, vocab %lld, dropout %g\n",
@@ -123,6 +128,7 @@ int main(int argc, char** argv) {
              text.c_str());
     }
   } catch (const std::exception& e) {
+    if (job) job->Fail(1, "lockstep_gpt", e.what());
     fprintf(stderr, "lockstep_gpt: %s\n", e.what());
     return 1;
   }

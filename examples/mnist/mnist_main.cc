@@ -2,6 +2,8 @@
 // progress, the trained model hash, the test accuracy and the test-logits hash.
 //
 // usage: lockstep_mnist [--data DIR] [--epochs N] [--seed S] [--threads T] [--steps N] [--out FILE]
+// Under mpirun (mpirun -np N lockstep_mnist ...) it trains data-parallel over the N processes and
+// prints the same lines.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include <string>
 
 #include "core/train/mnist.h"
+#include "examples/common/data_parallel_job.h"
 #include "examples/common/run_options.h"
 #include "simd/targets.h"
 #include "simd/thread_pool.h"
@@ -68,7 +71,9 @@ int main(int argc, char** argv) {
     else if (arg == "--threads") lockstep::simd::SetDefaultThreadCount(n < 1 ? 1 : static_cast<size_t>(n));
     else return Usage("unknown option " + arg);
   }
+  std::unique_ptr<lockstep::examples::DataParallelJob> job;
   try {
+    job = std::make_unique<lockstep::examples::DataParallelJob>(&argc, &argv);
     printf("lockstep MNIST: LeNet-5, Adam lr %g, batch %lld, seed %llu, %lld epochs, SIMD target %s, device %s\n",
            config.lr, static_cast<long long>(config.batch_size), static_cast<unsigned long long>(config.seed),
            static_cast<long long>(config.epochs), lockstep::simd::ActiveTargetName().c_str(), lockstep::CurrentKernels().device_name);
@@ -89,6 +94,7 @@ int main(int argc, char** argv) {
     printf("test logits hash    %s\n", result.logits_hash.c_str());
     return 0;
   } catch (const std::exception& e) {
+    if (job) job->Fail(1, "lockstep_mnist", e.what());
     fprintf(stderr, "lockstep_mnist: %s\n", e.what());
     return 1;
   }

@@ -18,13 +18,13 @@ cmake -S "$root/tests/fuzz" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" \
   { cat "$build.configure.log"; exit 1; }
 grep "lockstep fuzz targets: skipped" "$build.configure.log" && exit 1
 rm -f "$build.configure.log"
-nice ninja -C "$build" fuzz_safetensors fuzz_idx
+nice ninja -C "$build" fuzz_safetensors fuzz_idx fuzz_onnx
 
 # Seeds: valid files of each kind (canonical and as other writers lay them out), written fresh
 # each run; the working corpus starts from them.
 rm -rf "$build/seeds" "$build/corpus"
-mkdir -p "$build/seeds/safetensors" "$build/seeds/idx" "$build/corpus/safetensors" \
-  "$build/corpus/idx" "$build/artifacts"
+mkdir -p "$build/seeds/safetensors" "$build/seeds/idx" "$build/seeds/onnx" "$build/corpus/safetensors" \
+  "$build/corpus/idx" "$build/corpus/onnx" "$build/artifacts"
 python3 - "$build/seeds" <<'PY'
 import struct, sys
 out = sys.argv[1]
@@ -62,7 +62,41 @@ write("idx/int32", idx(0x0C, "i", [3], [-2, 16777217, 2147483647]))
 write("idx/int16", idx(0x0B, "h", [1, 2], [-300, 258]))
 write("idx/int8", idx(0x09, "b", [2], [-128, 127]))
 write("idx/float64", idx(0x0E, "d", [2], [0.1, float("inf")]))
+
+# ONNX: a hand-encoded model (Gemm with an initializer, a Constant, a Reshape).
+def varint(v):
+    v &= (1 << 64) - 1
+    out = b""
+    while v >= 0x80:
+        out += bytes([v & 0x7F | 0x80])
+        v >>= 7
+    return out + bytes([v])
+
+def field(n, payload):
+    if isinstance(payload, int):
+        return varint(n << 3) + varint(payload)
+    return varint(n << 3 | 2) + varint(len(payload)) + payload
+
+def value_info(name, dims):
+    shape = b"".join(field(1, field(1, d) if d >= 0 else field(2, b"N")) for d in dims)
+    return field(1, name) + field(2, field(1, field(1, 1) + field(2, shape)))
+
+def node(op, ins, outs, attrs=b""):
+    return b"".join(field(1, i) for i in ins) + b"".join(field(2, o) for o in outs) + field(4, op) + attrs
+
+weight = field(1, varint(2) + varint(3)) + field(2, 1) + field(8, b"w") + field(9, struct.pack("<6f", *range(6)))
+shape = field(1, varint(1)) + field(2, 7) + field(8, b"s") + field(7, varint(2**64 - 1))
+graph = (field(1, node(b"Gemm", [b"x", b"w"], [b"g"], field(5, field(1, b"transB") + field(3, 1) + field(20, 2))))
+         + field(1, node(b"Reshape", [b"g", b"s"], [b"y"]))
+         + field(5, weight) + field(5, shape)
+         + field(11, value_info(b"x", [-1, 3])) + field(12, value_info(b"y", [-1])))
+write("onnx/gemm", field(1, 8) + field(7, graph) + field(8, field(1, b"") + field(2, 13)))
 PY
+# A few of ONNX's own test models, where Debian's libonnx-testdata is installed.
+for case in test_relu test_conv_with_strides_padding test_layer_normalization_2d_axis0 test_slice_neg_steps; do
+  model=/usr/share/libonnx-testdata/data/node/$case/model.onnx
+  [ -f "$model" ] && cp "$model" "$build/seeds/onnx/$case"
+done
 
 # Tokens that help the fuzzer reach deep into the safetensors header.
 cat >"$build/safetensors.dict" <<'DICT'
@@ -81,9 +115,21 @@ cat >"$build/safetensors.dict" <<'DICT'
 DICT
 
 status=0
-for parser in safetensors idx; do
+cat >"$build/onnx.dict" <<'DICT'
+"Conv"
+"Gemm"
+"Reshape"
+"Constant"
+"Slice"
+"ai.onnx"
+"\x08\x07"
+"\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"
+DICT
+
+for parser in safetensors idx onnx; do
   dict=()
   [ "$parser" = safetensors ] && dict=(-dict="$build/safetensors.dict")
+  [ "$parser" = onnx ] && dict=(-dict="$build/onnx.dict")
   echo "run-fuzzers: fuzz_$parser for $seconds s"
   if ! nice "$build/fuzz_$parser" "${dict[@]}" -max_total_time="$seconds" -max_len=4096 \
       -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=64 -print_final_stats=1 \

@@ -86,6 +86,14 @@ std::vector<OpCase> OpTable() {
       {"masked_fill", {{3, 4}}, [](auto& x) {
          return MaskedFill(x[0], Tensor::FromVector({1, 4}, {0, 1, 0, 1}), -5.0f);
        }},
+      // Appended (new cases go last, so the earlier cases keep their random inputs).
+      {"abs", {{7}}, [](auto& x) { return Abs(x[0]); }},
+      {"erf", {{7}}, [](auto& x) { return Erf(x[0]); }, -2.0f, 2.0f},
+      {"rsqrt", {{7}}, [](auto& x) { return Rsqrt(x[0]); }, 0.5f, 3.0f},
+      {"where (broadcast)", {{3, 4}, {4}},
+       [](auto& x) { return Where(Tensor::FromVector({3, 1}, {1.0f, 0.0f, 1.0f}), x[0], x[1]); }},
+      {"avg_pool2d asymmetric, padding not counted", {{1, 2, 5, 4}},
+       [](auto& x) { return AvgPool2d(x[0], Pool2dOptions{3, 2, 2, 1, 0, 1, 1, 0, false}); }},
   };
 }
 

@@ -5,6 +5,7 @@
 
 #include "bindings/native/cli/args.h"
 #include "bindings/native/cli/commands.h"
+#include "bindings/native/cli/data_parallel_session.h"
 #include "bindings/native/cli/progress.h"
 #include "lockstep/lockstep.h"
 
@@ -12,8 +13,8 @@ namespace lockstep_cli {
 namespace {
 
 const char kHelp[] =
-    "usage: lockstep train mnist [--epochs N] [--seed S] [--threads T] [--device D] [--data DIR]\n"
-    "                            [--out FILE] [--checkpoint-every N [--checkpoint FILE]]\n"
+    "usage: lockstep train mnist [--epochs N] [--steps N] [--test N] [--seed S] [--threads T] [--device D]\n"
+    "                            [--data DIR] [--out FILE] [--checkpoint-every N [--checkpoint FILE]]\n"
     "                            [--resume FILE] [--allow-nonfinite]\n"
     "                            [--trace FILE [--trace-values FILE --trace-steps A-B --trace-match TEXT]]\n"
     "       lockstep train gpt --help    (the GPT example)\n"
@@ -23,10 +24,12 @@ const char kHelp[] =
     "The hashes depend only on the data, epochs and seed (not on --threads, the CPU or the device).\n"
     "\n"
     "  --epochs N    epochs to train (default 20)\n"
+    "  --steps N     stop after N steps (default: every step of the epochs)\n"
+    "  --test N      evaluate on the first N test images (default: all)\n"
     "  --seed S      seed of initialisation and shuffling (default 2)\n"
     "  --data DIR    train-images.idx, train-labels.idx, test-images.idx, test-labels.idx\n"
     "                (default .deps/data/mnist)\n"
-    "%s%s%s";
+    "%s%s%s%s";
 
 volatile sig_atomic_t interrupted = 0;
 
@@ -35,7 +38,8 @@ struct ProgressState {
 };
 
 int OnProgress(const lockstep_mnist_progress* p, void* user) {
-  if (p->total_steps > 0) static_cast<ProgressState*>(user)->bar->Update(p->step, p->total_steps, p->epoch, p->loss);
+  Progress* bar = static_cast<ProgressState*>(user)->bar;
+  if (p->total_steps > 0 && bar != nullptr) bar->Update(p->step, p->total_steps, p->epoch, p->loss);
   return interrupted ? 1 : 0;  // also asked while the data loads (total_steps 0)
 }
 
@@ -46,7 +50,8 @@ int TrainCommand(const std::vector<std::string>& argv) {
   std::string error;
   const bool gpt = !argv.empty() && argv[0] == "gpt";
   std::vector<std::string> flags =
-      gpt ? std::vector<std::string>{"--config", "--steps", "--eval-interval"} : std::vector<std::string>{"--epochs"};
+      gpt ? std::vector<std::string>{"--config", "--steps", "--eval-interval"}
+          : std::vector<std::string>{"--epochs", "--steps", "--test"};
   for (const char* common : {"--seed", "--threads", "--device", "--data", "--out", "--checkpoint-every",
                              "--checkpoint", "--resume", "--trace", "--trace-values", "--trace-steps",
                              "--trace-match"}) {
@@ -56,7 +61,7 @@ int TrainCommand(const std::vector<std::string>& argv) {
   if (args.help) {
     char help[4096];
     snprintf(help, sizeof help, kRunFlagsHelp, gpt ? "lockstep-gpt.state" : "lockstep-mnist.state");
-    printf(gpt ? kGptHelp : kHelp, kComputeFlagsHelp, help, kTraceFlagsHelp);
+    printf(gpt ? kGptHelp : kHelp, kComputeFlagsHelp, help, kTraceFlagsHelp, kDataParallelHelp);
     return kExitOk;
   }
   if (args.positional.empty()) return UsageError("train", "missing the model to train (mnist or gpt)");
@@ -73,6 +78,14 @@ int TrainCommand(const std::vector<std::string>& argv) {
     if (!ParseInt("--epochs", args.flags["--epochs"], 1, 100000, &value, &error)) return UsageError("train", error);
     config.epochs = value;
   }
+  if (args.flags.count("--steps")) {
+    if (!ParseInt("--steps", args.flags["--steps"], 1, INT64_MAX, &value, &error)) return UsageError("train", error);
+    config.max_steps = value;
+  }
+  if (args.flags.count("--test")) {
+    if (!ParseInt("--test", args.flags["--test"], 1, INT64_MAX, &value, &error)) return UsageError("train", error);
+    config.max_test = value;
+  }
   if (args.flags.count("--seed")) {
     if (!ParseInt("--seed", args.flags["--seed"], 0, INT64_MAX, &value, &error)) return UsageError("train", error);
     config.seed = static_cast<uint64_t>(value);
@@ -86,23 +99,27 @@ int TrainCommand(const std::vector<std::string>& argv) {
   if (!ParseTraceFlags(args, &trace, &error)) return UsageError("train", error);
   config.trace = trace.options;
 
+  DataParallelSession session;  // under mpirun: data-parallel over its processes, rank 0 reports
+  if (const int code = session.Start("train"); code != kExitOk) return code;
   signal(SIGINT, [](int) { interrupted = 1; });
   Progress bar(stdout);
-  ProgressState state{&bar};
+  ProgressState state{session.reports() ? &bar : nullptr};
   lockstep_mnist_result result;
   const int status = lockstep_train_mnist(&config, OnProgress, &state, &result);
   bar.Finish();
-  if (status == LOCKSTEP_ERROR_CANCELLED) {
+  if (status == LOCKSTEP_ERROR_CANCELLED && !session.active()) {
     fprintf(stderr, "lockstep train: interrupted\n");
     return 130;
   }
-  if (status != LOCKSTEP_OK) return ApiFailure("train", "training", status);
+  if (status != LOCKSTEP_OK) return session.Failed("train", "training", status);
+  if (!session.reports()) return kExitOk;
   printf("initial hash:  %s\n", result.initial_hash);
   printf("trained hash:  %s\n", result.trained_hash);
   printf("test accuracy: %.4f (%lld examples)\n", result.test_accuracy, static_cast<long long>(result.test_examples));
   printf("logits hash:   %s\n", result.logits_hash);
   if (config.save_path != nullptr) printf("saved:         %s\n", config.save_path);
   if (config.checkpoint_every > 0) printf("state:         %s\n", config.checkpoint_path);
+  session.Report(result.steps);
   return kExitOk;
 }
 

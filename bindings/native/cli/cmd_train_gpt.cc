@@ -4,6 +4,7 @@
 
 #include "bindings/native/cli/args.h"
 #include "bindings/native/cli/commands.h"
+#include "bindings/native/cli/data_parallel_session.h"
 #include "bindings/native/cli/progress.h"
 #include "lockstep/lockstep.h"
 
@@ -27,14 +28,14 @@ const char kGptHelp[] =
     "  --data FILE        training text (default .deps/data/fortunes/input.txt); 90%% train, 10%% val\n"
     "  --eval-interval N  estimate train/val losses every N steps (default: at the end only)\n"
     "  (--out FILE: then try 'lockstep sample FILE')\n"
-    "%s%s%s";
+    "%s%s%s%s";
 
 namespace {
 
 volatile sig_atomic_t gpt_interrupted = 0;
 
 int OnProgress(const lockstep_gpt_progress* p, void* user) {
-  if (p->total_steps > 0) static_cast<Progress*>(user)->Update(p->step, p->total_steps, -1, p->loss);
+  if (p->total_steps > 0 && user != nullptr) static_cast<Progress*>(user)->Update(p->step, p->total_steps, -1, p->loss);
   return gpt_interrupted ? 1 : 0;
 }
 
@@ -70,22 +71,26 @@ int TrainGptCommand(const Args& parsed) {
   if (!ParseTraceFlags(args, &trace, &error)) return UsageError("train", error);
   config.trace = trace.options;
 
+  DataParallelSession session;  // under mpirun: data-parallel over its processes, rank 0 reports
+  if (const int code = session.Start("train"); code != kExitOk) return code;
   signal(SIGINT, [](int) { gpt_interrupted = 1; });
   Progress bar(stdout);
   lockstep_gpt_result result;
-  const int status = lockstep_train_gpt(&config, OnProgress, &bar, &result);
+  const int status = lockstep_train_gpt(&config, OnProgress, session.reports() ? &bar : nullptr, &result);
   bar.Finish();
-  if (status == LOCKSTEP_ERROR_CANCELLED) {
+  if (status == LOCKSTEP_ERROR_CANCELLED && !session.active()) {
     fprintf(stderr, "lockstep train: interrupted\n");
     return 130;
   }
-  if (status != LOCKSTEP_OK) return ApiFailure("train", "training", status);
+  if (status != LOCKSTEP_OK) return session.Failed("train", "training", status);
+  if (!session.reports()) return kExitOk;
   printf("initial hash:  %s\n", result.initial_hash);
   printf("trained hash:  %s\n", result.trained_hash);
   printf("final loss:    %.6f (step %lld); estimates: train %.4f, val %.4f\n", result.final_loss,
          static_cast<long long>(result.steps), result.train_loss, result.val_loss);
   if (config.save_path != nullptr) printf("saved:         %s\n", config.save_path);
   if (config.checkpoint_every > 0) printf("state:         %s\n", config.checkpoint_path);
+  session.Report(result.steps);
   return kExitOk;
 }
 

@@ -313,6 +313,38 @@ LOCKSTEP_API lockstep_status lockstep_gpt_sample(const char* checkpoint_path, co
                                                  const char* preset, const lockstep_sample_options* options,
                                                  char* buf, size_t size);
 
+/* ---- Data-parallel training (docs/distributed.md) -------------------------------------------
+ * A transport between the processes of a job: the `lockstep` command fills one from MPI
+ * (distributed/c_communicator.h). Floating-point values only travel through it as bytes: lockstep
+ * adds partial sums itself, in the contract's fixed order, so the result does not depend on the
+ * number of ranks. Every call is collective (all ranks call, in the same order, with counts that
+ * agree). Each function returns 0 on success; anything else fails the training call
+ * (LOCKSTEP_ERROR_UNAVAILABLE). */
+typedef struct lockstep_communicator {
+  uint32_t struct_size;  /* sizeof(lockstep_communicator) */
+  int rank, size;        /* this process's rank, and the number of ranks */
+  void* user;            /* passed to every function */
+  /* Sends send_bytes[j] bytes to rank j (the blocks lie in rank order in send) and receives
+   * recv_bytes[i] bytes from rank i (stored in rank order in recv). */
+  int (*all_to_all)(void* user, const void* send, const size_t* send_bytes, void* recv, const size_t* recv_bytes);
+  /* Rank i contributes bytes[i] bytes (this rank's from mine); all receive all, in rank order. */
+  int (*all_gather)(void* user, const void* mine, void* all, const size_t* bytes);
+  /* root's bytes replace every other rank's. */
+  int (*broadcast)(void* user, void* data, size_t bytes, int root);
+  /* values[i] becomes the sum over ranks of values[i] (integers: exact). */
+  int (*all_sum)(void* user, int64_t* values, size_t count);
+} lockstep_communicator;
+
+/* Until lockstep_data_parallel_end, lockstep_train_mnist and lockstep_train_gpt on the calling
+ * thread train data-parallel over comm's ranks: every rank calls them with the same configuration,
+ * computes its share of every batch, and ends with the results one process gives (the same hashes
+ * on every rank); rank 0 alone writes checkpoints and models. *comm is copied; its user data must
+ * stay valid until the end. */
+LOCKSTEP_API lockstep_status lockstep_data_parallel_begin(const lockstep_communicator* comm);
+LOCKSTEP_API lockstep_status lockstep_data_parallel_end(void);
+/* What this thread's data-parallel context has sent to other ranks so far: bytes, and exchanges. */
+LOCKSTEP_API lockstep_status lockstep_data_parallel_stats(uint64_t* bytes_sent, uint64_t* exchanges);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

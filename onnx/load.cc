@@ -1,0 +1,339 @@
+// Loading: decode, check the graph's structure (names, order, cycles), sort initializers into
+// parameters, buffers and constants, prepare every node through the operator table, fold what
+// is constant, and plan the slots the run uses.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/autograd.h"
+#include "core/error.h"
+#include "core/io/files.h"
+#include "onnx/graph_check.h"
+#include "onnx/model.h"
+#include "onnx/proto.h"
+
+namespace lockstep {
+namespace onnx {
+
+namespace {
+
+[[noreturn]] void Unsupported(const std::string& message) { throw Error(message, ErrorKind::kUnavailable); }
+
+IoInfo InfoOf(const ValueInfoProto& v, const std::string& what) {
+  if (!v.is_tensor) Unsupported(what + " '" + v.name + "' is not a tensor (sequences, maps and optionals are not supported)");
+  IoInfo info;
+  info.name = v.name;
+  if (!ElemFromDataType(v.elem_type, &info.elem)) {
+    Unsupported(what + " '" + v.name + "' has element type " + DataTypeName(v.elem_type) +
+                "; lockstep computes with FLOAT, INT64, INT32 and BOOL tensors");
+  }
+  info.has_shape = v.has_shape;
+  info.dims = v.dims;
+  info.dim_params = v.dim_params;
+  return info;
+}
+
+std::string DimsString(const IoInfo& info) {
+  std::ostringstream s;
+  s << "[";
+  for (size_t i = 0; i < info.dims.size(); ++i) {
+    s << (i ? ", " : "");
+    if (info.dims[i] >= 0) {
+      s << info.dims[i];
+    } else {
+      s << (info.dim_params[i].empty() ? "?" : info.dim_params[i]);
+    }
+  }
+  return s.str() + "]";
+}
+
+// Throws unless value matches what info declares (type, rank, fixed dimensions).
+void RequireDeclared(const Value& value, const IoInfo& info, const char* what, ErrorKind kind) {
+  LOCKSTEP_REQUIRE_KIND(kind, value.elem == info.elem,
+                        what << " '" << info.name << "' is declared " << ElemName(info.elem) << ", got "
+                             << ElemName(value.elem));
+  if (!info.has_shape) return;
+  bool ok = value.shape().size() == info.dims.size();
+  for (size_t i = 0; ok && i < info.dims.size(); ++i) ok = info.dims[i] < 0 || info.dims[i] == value.shape()[i];
+  LOCKSTEP_REQUIRE_KIND(kind, ok, what << " '" << info.name << "' is declared " << DimsString(info) << ", got "
+                                       << ShapeString(value.shape()));
+}
+
+}  // namespace
+
+class GraphBuilder {
+ public:
+  GraphBuilder(const ModelProto& proto, const LoadOptions& options, OnnxModel* model)
+      : proto_(proto), options_(options), m_(*model) {}
+
+  void Build() {
+    const GraphPlan plan = CheckGraph(proto_);
+    m_.opset_ = plan.opset;
+    m_.producer_ = proto_.producer_name + (proto_.producer_version.empty() ? "" : " " + proto_.producer_version);
+    const GraphProto& g = proto_.graph;
+    if (g.sparse_initializer_count > 0) Unsupported("sparse initializers are not supported");
+    ClassifyInitializers(plan);
+    for (const ValueInfoProto& v : g.input) {
+      if (initializer_names_.count(v.name)) continue;  // an input with a default: the initializer
+      m_.inputs_.push_back(InfoOf(v, "input"));
+      input_names_.insert(v.name);
+      m_.input_slots_.push_back(Slot(v.name));
+    }
+    for (const ValueInfoProto& v : g.output) {
+      m_.outputs_.push_back(InfoOf(v, "output"));
+      m_.output_slots_.push_back(Slot(v.name));
+    }
+    for (size_t index : plan.order) PrepareNode(g.node[index], plan.opset);
+    for (const ValueInfoProto& v : g.value_info) {
+      IoInfo info;
+      if (!v.is_tensor || !v.has_shape || !ElemFromDataType(v.elem_type, &info.elem)) continue;
+      info = InfoOf(v, "value");
+      auto it = slots_.find(v.name);
+      if (it != slots_.end()) m_.declared_.emplace_back(it->second, info);
+    }
+    PlanReleases();
+    m_.slot_count_ = slots_.size();
+  }
+
+ private:
+  int Slot(const std::string& name) {
+    auto it = slots_.find(name);
+    if (it != slots_.end()) return it->second;
+    const int slot = static_cast<int>(slots_.size());
+    slots_[name] = slot;
+    return slot;
+  }
+
+  // Parameters: float initializers that some node reads as data. Buffers: those read only as
+  // state (running statistics). Everything else is a constant.
+  void ClassifyInitializers(const GraphPlan& plan) {
+    const GraphProto& g = proto_.graph;
+    std::map<std::string, int> role;  // 0 constant, 1 buffer, 2 parameter
+    for (size_t index : plan.order) {
+      const NodeProto& node = g.node[index];
+      const OpSpec* spec = FindOperator(node.op_type);
+      for (size_t i = 0; i < node.input.size(); ++i) {
+        int r = 2;
+        if (spec != nullptr) {
+          const int k = static_cast<int>(i);
+          if (std::count(spec->config_inputs.begin(), spec->config_inputs.end(), k)) r = 0;
+          if (std::count(spec->state_inputs.begin(), spec->state_inputs.end(), k)) r = 1;
+        }
+        int& current = role[node.input[i]];
+        current = std::max(current, r);
+      }
+    }
+    for (size_t i = 0; i < g.initializer.size(); ++i) {
+      const TensorProto& t = g.initializer[i];
+      Value value = ValueFromTensorProto(t, "initializer '" + t.name + "'");
+      initializer_names_.insert(t.name);
+      const int slot = Slot(t.name);
+      const int r = value.elem == Elem::kFloat ? role[t.name] : 0;
+      if (r == 2) {
+        RegisterParameter(t.name, value.tensor);
+      } else if (r == 1) {
+        RegisterBuffer(t.name, value.tensor);
+      } else {
+        constants_[slot] = value;
+        continue;
+      }
+      m_.fixed_.emplace_back(slot, value);
+    }
+  }
+
+  void RegisterParameter(const std::string& name, Tensor t) { m_.RegisterParameter(name, t); }
+  void RegisterBuffer(const std::string& name, Tensor t) { m_.RegisterBuffer(name, t); }
+
+  void PrepareNode(const NodeProto& node, int64_t opset) {
+    std::ostringstream where;
+    where << "node '" << (node.name.empty() ? (node.output.empty() ? "?" : node.output[0]) : node.name) << "' ("
+          << node.op_type << ", opset " << opset << ")";
+    ++m_.op_counts_[node.op_type];
+    if (!node.domain.empty() && node.domain != "ai.onnx") {
+      Unsupported(where.str() + ": unsupported: operators of domain '" + node.domain +
+                  "'; lockstep implements the default ONNX domain: " + SupportedOperatorList());
+    }
+    const OpSpec* spec = FindOperator(node.op_type);
+    if (spec == nullptr) {
+      Unsupported(where.str() + ": unsupported operator " + node.op_type + "; lockstep implements: " +
+                  SupportedOperatorList());
+    }
+    if (opset < spec->since) {
+      std::ostringstream s;
+      s << where.str() << ": unsupported: " << node.op_type << " before opset " << spec->since
+        << " (this model imports opset " << opset << ")";
+      Unsupported(s.str());
+    }
+    std::vector<const Value*> constants;
+    bool all_constant = node.op_type != "Dropout";
+    for (const std::string& name : node.input) {
+      auto it = name.empty() ? slots_.end() : slots_.find(name);
+      const Value* c = nullptr;
+      if (it != slots_.end()) {
+        auto k = constants_.find(it->second);
+        if (k != constants_.end()) c = &k->second;
+      }
+      constants.push_back(c);
+      if (!name.empty() && c == nullptr) all_constant = false;
+    }
+    for (int k : spec->config_inputs) {
+      const size_t i = static_cast<size_t>(k);
+      if (i < node.input.size() && input_names_.count(node.input[i])) m_.input_configures_ = true;
+    }
+    const NodeView view(node, opset, constants);
+    Kernel kernel = spec->prepare(view);
+    OnnxModel::Step step;
+    step.where = where.str();
+    for (const std::string& name : node.input) step.inputs.push_back(name.empty() ? -1 : Slot(name));
+    for (const std::string& name : node.output) step.outputs.push_back(name.empty() ? -1 : Slot(name));
+    if (all_constant) {
+      Fold(step, kernel, constants);
+      return;
+    }
+    if (node.op_type == "Dropout") {
+      const std::string name = node.name.empty() ? "dropout" + std::to_string(dropout_count_) : node.name;
+      ++dropout_count_;
+      step.dropout = std::make_shared<nn::Dropout>(0.0f, Generator(options_.seed, "onnx.dropout." + name));
+      m_.RegisterModule(name, step.dropout);
+    }
+    step.kernel = std::move(kernel);
+    m_.steps_.push_back(std::move(step));
+  }
+
+  // Runs a node whose inputs are all constants once, at load; its outputs become constants.
+  void Fold(const OnnxModel::Step& step, const Kernel& kernel, const std::vector<const Value*>& constants) {
+    Values in;
+    for (const Value* c : constants) in.push_back(c ? *c : Value());
+    Values out;
+    try {
+      NoGradGuard no_grad;
+      RunContext context;
+      out = kernel(in, context);
+    } catch (const Error& e) {
+      throw Error(step.where + ": " + e.what(), e.kind());
+    }
+    for (size_t i = 0; i < step.outputs.size() && i < out.size(); ++i) {
+      if (step.outputs[i] >= 0) constants_[step.outputs[i]] = out[i];
+    }
+    ++m_.folded_;
+  }
+
+  // Constants become fixed slots; each step frees the slots it reads for the last time.
+  void PlanReleases() {
+    for (auto& [slot, value] : constants_) m_.fixed_.emplace_back(slot, value);
+    std::set<int> kept(m_.output_slots_.begin(), m_.output_slots_.end());
+    for (const auto& [slot, value] : m_.fixed_) kept.insert(slot);
+    std::map<int, size_t> last_use;
+    for (size_t i = 0; i < m_.steps_.size(); ++i) {
+      for (int s : m_.steps_[i].inputs) {
+        if (s >= 0) last_use[s] = i;
+      }
+    }
+    for (const auto& [slot, step] : last_use) {
+      if (!kept.count(slot)) m_.steps_[step].release.push_back(slot);
+    }
+  }
+
+  const ModelProto& proto_;
+  const LoadOptions& options_;
+  OnnxModel& m_;
+  std::map<std::string, int> slots_;
+  std::map<int, Value> constants_;
+  std::set<std::string> initializer_names_, input_names_;
+  int dropout_count_ = 0;
+};
+
+std::vector<Value> OnnxModel::Execute(const std::vector<Value>& inputs, bool check_declared) {
+  LOCKSTEP_REQUIRE(inputs.size() == inputs_.size(),
+                   "onnx: the model takes " << inputs_.size() << " inputs, got " << inputs.size());
+  std::vector<Value> slots(slot_count_);
+  for (const auto& [slot, value] : fixed_) slots[slot] = value;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    LOCKSTEP_REQUIRE(inputs[i].defined(), "onnx: input '" << inputs_[i].name << "' is undefined");
+    RequireDeclared(inputs[i], inputs_[i], "onnx: input", ErrorKind::kArgument);
+    slots[input_slots_[i]] = inputs[i];
+  }
+  std::vector<const IoInfo*> declared(slot_count_, nullptr);
+  if (check_declared) {
+    for (const auto& [slot, info] : declared_) declared[slot] = &info;
+  }
+  RunContext context;
+  context.training = training();
+  Values in;
+  for (Step& step : steps_) {
+    in.clear();
+    for (int s : step.inputs) in.push_back(s >= 0 ? slots[s] : Value());
+    context.dropout = step.dropout ? &step.dropout->generator() : nullptr;
+    try {
+      Values out = step.kernel(in, context);
+      for (size_t i = 0; i < step.outputs.size(); ++i) {
+        const int s = step.outputs[i];
+        if (s < 0) continue;
+        LOCKSTEP_REQUIRE(i < out.size(), "output " << i << " is not produced");
+        if (declared[s] != nullptr) RequireDeclared(out[i], *declared[s], "value", ErrorKind::kFormat);
+        slots[s] = std::move(out[i]);
+      }
+    } catch (const Error& e) {
+      throw Error("onnx: " + step.where + ": " + e.what(), e.kind());
+    }
+    for (int s : step.release) slots[s] = Value();
+  }
+  std::vector<Value> result;
+  for (size_t i = 0; i < output_slots_.size(); ++i) {
+    const Value& v = slots[output_slots_[i]];
+    LOCKSTEP_REQUIRE_FORMAT(v.defined(), "onnx: output '" << outputs_[i].name << "' is never computed");
+    RequireDeclared(v, outputs_[i], "onnx: output", ErrorKind::kFormat);
+    result.push_back(v);
+  }
+  return result;
+}
+
+std::vector<Value> OnnxModel::Run(const std::vector<Value>& inputs) { return Execute(inputs, false); }
+
+Tensor OnnxModel::Forward(const Tensor& x) {
+  LOCKSTEP_REQUIRE(inputs_.size() == 1, "onnx: Forward takes the one input of a one-input graph; this graph has "
+                                            << inputs_.size() << " inputs (use Run)");
+  const Elem elem = x.dtype() == DType::kFloat32 ? (inputs_[0].elem == Elem::kBool ? Elem::kBool : Elem::kFloat)
+                    : x.dtype() == DType::kInt64 ? Elem::kInt64 : Elem::kInt32;
+  return Run({Value{x, elem}})[0].tensor;
+}
+
+std::shared_ptr<OnnxModel> LoadOnnx(const uint8_t* data, size_t size, const LoadOptions& options) {
+  const ModelProto proto = DecodeModel(data, size);
+  auto model = std::make_shared<OnnxModel>();
+  GraphBuilder(proto, options, model.get()).Build();
+  model->Eval();
+  if (options.validate) {
+    // One run on zeros when every input is a float tensor of fixed shape, so that shape
+    // contradictions surface now. (Integer inputs may be shapes or axes, for which zeros mean
+    // nothing; such graphs are checked at their first run, errors naming the node.)
+    bool fixed = !model->input_configures_;
+    std::vector<Value> zeros;
+    for (const IoInfo& info : model->inputs()) {
+      fixed = fixed && info.elem == Elem::kFloat && info.has_shape &&
+              std::all_of(info.dims.begin(), info.dims.end(), [](int64_t d) { return d >= 0; });
+      if (!fixed) break;
+      const Shape shape(info.dims.begin(), info.dims.end());
+      ValidateShape(shape, "onnx: input");
+      zeros.push_back(FloatValue(Tensor::Zeros(shape)));
+    }
+    if (fixed) {
+      NoGradGuard no_grad;
+      model->Execute(zeros, true);
+    }
+  }
+  return model;
+}
+
+std::shared_ptr<OnnxModel> LoadOnnxFile(const std::string& path, const LoadOptions& options) {
+  const std::vector<uint8_t> bytes = ReadWholeFile(path, kMaxOnnxBytes);
+  try {
+    return LoadOnnx(bytes.data(), bytes.size(), options);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what(), e.kind());
+  }
+}
+
+}  // namespace onnx
+}  // namespace lockstep

@@ -1,0 +1,351 @@
+// Elementwise operators: arithmetic, comparisons, logic, Where, and the activations, each as
+// lockstep ops (float) or exact host integer arithmetic (integer shape computations).
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/ops.h"
+#include "onnx/op_helpers.h"
+#include "onnx/op_registry.h"
+
+namespace lockstep {
+namespace onnx {
+
+namespace {
+
+using FloatFn = Tensor (*)(const Tensor&);
+
+// A float-only unary operator.
+OpSpec FloatUnary(const char* name, int64_t since, FloatFn fn) {
+  return {name, since, [name, fn](const NodeView& node) -> Kernel {
+            node.RequireInputs(1, 1);
+            return [name, fn](const Values& in, RunContext&) -> Values {
+              return {FloatValue(fn(FloatInput(Input(in, 0, name), name)))};
+            };
+          }};
+}
+
+// A unary operator whose attributes configure a float function of x.
+OpSpec Activation(const char* name, int64_t since,
+                  std::function<std::function<Tensor(const Tensor&)>(const NodeView&)> make) {
+  return {name, since, [name, make](const NodeView& node) -> Kernel {
+            node.RequireInputs(1, 1);
+            auto fn = make(node);
+            return [name, fn](const Values& in, RunContext&) -> Values {
+              return {FloatValue(fn(FloatInput(Input(in, 0, name), name)))};
+            };
+          }};
+}
+
+Tensor Scalar(float v) { return Tensor::Scalar(v); }
+
+// Opsets before 7 broadcast B only when `broadcast` is set, and with `axis` they align B's
+// dimensions with A's starting there (B [C] against A [N, C, H, W] at axis 1 is [C, 1, 1]).
+// Returns the axis to align at, or -1 for NumPy's trailing alignment.
+int64_t LegacyAxis(const NodeView& node) {
+  if (node.opset() >= 7 || node.Int("broadcast", 0) == 0 || !node.Has("axis")) return -1;
+  return node.Int("axis", 0);
+}
+
+Value AlignLegacy(const Value& a, const Value& b, int64_t axis) {
+  if (axis < 0) return b;
+  const int64_t rank = static_cast<int64_t>(a.shape().size()), b_rank = static_cast<int64_t>(b.shape().size());
+  const int64_t at = axis < 0 ? axis + rank : axis;
+  LOCKSTEP_REQUIRE(at >= 0 && at + b_rank <= rank, "legacy broadcast: " << ShapeString(b.shape()) << " does not fit "
+                                                                         << ShapeString(a.shape()) << " at axis " << axis);
+  Shape shape = b.shape();
+  shape.resize(static_cast<size_t>(rank - at), 1);
+  return Value{b.tensor.Reshape(shape), b.elem};
+}
+
+// Arithmetic on two inputs: lockstep's float op, or the host's integer arithmetic.
+OpSpec Arithmetic(const char* name, Tensor (*fn)(const Tensor&, const Tensor&), IntOp int_op) {
+  return {name, 1, [name, fn, int_op](const NodeView& node) -> Kernel {
+            node.RequireInputs(2, 2);
+            const int64_t legacy = LegacyAxis(node);
+            return [name, fn, int_op, legacy](const Values& in, RunContext&) -> Values {
+              const Value& a = Input(in, 0, name);
+              const Value b = AlignLegacy(a, Input(in, 1, name), legacy);
+              RequireSameElem(a, b, name);
+              if (a.is_int()) return {IntBinary(int_op, a, b, name)};
+              return {FloatValue(fn(FloatInput(a, name), FloatInput(b, name)))};
+            };
+          }};
+}
+
+// A comparison giving bool: float, integer, or (Equal) bool inputs.
+OpSpec Comparison(const char* name, int64_t since, Tensor (*fn)(const Tensor&, const Tensor&), IntOp int_op) {
+  return {name, since, [name, fn, int_op](const NodeView& node) -> Kernel {
+            node.RequireInputs(2, 2);
+            const int64_t legacy = LegacyAxis(node);
+            return [name, fn, int_op, legacy](const Values& in, RunContext&) -> Values {
+              const Value& a = Input(in, 0, name);
+              const Value b = AlignLegacy(a, Input(in, 1, name), legacy);
+              RequireSameElem(a, b, name);
+              if (a.is_int()) return {IntBinary(int_op, a, b, name)};
+              return {BoolValue(fn(a.tensor, b.tensor))};
+            };
+          }};
+}
+
+const Value& BoolInput(const Values& in, size_t i, const char* name) {
+  const Value& v = Input(in, i, name);
+  LOCKSTEP_REQUIRE(v.elem == Elem::kBool, name << ": expected bool inputs, got " << ElemName(v.elem));
+  return v;
+}
+
+// Logic on bool values held as 0.0 / 1.0: And is a product, Or a maximum, Xor an inequality.
+OpSpec Logic(const char* name, Tensor (*fn)(const Tensor&, const Tensor&)) {
+  return {name, 1, [name, fn](const NodeView& node) -> Kernel {
+            node.RequireInputs(2, 2);
+            const int64_t legacy = LegacyAxis(node);
+            return [name, fn, legacy](const Values& in, RunContext&) -> Values {
+              const Value& a = BoolInput(in, 0, name);
+              return {BoolValue(fn(a.tensor, AlignLegacy(a, BoolInput(in, 1, name), legacy).tensor))};
+            };
+          }};
+}
+
+// Variadic Max, Min, Sum, Mean: folded left to right (as ONNX's reference does).
+OpSpec Variadic(const char* name, bool mean) {
+  return {name, 1, [name, mean](const NodeView& node) -> Kernel {
+            node.Require(node.inputs() >= 1, "expected at least one input");
+            const std::string op = name;
+            return [name, mean, op](const Values& in, RunContext&) -> Values {
+              Value acc = Input(in, 0, name);
+              for (size_t i = 1; i < in.size(); ++i) {
+                const Value& b = Input(in, i, name);
+                RequireSameElem(acc, b, name);
+                if (acc.is_int()) {
+                  const IntOp int_op = op == "Max" ? IntOp::kMax : op == "Min" ? IntOp::kMin : IntOp::kAdd;
+                  LOCKSTEP_REQUIRE(!mean, "Mean: expected float inputs");
+                  acc = IntBinary(int_op, acc, b, name);
+                } else if (op == "Max" || op == "Min") {
+                  RequireNoGrad({acc.tensor, b.tensor}, name);
+                  acc = FloatValue(op == "Max" ? Maximum(acc.tensor, b.tensor) : Minimum(acc.tensor, b.tensor));
+                } else {
+                  acc = FloatValue(Add(FloatInput(acc, name), FloatInput(b, name)));
+                }
+              }
+              if (mean) acc = FloatValue(Div(FloatInput(acc, name), Scalar(static_cast<float>(in.size()))));
+              return {acc};
+            };
+          }};
+}
+
+// x < 0 (or <= 0) ? negative(x) : positive(x), differentiable through Where.
+Tensor Piecewise(const Tensor& x, bool or_equal, const Tensor& negative, const Tensor& positive) {
+  return Where(or_equal ? LessEqual(x, Scalar(0.0f)) : Less(x, Scalar(0.0f)), negative, positive);
+}
+
+// min(max(x, lo), hi) with NaN kept, differentiable in x.
+Tensor ClipBetween(const Tensor& x, const Tensor& lo, const Tensor& hi) {
+  Tensor y = x;
+  if (lo.defined()) y = Where(Less(y, lo), lo, y);
+  if (hi.defined()) y = Where(Greater(y, hi), hi, y);
+  return y;
+}
+
+Kernel PowKernel(const NodeView& node) {
+  node.RequireInputs(2, 2);
+  const Value* e = node.Constant(1);
+  if (e == nullptr) node.Unsupported("the exponent is computed at run time; lockstep computes pow only for constant exponents");
+  const std::vector<float> values = e->tensor.ToVector();
+  node.Require(!values.empty(), "the exponent is empty");
+  for (float v : values) {
+    if (v != values[0]) node.Unsupported("the exponent varies by element; lockstep computes pow for one constant exponent");
+  }
+  const double exponent = values[0];
+  const bool supported = exponent == 0.5 || (exponent >= -4 && exponent <= 4 && exponent == static_cast<int>(exponent));
+  if (!supported) {
+    node.Unsupported("exponent " + std::to_string(exponent) +
+                     "; lockstep computes correctly rounded powers for the integers -4..4 and 0.5");
+  }
+  const Shape exponent_shape = e->shape();
+  return [exponent, exponent_shape](const Values& in, RunContext&) -> Values {
+    const Tensor x = FloatInput(Input(in, 0, "Pow"), "Pow");
+    Tensor y = Pow(x, exponent);
+    // The output broadcasts with the exponent's shape (a [1] exponent makes a scalar base [1]).
+    const Shape out = BroadcastShapes(x.shape(), exponent_shape, "Pow");
+    if (out != y.shape()) y = y.Expand(out).Contiguous();
+    return {FloatValue(y)};
+  };
+}
+
+Kernel WhereKernel(const NodeView& node) {
+  node.RequireInputs(3, 3);
+  return [](const Values& in, RunContext&) -> Values {
+    const Value& cond = BoolInput(in, 0, "Where");
+    const Value& x = Input(in, 1, "Where");
+    const Value& y = Input(in, 2, "Where");
+    RequireSameElem(x, y, "Where");
+    if (x.is_int()) return {IntWhere(cond, x, y)};
+    return {Value{Where(cond.tensor, x.tensor, y.tensor), x.elem}};
+  };
+}
+
+Kernel ClipKernel(const NodeView& node) {
+  if (node.opset() < 11) {
+    node.RequireInputs(1, 1);
+    const float lo = node.Float("min", -__builtin_inff()), hi = node.Float("max", __builtin_inff());
+    return [lo, hi](const Values& in, RunContext&) -> Values {
+      return {FloatValue(ClipBetween(FloatInput(Input(in, 0, "Clip"), "Clip"), Scalar(lo), Scalar(hi)))};
+    };
+  }
+  node.RequireInputs(1, 3);
+  return [](const Values& in, RunContext&) -> Values {
+    const Value& x = Input(in, 0, "Clip");
+    const Value lo = in.size() > 1 ? in[1] : Value(), hi = in.size() > 2 ? in[2] : Value();
+    for (const Value* bound : {&lo, &hi}) {
+      LOCKSTEP_REQUIRE(!bound->defined() || (bound->elem == x.elem && bound->tensor.numel() == 1),
+                       "Clip: min and max must be scalars of the input's type");
+    }
+    if (x.is_int()) {
+      Value y = x;
+      if (lo.defined()) y = IntBinary(IntOp::kMax, y, lo.tensor.dim() ? Value{lo.tensor.Reshape({}), lo.elem} : lo, "Clip");
+      if (hi.defined()) y = IntBinary(IntOp::kMin, y, hi.tensor.dim() ? Value{hi.tensor.Reshape({}), hi.elem} : hi, "Clip");
+      return {y};
+    }
+    const Tensor lo_t = lo.defined() ? lo.tensor.Reshape({}) : Tensor();
+    const Tensor hi_t = hi.defined() ? hi.tensor.Reshape({}) : Tensor();
+    return {FloatValue(ClipBetween(FloatInput(x, "Clip"), lo_t, hi_t))};
+  };
+}
+
+Kernel NegKernel(const NodeView& node) {
+  node.RequireInputs(1, 1);
+  return [](const Values& in, RunContext&) -> Values {
+    const Value& x = Input(in, 0, "Neg");
+    if (x.is_int()) return {IntBinary(IntOp::kSub, IntTensor({}, {0}, x.elem), x, "Neg")};
+    return {FloatValue(Neg(FloatInput(x, "Neg")))};
+  };
+}
+
+Kernel AbsKernel(const NodeView& node) {
+  node.RequireInputs(1, 1);
+  return [](const Values& in, RunContext&) -> Values {
+    const Value& x = Input(in, 0, "Abs");
+    if (x.is_int()) {
+      const Value negated = IntBinary(IntOp::kSub, IntTensor({}, {0}, x.elem), x, "Abs");
+      return {IntBinary(IntOp::kMax, x, negated, "Abs")};
+    }
+    return {FloatValue(Abs(FloatInput(x, "Abs")))};
+  };
+}
+
+Kernel NotKernel(const NodeView& node) {
+  node.RequireInputs(1, 1);
+  return [](const Values& in, RunContext&) -> Values {
+    return {BoolValue(Sub(Scalar(1.0f), BoolInput(in, 0, "Not").tensor))};
+  };
+}
+
+Kernel PReluKernel(const NodeView& node) {
+  node.RequireInputs(2, 2);
+  const bool channel_slope = node.opset() < 7;  // then a 1-D slope is per channel (axis 1)
+  return [channel_slope](const Values& in, RunContext&) -> Values {
+    const Tensor x = FloatInput(Input(in, 0, "PRelu"), "PRelu");
+    Tensor slope = FloatInput(Input(in, 1, "PRelu"), "PRelu");
+    if (channel_slope && slope.dim() == 1 && x.dim() > 2 && slope.size(0) == x.size(1)) {
+      Shape shape(static_cast<size_t>(x.dim() - 1), 1);
+      shape[0] = slope.size(0);
+      slope = slope.Reshape(shape);
+    }
+    return {FloatValue(Piecewise(x, false, Mul(x, slope), x))};
+  };
+}
+
+Kernel GeluKernel(const NodeView& node) {
+  node.RequireInputs(1, 1);
+  const std::string approximate = node.String("approximate", "none");
+  node.Require(approximate == "none" || approximate == "tanh", "approximate must be 'none' or 'tanh', got '" + approximate + "'");
+  const bool tanh_form = approximate == "tanh";
+  return [tanh_form](const Values& in, RunContext&) -> Values {
+    const Tensor x = FloatInput(Input(in, 0, "Gelu"), "Gelu");
+    return {FloatValue(tanh_form ? GeluTanh(x) : GeluErf(x))};
+  };
+}
+
+}  // namespace
+
+void AddElementwiseOps(std::vector<OpSpec>* t) {
+  t->push_back(Arithmetic("Add", Add, IntOp::kAdd));
+  t->push_back(Arithmetic("Sub", Sub, IntOp::kSub));
+  t->push_back(Arithmetic("Mul", Mul, IntOp::kMul));
+  t->push_back(Arithmetic("Div", Div, IntOp::kDiv));
+  t->push_back({"Pow", 1, PowKernel, {1}});
+  t->push_back(Comparison("Equal", 1, Equal, IntOp::kEq));
+  t->push_back(Comparison("Greater", 1, Greater, IntOp::kGt));
+  t->push_back(Comparison("Less", 1, Less, IntOp::kLt));
+  t->push_back(Comparison("GreaterOrEqual", 12, GreaterEqual, IntOp::kGe));
+  t->push_back(Comparison("LessOrEqual", 12, LessEqual, IntOp::kLe));
+  t->push_back(Logic("And", Mul));
+  t->push_back(Logic("Or", Maximum));
+  t->push_back(Logic("Xor", NotEqual));
+  t->push_back({"Not", 1, NotKernel});
+  t->push_back({"Where", 9, WhereKernel});
+  t->push_back({"Clip", 1, ClipKernel, {1, 2}});
+  t->push_back(Variadic("Max", false));
+  t->push_back(Variadic("Min", false));
+  t->push_back(Variadic("Sum", false));
+  t->push_back(Variadic("Mean", true));
+  t->push_back({"Neg", 1, NegKernel});
+  t->push_back({"Abs", 1, AbsKernel});
+  t->push_back(FloatUnary("Relu", 1, Relu));
+  t->push_back(FloatUnary("Exp", 1, Exp));
+  t->push_back(FloatUnary("Log", 1, Log));
+  t->push_back(FloatUnary("Sqrt", 1, Sqrt));
+  t->push_back(FloatUnary("Tanh", 1, Tanh));
+  t->push_back(FloatUnary("Sigmoid", 1, Sigmoid));
+  t->push_back(FloatUnary("Erf", 9, Erf));
+  t->push_back(FloatUnary("Reciprocal", 1, [](const Tensor& x) { return Div(Scalar(1.0f), x); }));
+  t->push_back(FloatUnary("Softsign", 1, [](const Tensor& x) { return Div(x, AddScalar(Abs(x), 1.0f)); }));
+  t->push_back({"PRelu", 1, PReluKernel});
+  t->push_back({"Gelu", 20, GeluKernel});
+  t->push_back(Activation("LeakyRelu", 1, [](const NodeView& n) -> std::function<Tensor(const Tensor&)> {
+    const float alpha = n.Float("alpha", 0.01f);
+    return [alpha](const Tensor& x) { return Piecewise(x, false, MulScalar(x, alpha), x); };
+  }));
+  t->push_back(Activation("Elu", 1, [](const NodeView& n) -> std::function<Tensor(const Tensor&)> {
+    const float alpha = n.Float("alpha", 1.0f);
+    return [alpha](const Tensor& x) { return Piecewise(x, false, MulScalar(AddScalar(Exp(x), -1.0f), alpha), x); };
+  }));
+  t->push_back(Activation("Selu", 1, [](const NodeView& n) -> std::function<Tensor(const Tensor&)> {
+    const float alpha = n.Float("alpha", 1.67326319217681884765625f);
+    const float gamma = n.Float("gamma", 1.05070102214813232421875f);
+    return [alpha, gamma](const Tensor& x) {
+      return Piecewise(x, true, MulScalar(AddScalar(MulScalar(Exp(x), alpha), -alpha), gamma), MulScalar(x, gamma));
+    };
+  }));
+  t->push_back(Activation("Celu", 12, [](const NodeView& n) -> std::function<Tensor(const Tensor&)> {
+    const float alpha = n.Float("alpha", 1.0f);
+    return [alpha](const Tensor& x) {
+      return Piecewise(x, false, MulScalar(AddScalar(Exp(Div(x, Scalar(alpha))), -1.0f), alpha), x);
+    };
+  }));
+  t->push_back(Activation("HardSigmoid", 1, [](const NodeView& n) -> std::function<Tensor(const Tensor&)> {
+    const float alpha = n.Float("alpha", 0.2f), beta = n.Float("beta", 0.5f);
+    return [alpha, beta](const Tensor& x) {
+      return ClipBetween(AddScalar(MulScalar(x, alpha), beta), Scalar(0.0f), Scalar(1.0f));
+    };
+  }));
+  t->push_back(Activation("HardSwish", 14, [](const NodeView&) -> std::function<Tensor(const Tensor&)> {
+    return [](const Tensor& x) {
+      return Mul(x, ClipBetween(AddScalar(MulScalar(x, 1.0f / 6.0f), 0.5f), Scalar(0.0f), Scalar(1.0f)));
+    };
+  }));
+  t->push_back(Activation("ThresholdedRelu", 10, [](const NodeView& n) -> std::function<Tensor(const Tensor&)> {
+    const float alpha = n.Float("alpha", 1.0f);
+    return [alpha](const Tensor& x) { return Where(Greater(x, Scalar(alpha)), x, Scalar(0.0f)); };
+  }));
+  t->push_back(Activation("Shrink", 9, [](const NodeView& n) -> std::function<Tensor(const Tensor&)> {
+    const float lambd = n.Float("lambd", 0.5f), bias = n.Float("bias", 0.0f);
+    return [lambd, bias](const Tensor& x) {
+      const Tensor zero = Tensor::Zeros(x.shape());
+      return Where(Less(x, Scalar(-lambd)), AddScalar(x, bias), Where(Greater(x, Scalar(lambd)), AddScalar(x, -bias), zero));
+    };
+  }));
+}
+
+}  // namespace onnx
+}  // namespace lockstep

@@ -1,0 +1,381 @@
+// Network layers: Gemm, MatMul, Conv, pooling, normalisation and softmax, on lockstep's layer ops
+// (the contract's GEMM, im2col convolution, canonical reductions, correctly rounded rsqrt/exp).
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/ops.h"
+#include "onnx/op_helpers.h"
+#include "onnx/op_registry.h"
+
+namespace lockstep {
+namespace onnx {
+
+namespace {
+
+[[noreturn]] void RunUnsupported(const std::string& message) { throw Error(message, ErrorKind::kUnavailable); }
+
+Kernel MatMulKernel(const NodeView& node) {
+  node.RequireInputs(2, 2);
+  return [](const Values& in, RunContext&) -> Values {
+    Tensor a = FloatInput(Input(in, 0, "MatMul"), "MatMul");
+    Tensor b = FloatInput(Input(in, 1, "MatMul"), "MatMul");
+    LOCKSTEP_REQUIRE(a.dim() >= 1 && b.dim() >= 1, "MatMul: scalar operands");
+    // NumPy's matmul: a vector operand gains a dimension that the result then loses.
+    const bool a_vector = a.dim() == 1, b_vector = b.dim() == 1;
+    if (a_vector) a = a.Unsqueeze(0);
+    if (b_vector) b = b.Unsqueeze(1);
+    if (b.dim() > 2 || a.dim() < b.dim()) {
+      const Shape a_batch(a.shape().begin(), a.shape().end() - 2), b_batch(b.shape().begin(), b.shape().end() - 2);
+      Shape batch = BroadcastShapes(a_batch, b_batch, "MatMul");
+      Shape a_full = batch, b_full = batch;
+      a_full.insert(a_full.end(), a.shape().end() - 2, a.shape().end());
+      b_full.insert(b_full.end(), b.shape().end() - 2, b.shape().end());
+      if (a.shape() != a_full) a = a.Expand(a_full);
+      if (b.shape() != b_full) b = b.Expand(b_full);
+    }
+    Tensor y = Matmul(a, b);
+    if (b_vector) y = y.Squeeze(-1);
+    if (a_vector) y = y.Squeeze(y.dim() - (b_vector ? 1 : 2));
+    return {FloatValue(y)};
+  };
+}
+
+Kernel GemmKernel(const NodeView& node) {
+  node.RequireInputs(2, 3);
+  const bool trans_a = node.Int("transA", 0) != 0, trans_b = node.Int("transB", 0) != 0;
+  const float alpha = node.Float("alpha", 1.0f), beta = node.Float("beta", 1.0f);
+  return [trans_a, trans_b, alpha, beta](const Values& in, RunContext&) -> Values {
+    Tensor a = FloatInput(Input(in, 0, "Gemm"), "Gemm");
+    Tensor b = FloatInput(Input(in, 1, "Gemm"), "Gemm");
+    LOCKSTEP_REQUIRE(a.dim() == 2 && b.dim() == 2, "Gemm: expected 2-D A and B, got " << ShapeString(a.shape())
+                                                                                       << " and " << ShapeString(b.shape()));
+    const Tensor c = in.size() > 2 && in[2].defined() ? FloatInput(in[2], "Gemm") : Tensor();
+    Tensor y;
+    if (!trans_a && trans_b && alpha == 1.0f && beta == 1.0f && (!c.defined() || c.dim() == 1)) {
+      // A Linear layer: x W^T + b (what PyTorch's nn.Linear exports).
+      y = Linear(a, b, c.defined() && c.size(0) == b.size(0) ? c : Tensor());
+      if (c.defined() && c.size(0) != b.size(0)) y = Add(y, c);
+      return {FloatValue(y)};
+    }
+    y = Matmul(trans_a ? a.Transpose(0, 1) : a, trans_b ? b.Transpose(0, 1) : b);
+    if (alpha != 1.0f) y = MulScalar(y, alpha);
+    if (c.defined()) y = Add(y, beta != 1.0f ? MulScalar(c, beta) : c);
+    return {FloatValue(y)};
+  };
+}
+
+// Spatial geometry of a convolution or pooling node: kernel, strides, dilations and the padding
+// on each side, resolved from pads or auto_pad for a given input.
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, pads;  // pads: begins then ends
+  std::string auto_pad;
+  bool ceil_mode = false;
+
+  // Begin and end padding of spatial axis i for an input extent n.
+  void Padding(size_t i, int64_t n, int64_t* begin, int64_t* end) const {
+    const size_t k = kernel.size();
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t out = (n + strides[i] - 1) / strides[i];
+      const int64_t span = (kernel[i] - 1) * dilations[i] + 1;
+      int64_t total = (out - 1) * strides[i] + span - n;
+      if (total < 0) total = 0;
+      const int64_t small = total / 2;
+      *begin = auto_pad == "SAME_UPPER" ? small : total - small;
+      *end = total - *begin;
+    } else if (auto_pad == "VALID") {
+      *begin = *end = 0;
+    } else {
+      *begin = pads.empty() ? 0 : pads[i];
+      *end = pads.empty() ? 0 : pads[i + k];
+    }
+    if (ceil_mode) {  // ONNX: out = ceil((n + pads - span) / stride) + 1: pad the end so floor gives it
+      const int64_t span = (kernel[i] - 1) * dilations[i] + 1;
+      const int64_t room = n + *begin + *end - span;
+      if (room >= 0 && room % strides[i] != 0) *end += strides[i] - room % strides[i];
+    }
+  }
+};
+
+Window ReadWindow(const NodeView& node, size_t spatial_hint, bool pooling) {
+  Window w;
+  w.kernel = node.Ints("kernel_shape", {});
+  if (pooling) node.Require(!w.kernel.empty(), "kernel_shape is required");
+  const size_t k = w.kernel.empty() ? spatial_hint : w.kernel.size();
+  w.strides = node.Ints("strides", std::vector<int64_t>(k, 1));
+  w.dilations = node.Ints("dilations", std::vector<int64_t>(k, 1));
+  w.pads = node.Ints("pads", {});
+  w.auto_pad = node.String("auto_pad", "NOTSET");
+  w.ceil_mode = node.Int("ceil_mode", 0) != 0;
+  node.Require(w.auto_pad == "NOTSET" || w.auto_pad == "VALID" || w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER",
+               "auto_pad '" + w.auto_pad + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
+  if (k != 0) {
+    node.Require(w.strides.size() == k && w.dilations.size() == k && (w.pads.empty() || w.pads.size() == 2 * k),
+                 "strides, dilations and pads do not match the kernel's " + std::to_string(k) + " dimensions");
+  }
+  for (int64_t v : w.strides) node.Require(v >= 1, "strides must be >= 1");
+  for (int64_t v : w.dilations) node.Require(v >= 1, "dilations must be >= 1");
+  for (int64_t v : w.pads) node.Require(v >= 0, "pads must be >= 0");
+  for (int64_t v : w.kernel) node.Require(v >= 1, "kernel_shape must be >= 1");
+  if (k > 2) node.Unsupported(std::to_string(k) + "-D windows; lockstep computes 1-D and 2-D convolution and pooling");
+  return w;
+}
+
+// Pads dimension d of x with `before` and `after` copies of value (data movement, differentiable).
+Tensor PadWith(const Tensor& x, int64_t d, int64_t before, int64_t after, float value) {
+  if (before == 0 && after == 0) return x;
+  std::vector<Tensor> parts;
+  Shape block = x.shape();
+  if (before > 0) {
+    block[d] = before;
+    parts.push_back(Tensor::Full(block, value));
+  }
+  parts.push_back(x);
+  if (after > 0) {
+    block[d] = after;
+    parts.push_back(Tensor::Full(block, value));
+  }
+  return Concat(parts, d);
+}
+
+// A 1-D input [N, C, L] viewed as [N, C, 1, L] (and its window as 1 x k).
+Tensor As2d(const Tensor& x) { return x.dim() == 3 ? x.Unsqueeze(2) : x; }
+
+Kernel ConvKernel(const NodeView& node) {
+  node.RequireInputs(2, 3);
+  const Window w = ReadWindow(node, 0, false);
+  const int64_t group = node.Int("group", 1);
+  node.Require(group >= 1, "group must be >= 1");
+  return [w, group](const Values& in, RunContext&) -> Values {
+    Tensor x = FloatInput(Input(in, 0, "Conv"), "Conv");
+    Tensor weight = FloatInput(Input(in, 1, "Conv"), "Conv");
+    const Tensor bias = in.size() > 2 && in[2].defined() ? FloatInput(in[2], "Conv") : Tensor();
+    LOCKSTEP_REQUIRE(x.dim() == weight.dim() && x.dim() >= 3,
+                     "Conv: input " << ShapeString(x.shape()) << " and weight " << ShapeString(weight.shape())
+                                    << " must both be [N, C, spatial...] of the same rank");
+    if (x.dim() > 4) RunUnsupported("Conv: " + std::to_string(x.dim() - 2) + "-D convolution; lockstep computes 1-D and 2-D");
+    const size_t k = static_cast<size_t>(x.dim() - 2);
+    Window geo = w;
+    if (geo.kernel.empty()) geo.kernel.assign(weight.shape().begin() + 2, weight.shape().end());
+    if (geo.strides.size() != k) geo.strides.assign(k, 1);
+    if (geo.dilations.size() != k) geo.dilations.assign(k, 1);
+    LOCKSTEP_REQUIRE(geo.kernel.size() == k && Shape(weight.shape().begin() + 2, weight.shape().end()) == geo.kernel,
+                     "Conv: kernel_shape does not match the weight " << ShapeString(weight.shape()));
+    const bool one_d = k == 1;
+    x = As2d(x);
+    weight = As2d(weight);
+    std::vector<int64_t> begin(2, 0), end(2, 0), stride(2, 1), dilation(2, 1);
+    for (size_t i = 0; i < k; ++i) {
+      const size_t axis = one_d ? 1 : i;
+      geo.Padding(i, x.size(2 + axis), &begin[axis], &end[axis]);
+      stride[axis] = geo.strides[i];
+      dilation[axis] = geo.dilations[i];
+    }
+    Conv2dOptions o{stride[0], stride[1], 0, 0, dilation[0], dilation[1], group};
+    for (int a = 0; a < 2; ++a) {
+      if (begin[a] == end[a]) {
+        (a == 0 ? o.padding_h : o.padding_w) = begin[a];
+      } else {
+        x = PadWith(x, 2 + a, begin[a], end[a], 0.0f);
+      }
+    }
+    Tensor y = Conv2d(x, weight, bias, o);
+    return {FloatValue(one_d ? y.Squeeze(2) : y)};
+  };
+}
+
+Kernel MaxPoolKernel(const NodeView& node) {
+  node.RequireInputs(1, 1);
+  const Window w = ReadWindow(node, 0, true);
+  for (int64_t d : w.dilations) {
+    if (d != 1) node.Unsupported("dilated max pooling");
+  }
+  if (node.HasOutput(1)) node.Unsupported("the Indices output");
+  return [w](const Values& in, RunContext&) -> Values {
+    Tensor x = FloatInput(Input(in, 0, "MaxPool"), "MaxPool");
+    const size_t k = w.kernel.size();
+    LOCKSTEP_REQUIRE(x.dim() == static_cast<int64_t>(k) + 2, "MaxPool: input " << ShapeString(x.shape()) << " for a "
+                                                                              << k << "-D window");
+    const bool one_d = k == 1;
+    x = As2d(x);
+    std::vector<int64_t> begin(2, 0), end(2, 0), kernel(2, 1), stride(2, 1);
+    for (size_t i = 0; i < k; ++i) {
+      const size_t axis = one_d ? 1 : i;
+      w.Padding(i, x.size(2 + axis), &begin[axis], &end[axis]);
+      kernel[axis] = w.kernel[i];
+      stride[axis] = w.strides[i];
+    }
+    Pool2dOptions o{kernel[0], kernel[1], stride[0], stride[1]};
+    const float lowest = -__builtin_inff();
+    for (int a = 0; a < 2; ++a) {
+      if (begin[a] == end[a] && 2 * begin[a] <= kernel[a]) {
+        (a == 0 ? o.padding_h : o.padding_w) = begin[a];
+      } else {
+        x = PadWith(x, 2 + a, begin[a], end[a], lowest);  // padding never wins a maximum
+      }
+    }
+    const Tensor y = MaxPool2d(x, o);
+    return {FloatValue(one_d ? y.Squeeze(2) : y)};
+  };
+}
+
+Kernel AveragePoolKernel(const NodeView& node) {
+  node.RequireInputs(1, 1);
+  const Window w = ReadWindow(node, 0, true);
+  for (int64_t d : w.dilations) {
+    if (d != 1) node.Unsupported("dilated average pooling");
+  }
+  if (w.ceil_mode) node.Unsupported("ceil_mode for average pooling (windows past the input's end)");
+  const bool count_include_pad = node.Int("count_include_pad", 0) != 0;
+  return [w, count_include_pad](const Values& in, RunContext&) -> Values {
+    Tensor x = FloatInput(Input(in, 0, "AveragePool"), "AveragePool");
+    const size_t k = w.kernel.size();
+    LOCKSTEP_REQUIRE(x.dim() == static_cast<int64_t>(k) + 2, "AveragePool: input " << ShapeString(x.shape())
+                                                                                  << " for a " << k << "-D window");
+    const bool one_d = k == 1;
+    x = As2d(x);
+    std::vector<int64_t> begin(2, 0), end(2, 0), kernel(2, 1), stride(2, 1);
+    for (size_t i = 0; i < k; ++i) {
+      const size_t axis = one_d ? 1 : i;
+      w.Padding(i, x.size(2 + axis), &begin[axis], &end[axis]);
+      kernel[axis] = w.kernel[i];
+      stride[axis] = w.strides[i];
+    }
+    for (int a = 0; a < 2; ++a) {
+      if (begin[a] >= kernel[a] || end[a] >= kernel[a]) {
+        RunUnsupported("AveragePool: padding as large as the window (a window of padding only)");
+      }
+    }
+    Pool2dOptions o{kernel[0], kernel[1], stride[0], stride[1], begin[0], begin[1], end[0], end[1], count_include_pad};
+    const Tensor y = AvgPool2d(x, o);
+    return {FloatValue(one_d ? y.Squeeze(2) : y)};
+  };
+}
+
+// [N, C, spatial...] -> [N, C, 1, S]: global pooling as one window.
+Kernel GlobalPoolKernel(const NodeView& node, bool max) {
+  node.RequireInputs(1, 1);
+  return [max](const Values& in, RunContext&) -> Values {
+    const Tensor x = FloatInput(Input(in, 0, "GlobalPool"), max ? "GlobalMaxPool" : "GlobalAveragePool");
+    LOCKSTEP_REQUIRE(x.dim() >= 3, "global pooling: expected [N, C, spatial...], got " << ShapeString(x.shape()));
+    const int64_t n = x.size(0), c = x.size(1), s = x.numel() / (n * c == 0 ? 1 : n * c);
+    Shape out(x.shape().size(), 1);
+    out[0] = n;
+    out[1] = c;
+    Tensor y;
+    if (max) {
+      y = MaxPool2d(x.Reshape({n, c, 1, s}), Pool2dOptions{1, s, 1, s});
+    } else {
+      y = Mean(x.Reshape({n, c, s}), 2, true);  // the canonical mean over the positions
+    }
+    return {FloatValue(y.Reshape(out))};
+  };
+}
+
+Kernel BatchNormKernel(const NodeView& node) {
+  node.RequireInputs(5, 5);
+  if (node.Int("training_mode", 0) != 0 || node.outputs() > 1) {
+    node.Unsupported("BatchNormalization in training mode (extra outputs); lockstep uses batch statistics while "
+                     "the module trains and the running ones otherwise");
+  }
+  if (node.opset() < 9 && node.Int("spatial", 1) != 1) node.Unsupported("spatial = 0 (per-position statistics)");
+  if (node.opset() < 7 && node.Int("is_test", 0) == 0) {
+    node.Unsupported("is_test = 0 (training mode) in a graph: lockstep uses batch statistics while the module trains");
+  }
+  const float eps = node.Float("epsilon", 1e-5f);
+  const float momentum = 1.0f - node.Float("momentum", 0.9f);  // ONNX keeps the running share
+  return [eps, momentum](const Values& in, RunContext& context) -> Values {
+    const Tensor x = FloatInput(Input(in, 0, "BatchNormalization"), "BatchNormalization");
+    Tensor t[4];
+    for (int i = 0; i < 4; ++i) t[i] = FloatInput(Input(in, i + 1, "BatchNormalization"), "BatchNormalization");
+    LOCKSTEP_REQUIRE(x.dim() >= 2, "BatchNormalization: expected [N, C, ...], got " << ShapeString(x.shape()));
+    const Tensor x4 = x.dim() == 2 || x.dim() == 4 ? x : x.Reshape({x.size(0), x.size(1), -1, 1});
+    const Tensor y = BatchNorm(x4, t[2], t[3], t[0], t[1], context.training, momentum, eps);
+    return {FloatValue(y.Reshape(x.shape()))};
+  };
+}
+
+Kernel LayerNormKernel(const NodeView& node) {
+  node.RequireInputs(2, 3);
+  const int64_t axis_attr = node.Int("axis", -1);
+  const float eps = node.Float("epsilon", 1e-5f);
+  node.Require(node.Int("stash_type", 1) == 1, "stash_type must be 1 (float)");
+  const std::string where = node.Where();
+  const bool want_stats = node.HasOutput(1) || node.HasOutput(2);
+  return [axis_attr, eps, where, want_stats](const Values& in, RunContext&) -> Values {
+    const Tensor x = FloatInput(Input(in, 0, "LayerNormalization"), "LayerNormalization");
+    const int64_t axis = Axis(axis_attr, x.dim(), where);
+    const Shape normalized(x.shape().begin() + axis, x.shape().end());
+    Tensor scale = FloatInput(Input(in, 1, "LayerNormalization"), "LayerNormalization");
+    Tensor bias = in.size() > 2 && in[2].defined() ? FloatInput(in[2], "LayerNormalization") : Tensor();
+    if (scale.shape() != normalized) scale = scale.Expand(normalized);
+    if (bias.defined() && bias.shape() != normalized) bias = bias.Expand(normalized);
+    Values out{FloatValue(LayerNorm(x, x.dim() - axis, scale, bias, eps))};
+    if (want_stats) {
+      // The statistics the normalisation used, computed the same way (canonical mean, rsqrt).
+      const int64_t d = NumElements(normalized), rows = d == 0 ? 0 : x.numel() / d;
+      Shape stat_shape(x.shape().begin(), x.shape().begin() + axis);
+      stat_shape.resize(x.shape().size(), 1);
+      const Tensor flat = x.Reshape({rows, d});
+      const Tensor mean = Mean(flat, 1, true);
+      const Tensor centered = Sub(flat, mean);
+      const Tensor inv_std = Rsqrt(AddScalar(Mean(Mul(centered, centered), 1, true), eps));
+      out.push_back(FloatValue(mean.Reshape(stat_shape)));
+      out.push_back(FloatValue(inv_std.Reshape(stat_shape)));
+    }
+    return out;
+  };
+}
+
+Kernel InstanceNormKernel(const NodeView& node) {
+  node.RequireInputs(3, 3);
+  const float eps = node.Float("epsilon", 1e-5f);
+  return [eps](const Values& in, RunContext&) -> Values {
+    const Tensor x = FloatInput(Input(in, 0, "InstanceNormalization"), "InstanceNormalization");
+    const Tensor scale = FloatInput(Input(in, 1, "InstanceNormalization"), "InstanceNormalization");
+    const Tensor bias = FloatInput(Input(in, 2, "InstanceNormalization"), "InstanceNormalization");
+    LOCKSTEP_REQUIRE(x.dim() >= 3 && scale.shape() == Shape{x.size(1)} && bias.shape() == Shape{x.size(1)},
+                     "InstanceNormalization: expected [N, C, ...] with scale and bias [C]");
+    // Each (sample, channel) normalised over its positions, then the channel's affine map.
+    const int64_t n = x.size(0), c = x.size(1);
+    const Tensor normalized = LayerNorm(x.Reshape({n, c, -1}), 1, Tensor(), Tensor(), eps);
+    const Tensor y = Add(Mul(normalized, scale.Reshape({c, 1})), bias.Reshape({c, 1}));
+    return {FloatValue(y.Reshape(x.shape()))};
+  };
+}
+
+Kernel SoftmaxKernel(const NodeView& node, bool log) {
+  node.RequireInputs(1, 1);
+  const bool coerced = node.opset() < 13;  // before opset 13: softmax of the 2-D [outer, axis...] view
+  const int64_t axis_attr = node.Int("axis", coerced ? 1 : -1);
+  const std::string where = node.Where();
+  return [coerced, axis_attr, log, where](const Values& in, RunContext&) -> Values {
+    const Tensor x = FloatInput(Input(in, 0, log ? "LogSoftmax" : "Softmax"), log ? "LogSoftmax" : "Softmax");
+    const int64_t axis = Axis(axis_attr, x.dim(), where);
+    if (!coerced) return {FloatValue(log ? LogSoftmax(x, axis) : Softmax(x, axis))};
+    const int64_t outer = NumElements(Shape(x.shape().begin(), x.shape().begin() + axis));
+    const Tensor rows = x.Reshape({outer, NumElements(Shape(x.shape().begin() + axis, x.shape().end()))});
+    const Tensor y = log ? LogSoftmax(rows, 1) : Softmax(rows, 1);
+    return {FloatValue(y.Reshape(x.shape()))};
+  };
+}
+
+}  // namespace
+
+void AddNetworkOps(std::vector<OpSpec>* t) {
+  t->push_back({"MatMul", 1, MatMulKernel});
+  t->push_back({"Gemm", 1, GemmKernel});
+  t->push_back({"Conv", 1, ConvKernel});
+  t->push_back({"MaxPool", 1, MaxPoolKernel});
+  t->push_back({"AveragePool", 1, AveragePoolKernel});
+  t->push_back({"GlobalAveragePool", 1, [](const NodeView& n) { return GlobalPoolKernel(n, false); }});
+  t->push_back({"GlobalMaxPool", 1, [](const NodeView& n) { return GlobalPoolKernel(n, true); }});
+  t->push_back({"BatchNormalization", 1, BatchNormKernel, {}, {3, 4}});
+  t->push_back({"LayerNormalization", 17, LayerNormKernel});
+  t->push_back({"InstanceNormalization", 1, InstanceNormKernel});
+  t->push_back({"Softmax", 1, [](const NodeView& n) { return SoftmaxKernel(n, false); }});
+  t->push_back({"LogSoftmax", 1, [](const NodeView& n) { return SoftmaxKernel(n, true); }});
+}
+
+}  // namespace onnx
+}  // namespace lockstep

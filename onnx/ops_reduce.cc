@@ -1,0 +1,162 @@
+// Reductions and arg-reductions. Several axes are reduced as one canonical sequence: the reduced
+// axes are moved last and flattened, so each output is one reduction in row-major order over its
+// elements (docs/numerics.md, rule 3), never a chain of per-axis reductions.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/ops.h"
+#include "onnx/op_helpers.h"
+#include "onnx/op_registry.h"
+
+namespace lockstep {
+namespace onnx {
+
+namespace {
+
+enum class Reduce { kSum, kMean, kMax, kMin, kSumSquare, kL1, kL2, kLogSum, kLogSumExp };
+
+struct ReduceSpec {
+  const char* name;
+  Reduce kind;
+  int64_t axes_input_since;  // the opset from which axes is an input, not an attribute
+};
+
+// x with the reduced axes moved last and merged: [kept..., reduced].
+Value Gathered(const Value& x, const std::vector<int64_t>& axes, Shape* kept_shape, Shape* keepdims_shape) {
+  const int64_t rank = static_cast<int64_t>(x.shape().size());
+  std::vector<int64_t> perm;
+  int64_t reduced = 1;
+  *kept_shape = {};
+  *keepdims_shape = x.shape();
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) {
+      perm.push_back(d);
+      kept_shape->push_back(x.shape()[d]);
+    }
+  }
+  for (int64_t d : axes) {
+    perm.push_back(d);
+    reduced *= x.shape()[d];
+    (*keepdims_shape)[d] = 1;
+  }
+  Shape merged = *kept_shape;
+  merged.push_back(reduced);
+  return Value{x.tensor.Permute(perm).Reshape(merged), x.elem};
+}
+
+Value IntReduce(Reduce kind, const Value& rows, const char* name) {
+  LOCKSTEP_REQUIRE(kind == Reduce::kSum || kind == Reduce::kMax || kind == Reduce::kMin,
+                   name << ": integer inputs are reduced by ReduceSum, ReduceMax and ReduceMin only");
+  const Shape& s = rows.shape();
+  const int64_t len = s.back(), count = len == 0 ? NumElements(Shape(s.begin(), s.end() - 1)) : rows.tensor.numel() / len;
+  LOCKSTEP_REQUIRE(len > 0 || kind == Reduce::kSum, name << ": cannot take the maximum or minimum of nothing");
+  const std::vector<int64_t> v = IntValues(rows);
+  std::vector<int64_t> out(static_cast<size_t>(count));
+  for (int64_t r = 0; r < count; ++r) {
+    int64_t acc = kind == Reduce::kSum ? 0 : v[r * len];
+    for (int64_t i = 0; i < len; ++i) {
+      const int64_t e = v[r * len + i];
+      acc = kind == Reduce::kSum ? static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(e))
+            : kind == Reduce::kMax ? std::max(acc, e) : std::min(acc, e);
+    }
+    out[r] = acc;
+  }
+  return IntTensor(Shape(s.begin(), s.end() - 1), out, rows.elem);
+}
+
+Tensor FloatReduce(Reduce kind, const Tensor& rows, const char* name) {
+  switch (kind) {
+    case Reduce::kSum: return Sum(rows, -1);
+    case Reduce::kMean: return Mean(rows, -1);
+    case Reduce::kMax:
+      RequireNoGrad({rows}, name);
+      return Max(rows, -1);
+    case Reduce::kMin:  // min(x) = -max(-x) exactly (negation is exact, and -0 < +0 either way)
+      RequireNoGrad({rows}, name);
+      return Neg(Max(Neg(rows), -1));
+    case Reduce::kSumSquare: return Sum(Mul(rows, rows), -1);
+    case Reduce::kL1: return Sum(Abs(rows), -1);
+    case Reduce::kL2: return Sqrt(Sum(Mul(rows, rows), -1));
+    case Reduce::kLogSum: return Log(Sum(rows, -1));
+    case Reduce::kLogSumExp: return Log(Sum(Exp(rows), -1));  // ONNX's definition, without a shift
+  }
+  return Tensor();
+}
+
+OpSpec ReduceOp(ReduceSpec spec) {
+  return {spec.name, 1,
+          [spec](const NodeView& node) -> Kernel {
+            const bool axes_from_input = node.opset() >= spec.axes_input_since;
+            node.RequireInputs(1, axes_from_input ? 2 : 1);
+            const std::vector<int64_t> axes_attr = axes_from_input ? std::vector<int64_t>() : node.Ints("axes", {});
+            const bool keepdims = node.Int("keepdims", 1) != 0;
+            const bool noop_empty = node.Int("noop_with_empty_axes", 0) != 0;
+            const std::string where = node.Where();
+            return [spec, axes_attr, keepdims, noop_empty, where](const Values& in, RunContext&) -> Values {
+              const Value& x = Input(in, 0, spec.name);
+              const int64_t rank = static_cast<int64_t>(x.shape().size());
+              std::vector<int64_t> axes = axes_attr;
+              if (in.size() > 1 && in[1].defined()) axes = IntValues(in[1]);
+              if (axes.empty() && noop_empty) return {x};
+              if (axes.empty()) {
+                for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+              }
+              for (int64_t& a : axes) a = Axis(a, rank, where);
+              std::sort(axes.begin(), axes.end());
+              axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+              Shape kept, keep_shape;
+              const Value rows = Gathered(x, axes, &kept, &keep_shape);
+              Value y = x.is_int() ? IntReduce(spec.kind, rows, spec.name)
+                                   : FloatValue(FloatReduce(spec.kind, FloatInput(rows, spec.name), spec.name));
+              return {Value{y.tensor.Reshape(keepdims ? keep_shape : kept), y.elem}};
+            };
+          },
+          {1}};
+}
+
+OpSpec ArgOp(const char* name, bool min) {
+  return {name, 1, [name, min](const NodeView& node) -> Kernel {
+            node.RequireInputs(1, 1);
+            const int64_t axis_attr = node.Int("axis", 0);
+            const bool keepdims = node.Int("keepdims", 1) != 0;
+            const bool last = node.Int("select_last_index", 0) != 0;
+            const std::string where = node.Where();
+            return [name, min, axis_attr, keepdims, last, where](const Values& in, RunContext&) -> Values {
+              Value x = Input(in, 0, name);
+              const int64_t axis = Axis(axis_attr, static_cast<int64_t>(x.shape().size()), where);
+              const int64_t n = x.shape()[axis];
+              LOCKSTEP_REQUIRE(n > 0, name << ": dimension " << axis << " is empty");
+              if (x.is_int()) x = CastValue(x, Elem::kFloat);  // exact for |x| < 2^24
+              if (last) {  // the first match of the reversed axis is the last of the original
+                std::vector<int64_t> reversed;
+                for (int64_t i = n - 1; i >= 0; --i) reversed.push_back(i);
+                x = Take(x, axis, reversed, {n}, name);
+              }
+              const Tensor values = min ? Neg(x.tensor) : x.tensor;
+              Tensor idx = Argmax(values, axis, keepdims);  // lowest index among equals
+              if (last) idx = IntBinary(IntOp::kSub, IntTensor({}, {n - 1}), Int64Value(idx), name).tensor;
+              return {Int64Value(idx)};
+            };
+          }};
+}
+
+}  // namespace
+
+void AddReduceOps(std::vector<OpSpec>* t) {
+  t->push_back(ReduceOp({"ReduceSum", Reduce::kSum, 13}));
+  t->push_back(ReduceOp({"ReduceMean", Reduce::kMean, 18}));
+  t->push_back(ReduceOp({"ReduceMax", Reduce::kMax, 18}));
+  t->push_back(ReduceOp({"ReduceMin", Reduce::kMin, 18}));
+  t->push_back(ReduceOp({"ReduceSumSquare", Reduce::kSumSquare, 18}));
+  t->push_back(ReduceOp({"ReduceL1", Reduce::kL1, 18}));
+  t->push_back(ReduceOp({"ReduceL2", Reduce::kL2, 18}));
+  t->push_back(ReduceOp({"ReduceLogSum", Reduce::kLogSum, 18}));
+  t->push_back(ReduceOp({"ReduceLogSumExp", Reduce::kLogSumExp, 18}));
+  t->push_back(ArgOp("ArgMax", false));
+  t->push_back(ArgOp("ArgMin", true));
+}
+
+}  // namespace onnx
+}  // namespace lockstep

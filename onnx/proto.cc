@@ -1,0 +1,262 @@
+#include "onnx/proto.h"
+
+#include "core/error.h"
+#include "onnx/wire.h"
+
+namespace lockstep {
+namespace onnx {
+
+namespace {
+
+std::string Index(const std::string& where, const char* field, size_t i) {
+  return where + "." + field + "[" + std::to_string(i) + "]";
+}
+
+TensorProto ReadTensor(Bytes message, const std::string& where) {
+  TensorProto t;
+  WireReader r(message, where);
+  Field f;
+  while (r.Next(&f)) {
+    switch (f.number) {
+      case 1: AppendInt64s(f, where + ".dims", &t.dims); break;
+      case 2: t.data_type = AsInt32(f, where + ".data_type"); break;
+      case 3: t.segmented = true; break;
+      case 4: AppendFloats(f, where + ".float_data", &t.float_data); break;
+      case 5: AppendInt32s(f, where + ".int32_data", &t.int32_data); break;
+      case 6: AsBytes(f, where + ".string_data"); ++t.string_count; break;
+      case 7: AppendInt64s(f, where + ".int64_data", &t.int64_data); break;
+      case 8: t.name = AsString(f, where + ".name"); break;
+      case 9: {
+        const Bytes b = AsBytes(f, where + ".raw_data");
+        t.raw_data.assign(b.data, b.data + b.size);
+        t.has_raw_data = true;
+        break;
+      }
+      case 10: AppendDoubles(f, where + ".double_data", &t.double_data); break;
+      case 11: AppendUint64s(f, where + ".uint64_data", &t.uint64_data); break;
+      case 13: AsBytes(f, where + ".external_data"); t.external = true; break;
+      case 14: t.external = t.external || AsInt32(f, where + ".data_location") == 1; break;
+      default: break;
+    }
+  }
+  return t;
+}
+
+void ReadShape(Bytes message, const std::string& where, ValueInfoProto* v) {
+  WireReader r(message, where);
+  Field f;
+  v->has_shape = true;
+  while (r.Next(&f)) {
+    if (f.number != 1) continue;
+    const std::string at = Index(where, "dim", v->dims.size());
+    WireReader dim(AsBytes(f, at), at);
+    Field d;
+    int64_t value = -1;
+    std::string param;
+    while (dim.Next(&d)) {
+      if (d.number == 1) {
+        value = AsInt64(d, at + ".dim_value");
+        LOCKSTEP_REQUIRE_FORMAT(value >= 0, at << ": negative dimension " << value);
+      } else if (d.number == 2) {
+        param = AsString(d, at + ".dim_param");
+        value = -1;
+      }
+    }
+    v->dims.push_back(value);
+    v->dim_params.push_back(param);
+  }
+}
+
+ValueInfoProto ReadValueInfo(Bytes message, const std::string& where) {
+  ValueInfoProto v;
+  WireReader r(message, where);
+  Field f;
+  while (r.Next(&f)) {
+    if (f.number == 1) {
+      v.name = AsString(f, where + ".name");
+    } else if (f.number == 2) {
+      WireReader type(AsBytes(f, where + ".type"), where + ".type");
+      Field t;
+      while (type.Next(&t)) {
+        if (t.number != 1) continue;  // sequence, map, optional, sparse: not a tensor
+        v.is_tensor = true;
+        const std::string at = where + ".type.tensor_type";
+        WireReader tensor(AsBytes(t, at), at);
+        Field e;
+        while (tensor.Next(&e)) {
+          if (e.number == 1) v.elem_type = AsInt32(e, at + ".elem_type");
+          if (e.number == 2) ReadShape(AsBytes(e, at + ".shape"), at + ".shape", &v);
+        }
+      }
+    }
+  }
+  return v;
+}
+
+AttributeProto ReadAttribute(Bytes message, const std::string& where) {
+  AttributeProto a;
+  WireReader r(message, where);
+  Field f;
+  while (r.Next(&f)) {
+    switch (f.number) {
+      case 1: a.name = AsString(f, where + ".name"); break;
+      case 2: a.f = AsFloat(f, where + ".f"); a.has_f = true; break;
+      case 3: a.i = AsInt64(f, where + ".i"); a.has_i = true; break;
+      case 4: a.s = AsString(f, where + ".s"); a.has_s = true; break;
+      case 5:
+        a.t.clear();
+        a.t.push_back(ReadTensor(AsBytes(f, where + ".t"), where + ".t"));
+        break;
+      case 6: case 11: case 14: case 15: case 22: case 23:  // graphs, type protos, sparse tensors
+        AsBytes(f, where);
+        a.has_other = true;
+        break;
+      case 7: AppendFloats(f, where + ".floats", &a.floats); break;
+      case 8: AppendInt64s(f, where + ".ints", &a.ints); break;
+      case 9: a.strings.push_back(AsString(f, where + ".strings")); break;
+      case 10:  // tensors: counted as present, not used by any supported operator
+        AsBytes(f, where + ".tensors");
+        a.has_other = true;
+        break;
+      case 20: a.type = AsInt32(f, where + ".type"); break;
+      case 21: a.ref_attr_name = AsString(f, where + ".ref_attr_name"); break;
+      default: break;
+    }
+  }
+  return a;
+}
+
+NodeProto ReadNode(Bytes message, const std::string& where) {
+  NodeProto n;
+  WireReader r(message, where);
+  Field f;
+  while (r.Next(&f)) {
+    switch (f.number) {
+      case 1: n.input.push_back(AsString(f, where + ".input")); break;
+      case 2: n.output.push_back(AsString(f, where + ".output")); break;
+      case 3: n.name = AsString(f, where + ".name"); break;
+      case 4: n.op_type = AsString(f, where + ".op_type"); break;
+      case 5: n.attribute.push_back(ReadAttribute(AsBytes(f, where), Index(where, "attribute", n.attribute.size()))); break;
+      case 7: n.domain = AsString(f, where + ".domain"); break;
+      default: break;
+    }
+  }
+  return n;
+}
+
+GraphProto ReadGraph(Bytes message, const std::string& where) {
+  GraphProto g;
+  WireReader r(message, where);
+  Field f;
+  while (r.Next(&f)) {
+    switch (f.number) {
+      case 1: g.node.push_back(ReadNode(AsBytes(f, where), Index(where, "node", g.node.size()))); break;
+      case 2: g.name = AsString(f, where + ".name"); break;
+      case 5:
+        g.initializer.push_back(ReadTensor(AsBytes(f, where), Index(where, "initializer", g.initializer.size())));
+        break;
+      case 11: g.input.push_back(ReadValueInfo(AsBytes(f, where), Index(where, "input", g.input.size()))); break;
+      case 12: g.output.push_back(ReadValueInfo(AsBytes(f, where), Index(where, "output", g.output.size()))); break;
+      case 13:
+        g.value_info.push_back(ReadValueInfo(AsBytes(f, where), Index(where, "value_info", g.value_info.size())));
+        break;
+      case 15: AsBytes(f, where); ++g.sparse_initializer_count; break;
+      default: break;
+    }
+  }
+  return g;
+}
+
+}  // namespace
+
+std::string DataTypeName(int32_t type) {
+  static const char* const kNames[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64", "STRING",
+                                       "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16"};
+  if (type >= 0 && type <= kBfloat16) return kNames[type];
+  return "type " + std::to_string(type);
+}
+
+std::string AttributeTypeName(int32_t type) {
+  static const char* const kNames[] = {"UNDEFINED", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH", "FLOATS", "INTS",
+                                       "STRINGS", "TENSORS", "GRAPHS", "SPARSE_TENSOR", "SPARSE_TENSORS",
+                                       "TYPE_PROTO", "TYPE_PROTOS"};
+  if (type >= 0 && type <= kAttrTypeProtos) return kNames[type];
+  return "type " + std::to_string(type);
+}
+
+int64_t CheckedElementCount(const TensorProto& t, const std::string& where) {
+  if (t.external) {
+    throw Error(where + ": tensor '" + t.name + "' keeps its data in an external file, which lockstep does not read; "
+                "save the model with its weights inside (onnx.save(model, path, save_as_external_data=False))",
+                ErrorKind::kUnavailable);
+  }
+  LOCKSTEP_REQUIRE_FORMAT(!t.segmented, where << ": tensor '" << t.name << "' is segmented, which ONNX files do not use");
+  size_t width = 0;
+  size_t present = 0;
+  switch (t.data_type) {
+    case kFloat: width = 4; present = t.float_data.size(); break;
+    case kInt32: width = 4; present = t.int32_data.size(); break;
+    case kInt64: width = 8; present = t.int64_data.size(); break;
+    case kBool: width = 1; present = t.int32_data.size(); break;
+    default:
+      throw Error(where + ": tensor '" + t.name + "' has element type " + DataTypeName(t.data_type) +
+                      "; lockstep computes with FLOAT, INT64, INT32 and BOOL tensors",
+                  ErrorKind::kUnavailable);
+  }
+  int64_t count = 1;
+  for (int64_t d : t.dims) {
+    LOCKSTEP_REQUIRE_FORMAT(d >= 0, where << ": tensor '" << t.name << "' has a negative dimension " << d);
+    LOCKSTEP_REQUIRE_FORMAT(d == 0 || count <= INT64_MAX / d, where << ": tensor '" << t.name << "' is too large");
+    count *= d;
+  }
+  if (t.has_raw_data) {
+    LOCKSTEP_REQUIRE_FORMAT(t.raw_data.size() % width == 0 && t.raw_data.size() / width == static_cast<uint64_t>(count),
+                            where << ": tensor '" << t.name << "' declares " << count << " elements of "
+                                  << DataTypeName(t.data_type) << " but its raw data holds " << t.raw_data.size()
+                                  << " bytes");
+  } else {
+    LOCKSTEP_REQUIRE_FORMAT(present == static_cast<uint64_t>(count),
+                            where << ": tensor '" << t.name << "' declares " << count << " elements but holds "
+                                  << present);
+  }
+  return count;
+}
+
+ModelProto DecodeModel(const uint8_t* data, size_t size) {
+  ModelProto m;
+  WireReader r(Bytes{data, size}, "model");
+  Field f;
+  while (r.Next(&f)) {
+    switch (f.number) {
+      case 1: m.ir_version = AsInt64(f, "model.ir_version"); break;
+      case 2: m.producer_name = AsString(f, "model.producer_name"); break;
+      case 3: m.producer_version = AsString(f, "model.producer_version"); break;
+      case 7:
+        m.graph = ReadGraph(AsBytes(f, "model.graph"), "model.graph");
+        m.has_graph = true;
+        break;
+      case 8: {
+        const std::string at = Index("model", "opset_import", m.opset_import.size());
+        WireReader op(AsBytes(f, at), at);
+        Field o;
+        OperatorSetId id;
+        while (op.Next(&o)) {
+          if (o.number == 1) id.domain = AsString(o, at + ".domain");
+          if (o.number == 2) id.version = AsInt64(o, at + ".version");
+        }
+        m.opset_import.push_back(id);
+        break;
+      }
+      case 25: AsBytes(f, "model.functions"); ++m.function_count; break;
+      default: break;
+    }
+  }
+  return m;
+}
+
+TensorProto DecodeTensor(const uint8_t* data, size_t size, const std::string& where) {
+  return ReadTensor(Bytes{data, size}, where);
+}
+
+}  // namespace onnx
+}  // namespace lockstep

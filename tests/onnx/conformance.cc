@@ -1,0 +1,204 @@
+// ONNX's own backend test data (Debian's libonnx-testdata: data/node, pytorch-converted,
+// pytorch-operator, simple) run through the importer: every case whose model loads is run on each
+// of its data sets and compared with the expected outputs at ONNX's tolerances (|got - want| <=
+// 1e-7 + 1e-3 |want|, NaN equal to NaN, integers and bools exactly). A case whose model needs
+// something lockstep does not compute (an error of kind kUnavailable, at load) is "unsupported";
+// any other error or difference is a failure. Prints `N passed, M failed, K unsupported`, the
+// failures, and the operators behind the unsupported cases; exits 1 when anything failed.
+//
+// Usage: lockstep_onnx_conformance DATA_DIR [--log FILE] [--filter SUBSTRING]
+#include <dirent.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/autograd.h"
+#include "core/error.h"
+#include "core/io/files.h"
+#include "onnx/model.h"
+#include "onnx/proto.h"
+#include "onnx/value.h"
+
+namespace {
+
+using lockstep::Error;
+using lockstep::ErrorKind;
+namespace onnx = lockstep::onnx;
+
+std::vector<std::string> List(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") out.push_back(name);
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+onnx::Value ReadTensorFile(const std::string& path) {
+  const std::vector<uint8_t> bytes = lockstep::ReadWholeFile(path, onnx::kMaxOnnxBytes);
+  return onnx::ValueFromTensorProto(onnx::DecodeTensor(bytes.data(), bytes.size(), path), path);
+}
+
+// Empty when equal within tolerance, else what differs.
+std::string Compare(const onnx::Value& got, const onnx::Value& want) {
+  if (got.elem != want.elem) {
+    return std::string("type ") + onnx::ElemName(got.elem) + ", expected " + onnx::ElemName(want.elem);
+  }
+  if (got.shape() != want.shape()) {
+    return "shape " + lockstep::ShapeString(got.shape()) + ", expected " + lockstep::ShapeString(want.shape());
+  }
+  if (got.is_int()) {
+    const std::vector<int64_t> a = got.tensor.ToInt64Vector(), b = want.tensor.ToInt64Vector();
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i] != b[i]) return "element " + std::to_string(i) + ": " + std::to_string(a[i]) + ", expected " + std::to_string(b[i]);
+    }
+    return "";
+  }
+  const std::vector<float> a = got.tensor.ToVector(), b = want.tensor.ToVector();
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double x = a[i], y = b[i];
+    if (x != x || y != y) {
+      if ((x != x) == (y != y)) continue;
+    } else if (x == y) {
+      continue;
+    } else {
+      const double diff = x > y ? x - y : y - x, mag = y < 0 ? -y : y;
+      if (diff <= 1e-7 + 1e-3 * mag) continue;
+    }
+    char buf[160];
+    snprintf(buf, sizeof buf, "element %zu: %.9g, expected %.9g", i, x, y);
+    return buf;
+  }
+  return "";
+}
+
+// The operator an unsupported-error names ("... (Conv, opset 13): unsupported: ..."), or the
+// first words of the message.
+std::string Reason(const std::string& message) {
+  const size_t opset = message.find(", opset ");
+  const size_t open = opset == std::string::npos ? std::string::npos : message.rfind('(', opset);
+  if (open != std::string::npos) return message.substr(open + 1, opset - open - 1);
+  const size_t type = message.find("element type ");
+  if (type != std::string::npos) return "type " + message.substr(type + 13, message.find(';', type) - type - 13);
+  const size_t start = message.find("onnx: ");
+  const std::string tail = start == std::string::npos ? message : message.substr(start + 6);
+  return tail.substr(0, std::min<size_t>(tail.size(), 48));
+}
+
+struct Outcome {
+  enum Kind { kPassed, kFailed, kUnsupported } kind;
+  std::string detail;
+};
+
+Outcome RunCase(const std::string& dir) {
+  std::shared_ptr<onnx::OnnxModel> model;
+  try {
+    model = onnx::LoadOnnxFile(dir + "/model.onnx");
+  } catch (const Error& e) {
+    return {e.kind() == ErrorKind::kUnavailable ? Outcome::kUnsupported : Outcome::kFailed, e.what()};
+  }
+  int sets = 0;
+  for (const std::string& set : List(dir)) {
+    if (set.rfind("test_data_set_", 0) != 0) continue;
+    ++sets;
+    const std::string at = dir + "/" + set;
+    try {
+      std::vector<onnx::Value> inputs, expected;
+      for (size_t i = 0; Exists(at + "/input_" + std::to_string(i) + ".pb"); ++i) {
+        inputs.push_back(ReadTensorFile(at + "/input_" + std::to_string(i) + ".pb"));
+      }
+      for (size_t i = 0; Exists(at + "/output_" + std::to_string(i) + ".pb"); ++i) {
+        expected.push_back(ReadTensorFile(at + "/output_" + std::to_string(i) + ".pb"));
+      }
+      // Optional inputs left out of a data set are trailing ones the model does not declare.
+      const std::vector<onnx::Value> got = [&] {
+        lockstep::NoGradGuard no_grad;
+        return model->Run(inputs);
+      }();
+      if (got.size() != expected.size()) {
+        return {Outcome::kFailed, set + ": " + std::to_string(got.size()) + " outputs, expected " + std::to_string(expected.size())};
+      }
+      for (size_t i = 0; i < got.size(); ++i) {
+        const std::string diff = Compare(got[i], expected[i]);
+        if (!diff.empty()) return {Outcome::kFailed, set + ": output " + std::to_string(i) + ": " + diff};
+      }
+    } catch (const Error& e) {
+      return {e.kind() == ErrorKind::kUnavailable ? Outcome::kUnsupported : Outcome::kFailed, set + ": " + e.what()};
+    }
+  }
+  if (sets == 0) return {Outcome::kFailed, "no test_data_set_* folder"};
+  return {Outcome::kPassed, ""};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string data, log_path, filter;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--log" && i + 1 < argc) {
+      log_path = argv[++i];
+    } else if (arg == "--filter" && i + 1 < argc) {
+      filter = argv[++i];
+    } else if (data.empty() && arg[0] != '-') {
+      data = arg;
+    } else {
+      fprintf(stderr, "usage: %s DATA_DIR [--log FILE] [--filter SUBSTRING]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (data.empty()) {
+    fprintf(stderr, "usage: %s DATA_DIR [--log FILE] [--filter SUBSTRING]\n", argv[0]);
+    return 2;
+  }
+  std::ofstream log;
+  if (!log_path.empty()) log.open(log_path);
+  int passed = 0, failed = 0, unsupported = 0, cases = 0;
+  std::vector<std::string> failures;
+  std::map<std::string, int> reasons;
+  for (const char* suite : {"node", "pytorch-converted", "pytorch-operator", "simple"}) {
+    for (const std::string& name : List(data + "/" + suite)) {
+      const std::string dir = data + "/" + suite + "/" + name;
+      if (!filter.empty() && dir.find(filter) == std::string::npos) continue;
+      if (!Exists(dir + "/model.onnx")) continue;  // the "real" models are download links only
+      ++cases;
+      const Outcome o = RunCase(dir);
+      const char* verdict = o.kind == Outcome::kPassed ? "passed" : o.kind == Outcome::kFailed ? "FAILED" : "unsupported";
+      if (log.is_open()) log << suite << "/" << name << ": " << verdict << (o.detail.empty() ? "" : ": " + o.detail) << "\n";
+      if (o.kind == Outcome::kPassed) ++passed;
+      if (o.kind == Outcome::kFailed) {
+        ++failed;
+        failures.push_back(std::string(suite) + "/" + name + ": " + o.detail);
+      }
+      if (o.kind == Outcome::kUnsupported) {
+        ++unsupported;
+        ++reasons[Reason(o.detail)];
+      }
+    }
+  }
+  if (cases == 0) {
+    fprintf(stderr, "onnx conformance: no test cases under %s (Debian: libonnx-testdata)\n", data.c_str());
+    return 2;
+  }
+  printf("unsupported cases by operator:");
+  for (const auto& [reason, count] : reasons) printf(" %s %d;", reason.c_str(), count);
+  printf("\n");
+  for (const std::string& f : failures) printf("FAILED %s\n", f.c_str());
+  printf("%d passed, %d failed, %d unsupported (%d cases; %.1f%% passed)\n", passed, failed, unsupported, cases,
+         100.0 * passed / cases);
+  return failed == 0 ? 0 : 1;
+}
