@@ -238,10 +238,18 @@ Grads PoolGrad(const Node& node, const Tensor& g_in) {
     Kernels().MaxPoolBackward(MaxPoolCall(in, ho, wo, o), g.data_f32(), node.saved[0].data_i64(), dx.data_f32());
     return {dx};
   }
-  const float divisor = static_cast<float>(v[0] * v[1]);
+  // Average: v[6], v[7] the end padding, v[8] whether padded positions count in the divisor.
   for (int64_t plane = 0; plane < planes; ++plane) {
     for (int64_t oy = 0; oy < ho; ++oy) {
       for (int64_t ox = 0; ox < wo; ++ox) {
+        int64_t inside = 0;
+        for (int64_t i = 0; i < v[0]; ++i) {
+          for (int64_t j = 0; j < v[1]; ++j) {
+            const int64_t y = oy * v[2] - v[4] + i, x = ox * v[3] - v[5] + j;
+            inside += y >= 0 && y < h && x >= 0 && x < w;
+          }
+        }
+        const float divisor = static_cast<float>(v[8] ? v[0] * v[1] : inside);
         const float share = g.data_f32()[(plane * ho + oy) * wo + ox] / divisor;
         for (int64_t i = 0; i < v[0]; ++i) {
           for (int64_t j = 0; j < v[1]; ++j) {
@@ -305,6 +313,33 @@ std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& g) {
     case OpKind::kExp: return {Mul(g, node.saved[0])};
     case OpKind::kLog: return {Div(g, in[0])};
     case OpKind::kSqrt: return {Div(g, MulScalar(node.saved[0], 2.0f))};
+    case OpKind::kAbs: {  // sign(x): 1, -1, or 0 at +-0 and NaN
+      const Tensor zero = Tensor::Scalar(0.0f);
+      return {Mul(g, Sub(Greater(in[0], zero), Less(in[0], zero)))};
+    }
+    case OpKind::kErf:  // 2 / sqrt(pi) * exp(-x^2)
+      return {Mul(g, MulScalar(MathOf(simd::MathFn::kExp, Neg(Mul(in[0], in[0]))), 1.12837916709551257f))};
+    case OpKind::kRsqrt: {  // -y^3 / 2
+      const Tensor& y = node.saved[0];
+      return {Mul(g, MulScalar(Mul(Mul(y, y), y), -0.5f))};
+    }
+    case OpKind::kWhere: {
+      const Tensor gc = ContiguousData(g, "where"), zeros = Tensor::Zeros(g.shape());
+      const Tensor& cond = node.saved[0];
+      const size_t n = static_cast<size_t>(g.numel());
+      Grads out(2);
+      if (Wants(node, 0)) {
+        Tensor chosen = Tensor::Empty(g.shape());
+        Kernels().Select(cond.data_f32(), gc.data_f32(), zeros.data_f32(), chosen.data_f32(), n);
+        out[0] = SumToShape(chosen, in[0].shape());
+      }
+      if (Wants(node, 1)) {
+        Tensor chosen = Tensor::Empty(g.shape());
+        Kernels().Select(cond.data_f32(), zeros.data_f32(), gc.data_f32(), chosen.data_f32(), n);
+        out[1] = SumToShape(chosen, in[1].shape());
+      }
+      return out;
+    }
     case OpKind::kView: return {ContiguousData(g, "view").Reshape(node.shapes[0])};
     case OpKind::kPermute: {
       std::vector<int64_t> inverse(node.ints.size());
