@@ -5,6 +5,9 @@
 #   2. training steps per second (MNIST LeNet-5, the GPT example) against PyTorch with 1 and 2
 #      threads, peak memory, cold start, library and WebAssembly sizes (bench/run_bench.py)
 #      -> bench/results/train.md
+#   3. data-parallel training over Open MPI: the GPT example with 1, 2 and 4 ranks, bytes per step
+#      against a ring all-reduce, and PyTorch DDP's 1-rank and 2-rank weights compared
+#      (bench/run_distributed_bench.py) -> bench/results/distributed.md
 # docs/performance.md explains the tables. Options are passed to both drivers: --quick (fewer
 # sizes, steps and rounds).
 set -euo pipefail
@@ -17,7 +20,8 @@ if [ ! -f "$build/build.ninja" ]; then
   cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLOCKSTEP_BUILD_BENCH=ON \
     -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_TOOLS=OFF >/dev/null
 fi
-nice ninja -C "$build" lockstep_gemm_bench lockstep_peak_flops lockstep_train_bench lockstep_cli >/dev/null
+nice ninja -C "$build" lockstep_gemm_bench lockstep_peak_flops lockstep_train_bench lockstep_data_parallel_bench \
+  lockstep_cli >/dev/null
 [ -f "$root/build/npm/package/lockstep-simd.wasm" ] || "$root/tools/build-npm-package" >/dev/null
 
 echo "== GEMM"
@@ -25,3 +29,6 @@ echo "== GEMM"
 echo
 echo "== training steps, memory, start-up, size"
 /usr/bin/python3 "$root/bench/run_bench.py" --build "$build" "${quick[@]}"
+echo
+echo "== data-parallel training (Open MPI)"
+/usr/bin/python3 "$root/bench/run_distributed_bench.py" --build "$build" "${quick[@]}"

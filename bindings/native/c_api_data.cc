@@ -9,6 +9,7 @@
 #include "bindings/native/models.h"
 #include "core/autograd.h"
 #include "core/ops.h"
+#include "core/parallel/data_parallel.h"
 #include "core/train/evaluate.h"
 #include "core/train/mnist.h"
 
@@ -135,7 +136,8 @@ lockstep_status lockstep_train_mnist(const lockstep_mnist_config* config, lockst
     if (config->checkpoint_path != nullptr) c.checkpoint_path = config->checkpoint_path;
     if (config->resume_path != nullptr) {
       c.resume_path = config->resume_path;
-      lockstep::capi::RequireReadable(c.resume_path);
+      // In a data-parallel run rank 0 reads the state and sends it to the others.
+      if (lockstep::parallel::IsWriter()) lockstep::capi::RequireReadable(c.resume_path);
     }
     c.allow_nonfinite_loss = config->allow_nonfinite != 0;
     if (config->trace.path != nullptr) c.trace = lockstep::capi::TraceOptionsOf(config->trace);

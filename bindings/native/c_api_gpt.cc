@@ -7,6 +7,7 @@
 #include "bindings/native/c_api_internal.h"
 #include "core/checkpoint.h"
 #include "core/error.h"
+#include "core/parallel/data_parallel.h"
 #include "core/text.h"
 #include "core/train/gpt.h"
 
@@ -62,7 +63,8 @@ lockstep_status lockstep_train_gpt(const lockstep_gpt_config* config, lockstep_g
     if (config->checkpoint_path != nullptr) c.checkpoint_path = config->checkpoint_path;
     if (config->resume_path != nullptr) {
       c.resume_path = config->resume_path;
-      lockstep::capi::RequireReadable(c.resume_path);
+      // In a data-parallel run rank 0 reads the state and sends it to the others.
+      if (lockstep::parallel::IsWriter()) lockstep::capi::RequireReadable(c.resume_path);
     }
     c.allow_nonfinite_loss = config->allow_nonfinite != 0;
     if (config->trace.path != nullptr) c.trace = lockstep::capi::TraceOptionsOf(config->trace);

@@ -15,8 +15,10 @@ namespace parallel {
 
 namespace {
 
-// Results at least this large (bytes) are finished by slices on more than two ranks.
-constexpr size_t kSliceBytes = 64 * 1024;
+// On more than two ranks, a result whose copies to every other rank would exceed this many bytes is
+// finished in slices (the bytes of a ring all-reduce, for one more exchange's latency); smaller
+// ones go to every rank whole.
+constexpr size_t kSliceBytes = 16 * 1024;
 
 // Where the rows and groups of one reduction lie, the same on every rank.
 struct Plan {
@@ -158,7 +160,7 @@ void ReduceOverRanks(const ActiveBatch& batch, const RowReduction& r, float* res
 
   // 3. Exchange the subtree sums and finish the tree.
   const int64_t total_nodes = static_cast<int64_t>(all_nodes.size());
-  if (p.ranks <= 2 || static_cast<size_t>(out) * sizeof(float) < kSliceBytes) {
+  if (p.ranks <= 2 || static_cast<size_t>(out * (p.ranks - 1)) * sizeof(float) < kSliceBytes) {
     std::vector<size_t> bytes;
     for (const int64_t n : node_count) bytes.push_back(static_cast<size_t>(n * out) * sizeof(float));
     Tensor gathered = Tensor::Empty({total_nodes * out});

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "core/error.h"
 #include "core/nn/module.h"
@@ -16,6 +17,17 @@ namespace parallel {
 namespace {
 
 thread_local DataParallel* current_context = nullptr;
+
+// Adds the seconds of its lifetime to *total.
+class Timer {
+ public:
+  explicit Timer(double* total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+  ~Timer() { *total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+ private:
+  double* total_;
+  std::chrono::steady_clock::time_point start_;
+};
 thread_local ActiveBatch* current_batch = nullptr;
 
 }  // namespace
@@ -57,18 +69,21 @@ void DataParallel::AllToAll(const void* send, const std::vector<size_t>& send_by
   for (size_t j = 0; j < send_bytes.size(); ++j) {
     if (static_cast<int>(j) != rank()) bytes_sent_ += send_bytes[j];
   }
+  const Timer timer(&transport_seconds_);
   ++exchanges_;
   communicator_.AllToAll(send, send_bytes, recv, recv_bytes);
 }
 
 void DataParallel::AllGather(const void* mine, void* all, const std::vector<size_t>& bytes) {
   bytes_sent_ += bytes[static_cast<size_t>(rank())] * static_cast<uint64_t>(size() - 1);
+  const Timer timer(&transport_seconds_);
   ++exchanges_;
   communicator_.AllGather(mine, all, bytes);
 }
 
 void DataParallel::Broadcast(void* data, size_t bytes, int root) {
   if (rank() == root) bytes_sent_ += bytes * static_cast<uint64_t>(size() - 1);
+  const Timer timer(&transport_seconds_);
   ++exchanges_;
   communicator_.Broadcast(data, bytes, root);
 }
@@ -111,6 +126,7 @@ std::vector<uint8_t> DataParallel::ReadOnWriter(const std::function<std::vector<
 }
 
 int64_t DataParallel::SumOverRanks(int64_t value) {
+  const Timer timer(&transport_seconds_);
   ++exchanges_;
   communicator_.AllSum(&value, 1);
   return value;

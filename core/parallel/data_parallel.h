@@ -83,6 +83,8 @@ class DataParallel {
   // Bytes this rank has handed to the transport for other ranks, and the transport calls made.
   uint64_t bytes_sent() const { return bytes_sent_; }
   uint64_t exchanges() const { return exchanges_; }
+  // Wall time spent in the transport's calls (moving bytes and waiting for the other ranks).
+  double transport_seconds() const { return transport_seconds_; }
 
   // Parameters, buffers and optimizer state are the same on every rank after every step, by
   // construction; this checks it cheaply (a 128-bit hash per rank, exchanged) and throws kInternal
@@ -96,6 +98,7 @@ class DataParallel {
   Communicator& communicator_;
   DataParallel* previous_;
   uint64_t bytes_sent_ = 0, exchanges_ = 0;
+  double transport_seconds_ = 0;
   int64_t check_every_ = 50;
 };
 

@@ -157,7 +157,7 @@ TEST_CASE("batch reductions over 1-5 ranks give the single-process bits, split g
 }
 
 TEST_CASE("a large result is finished in slices by each rank, with the same bits") {
-  const int64_t samples = 128, inner = 40000;  // 160 KB per partial: the reduce-scatter path
+  const int64_t samples = 128, inner = 40000;  // 160 KB per partial: finished in slices
   const std::vector<float> x = Uniform(4, static_cast<size_t>(samples * inner));
   const std::vector<float> sum = BatchGroupedSumRows(Tensor::FromVector({samples, inner}, x), kBatchGroup).ToVector();
   for (const int ranks : {3, 4}) {
