@@ -95,6 +95,38 @@ static void* device_thread(void* arg) {
   return NULL;
 }
 
+/* A transport of one rank (data-parallel over itself), and one whose integer sum fails. */
+static int one_all_to_all(void* user, const void* send, const size_t* send_bytes, void* recv, const size_t* recv_bytes) {
+  (void)user;
+  (void)send_bytes;
+  memcpy(recv, send, recv_bytes[0]);
+  return 0;
+}
+static int one_all_gather(void* user, const void* mine, void* all, const size_t* bytes) {
+  (void)user;
+  memcpy(all, mine, bytes[0]);
+  return 0;
+}
+static int one_broadcast(void* user, void* data, size_t bytes, int root) {
+  (void)user, (void)data, (void)bytes, (void)root;
+  return 0;
+}
+static int one_all_sum(void* user, int64_t* values, size_t count) {
+  (void)user, (void)values, (void)count;
+  return 0;
+}
+static int failing_all_sum(void* user, int64_t* values, size_t count) {
+  (void)user, (void)values, (void)count;
+  return 5;
+}
+
+static void short_mnist(lockstep_mnist_config* config) {
+  lockstep_mnist_config_default(config);
+  config->data_dir = data_dir;
+  config->max_steps = 3;
+  config->max_test = 100;
+}
+
 int main(int argc, char** argv) {
   char reference[LOCKSTEP_HASH_SIZE], again[LOCKSTEP_HASH_SIZE], path[600], other[600];
   if (argc != 3) {
@@ -249,6 +281,50 @@ int main(int argc, char** argv) {
       printf("FAIL: the main thread's device became %s\n", name);
       ++failures;
     }
+  }
+
+  /* Data-parallel training over a caller's transport: checked before use, once per thread, and a
+   * failing transport is an error of its own; over one rank, the single process's hashes. */
+  {
+    lockstep_communicator comm;
+    lockstep_mnist_config config;
+    lockstep_mnist_result alone, over_one;
+    uint64_t bytes = 0, exchanges = 0;
+    memset(&comm, 0, sizeof comm);
+    short_mnist(&config);
+    REQUIRE_OK(lockstep_train_mnist(&config, NULL, NULL, &alone));
+    EXPECT(lockstep_data_parallel_begin(NULL), LOCKSTEP_ERROR_INVALID_ARGUMENT, "comm is NULL");
+    EXPECT(lockstep_data_parallel_begin(&comm), LOCKSTEP_ERROR_INVALID_ARGUMENT, "struct_size");
+    comm.struct_size = sizeof comm;
+    EXPECT(lockstep_data_parallel_begin(&comm), LOCKSTEP_ERROR_INVALID_ARGUMENT, "every function");
+    comm.all_to_all = one_all_to_all;
+    comm.all_gather = one_all_gather;
+    comm.broadcast = one_broadcast;
+    comm.all_sum = one_all_sum;
+    comm.rank = 2;
+    comm.size = 2;
+    EXPECT(lockstep_data_parallel_begin(&comm), LOCKSTEP_ERROR_INVALID_ARGUMENT, "rank 2 of 2 ranks is not a rank");
+    EXPECT(lockstep_data_parallel_stats(&bytes, &exchanges), LOCKSTEP_ERROR_STATE, "not training data-parallel");
+    comm.rank = 0;
+    comm.size = 1;
+    REQUIRE_OK(lockstep_data_parallel_begin(&comm));
+    EXPECT(lockstep_data_parallel_begin(&comm), LOCKSTEP_ERROR_STATE, "already training data-parallel");
+    REQUIRE_OK(lockstep_train_mnist(&config, NULL, NULL, &over_one));
+    REQUIRE_OK(lockstep_data_parallel_stats(&bytes, &exchanges));
+    if (strcmp(over_one.trained_hash, alone.trained_hash) != 0 || strcmp(over_one.logits_hash, alone.logits_hash) != 0 ||
+        exchanges == 0) {
+      printf("FAIL: data-parallel over one rank: %s after %llu exchanges, alone %s\n", over_one.trained_hash,
+             (unsigned long long)exchanges, alone.trained_hash);
+      ++failures;
+    }
+    REQUIRE_OK(lockstep_data_parallel_end());
+    comm.all_sum = failing_all_sum;
+    REQUIRE_OK(lockstep_data_parallel_begin(&comm));
+    EXPECT(lockstep_train_mnist(&config, NULL, NULL, &over_one), LOCKSTEP_ERROR_UNAVAILABLE,
+           "the communicator's all_sum failed (5)");
+    REQUIRE_OK(lockstep_data_parallel_end());
+    EXPECT(lockstep_data_parallel_stats(&bytes, &exchanges), LOCKSTEP_ERROR_STATE, "not training data-parallel");
+    printf("ok: data-parallel over a caller's transport: checked, one rank gives %s\n", alone.trained_hash);
   }
 
   /* Still working, and the earlier result unchanged. */
