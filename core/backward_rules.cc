@@ -395,11 +395,12 @@ std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& g) {
       const Tensor& w = in[0];
       const int64_t dim = w.size(1);
       const Tensor gc = ContiguousData(g, "embedding");
+      const Tensor& ids = node.saved[0];  // rows accumulate in index order
+      // A data-parallel batch: the same additions, each table row's on the rank that owns it.
+      if (node.ints.size() == 1 && node.ints[0] != 0) return {parallel::ScatterAddOverRanks(ids, gc, w.shape())};
       Tensor dw = Tensor::Zeros(w.shape());
-      Tensor ids = node.saved[0], rows = gc;  // rows accumulate in index order
-      if (node.ints.size() == 1 && node.ints[0] != 0) parallel::GatherBatchRows(&ids, &rows);  // data-parallel
       Kernels().ScatterAddRows(ids.data_i64(), static_cast<size_t>(ids.numel()), static_cast<size_t>(dim),
-                               rows.data_f32(), dw.data_f32());
+                               gc.data_f32(), dw.data_f32());
       return {dw};
     }
     case OpKind::kNllLoss: return NllLossGrad(node, g);

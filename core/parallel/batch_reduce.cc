@@ -7,6 +7,7 @@
 
 #include "core/autograd.h"
 #include "core/error.h"
+#include "core/ops.h"
 #include "core/ops_internal.h"
 #include "core/parallel/pairwise_tree.h"
 
@@ -277,14 +278,67 @@ Tensor GatherRowsOverRanks(const ActiveBatch& batch, const Tensor& local) {
   return all;
 }
 
-void GatherBatchRows(Tensor* ids, Tensor* rows) {
+Tensor ScatterAddOverRanks(const Tensor& ids_in, const Tensor& rows_in, const Shape& table) {
   const ActiveBatch* batch = CurrentBatch();
   LOCKSTEP_REQUIRE_STATE(batch != nullptr,
                          "embedding: the backward pass of a data-parallel batch must run inside its BatchScope");
-  const int64_t n = ids->numel(), width = rows->numel() / std::max<int64_t>(n, 1);
-  *ids = GatherRowsOverRanks(*batch, ids->Reshape({n}));
-  *rows = GatherRowsOverRanks(*batch, rows->Reshape({n, width}));
-  *ids = ids->Reshape({ids->numel()});
+  DataParallel& dp = *batch->dp;
+  const int ranks = dp.size(), me = dp.rank();
+  const int64_t num = table[0], dim = table[1], n = ids_in.numel();
+  const Tensor ids = ids_in.Contiguous(), rows = ContiguousData(rows_in, "embedding");
+  std::vector<int64_t> first_row;  // rank j owns table rows [first_row[j], first_row[j + 1])
+  for (int j = 0; j <= ranks; ++j) first_row.push_back(num * j / ranks);
+  auto owner = [&](int64_t id) {
+    int j = static_cast<int>(id * ranks / std::max<int64_t>(num, 1));
+    while (first_row[j + 1] <= id) ++j;
+    while (first_row[j] > id) --j;
+    return j;
+  };
+  // How many rows each rank sends each rank: every rank learns the whole matrix.
+  std::vector<int64_t> counts(static_cast<size_t>(ranks * ranks), 0);
+  const int64_t* id = ids.data_i64();
+  for (int64_t i = 0; i < n; ++i) ++counts[static_cast<size_t>(me * ranks + owner(id[i]))];
+  std::vector<int64_t> mine(counts.begin() + me * ranks, counts.begin() + (me + 1) * ranks);
+  dp.AllGather(mine.data(), counts.data(), std::vector<size_t>(static_cast<size_t>(ranks), ranks * sizeof(int64_t)));
+  // A row travels as its id (as a float32 pair) and its values; in batch order within each bucket.
+  const int64_t stride = dim + 2;
+  std::vector<int64_t> bucket_start(static_cast<size_t>(ranks) + 1, 0);
+  for (int j = 0; j < ranks; ++j) bucket_start[j + 1] = bucket_start[j] + counts[static_cast<size_t>(me * ranks + j)];
+  Tensor send = Tensor::Empty({std::max<int64_t>(n * stride, 1)});
+  std::vector<int64_t> fill(bucket_start.begin(), bucket_start.end() - 1);
+  for (int64_t i = 0; i < n; ++i) {
+    float* slot = send.data_f32() + fill[static_cast<size_t>(owner(id[i]))]++ * stride;
+    memcpy(slot, &id[i], sizeof(int64_t));
+    std::copy(rows.data_f32() + i * dim, rows.data_f32() + (i + 1) * dim, slot + 2);
+  }
+  std::vector<size_t> send_bytes, recv_bytes;
+  int64_t incoming = 0;
+  for (int j = 0; j < ranks; ++j) {
+    send_bytes.push_back(static_cast<size_t>(counts[static_cast<size_t>(me * ranks + j)] * stride) * sizeof(float));
+    recv_bytes.push_back(static_cast<size_t>(counts[static_cast<size_t>(j * ranks + me)] * stride) * sizeof(float));
+    incoming += counts[static_cast<size_t>(j * ranks + me)];
+  }
+  Tensor received = Tensor::Empty({std::max<int64_t>(incoming * stride, 1)});
+  dp.AllToAll(send.data_f32(), send_bytes, received.data_f32(), recv_bytes);
+  // The owned slice: zeros, then the received rows in rank order (batch order), as one process.
+  const int64_t owned = first_row[me + 1] - first_row[me];
+  std::vector<int64_t> local_ids(static_cast<size_t>(incoming));
+  Tensor values = Tensor::Empty({std::max<int64_t>(incoming * dim, 1)});
+  for (int64_t i = 0; i < incoming; ++i) {
+    const float* slot = received.data_f32() + i * stride;
+    memcpy(&local_ids[static_cast<size_t>(i)], slot, sizeof(int64_t));
+    local_ids[static_cast<size_t>(i)] -= first_row[me];
+    std::copy(slot + 2, slot + 2 + dim, values.data_f32() + i * dim);
+  }
+  Tensor slice = Tensor::Zeros({std::max<int64_t>(owned * dim, 1)});
+  const Tensor slice_ids = Tensor::FromInt64({incoming}, local_ids);
+  Kernels().ScatterAddRows(slice_ids.data_i64(), static_cast<size_t>(incoming), static_cast<size_t>(dim),
+                           values.data_f32(), slice.data_f32());
+  Tensor out = Tensor::Empty(table);
+  std::vector<size_t> slice_bytes;
+  for (int j = 0; j < ranks; ++j) slice_bytes.push_back(static_cast<size_t>((first_row[j + 1] - first_row[j]) * dim) * sizeof(float));
+  dp.AllGather(slice.data_f32(), out.data_f32(), slice_bytes);
+  return out;
 }
 
 void RequireNotWholeBatchSum(const Tensor& a, const char* op) {

@@ -47,10 +47,13 @@ Tensor SumRowsOverRanks(const ActiveBatch& batch, const Tensor& x2d, int64_t row
 // The rows of every rank, in batch order: local [local rows, width] -> [global rows, width] (any
 // dtype), on every rank.
 Tensor GatherRowsOverRanks(const ActiveBatch& batch, const Tensor& local);
-// An embedding's backward in the active batch: its ids [n] and gradient rows [n, dim] become every
-// rank's, in batch order (the scatter adds rows in index order over the whole batch). kState
-// outside a BatchScope.
-void GatherBatchRows(Tensor* ids, Tensor* rows);
+// An embedding's gradient in the active batch: table [num, dim] = zeros, then row ids[i] += rows[i]
+// for every row of every rank in batch order, as one process adds them (for each table row, its
+// additions in batch order). Rank j owns table rows [num * j / R, num * (j + 1) / R): every rank
+// sends each of its rows to the owner of its id, the owners add them, and the owned slices are
+// gathered, so a rank sends about its own rows once, whatever the number of ranks. The result is
+// on every rank; kState outside a BatchScope.
+Tensor ScatterAddOverRanks(const Tensor& ids, const Tensor& rows, const Shape& table);
 // Refuses (kState) a sum or mean over all of a tensor whose first dimension is this rank's share of
 // the active batch while gradients are recorded: such a reduction is not batch-grouped, so no
 // split of the batch can reproduce it (a loss with reduction "mean" over a batch is NllLoss's job).
