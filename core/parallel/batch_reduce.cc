@@ -294,16 +294,16 @@ Tensor ScatterAddOverRanks(const Tensor& ids_in, const Tensor& rows_in, const Sh
     while (first_row[j] > id) --j;
     return j;
   };
-  // How many rows each rank sends each rank: every rank learns the whole matrix.
-  std::vector<int64_t> counts(static_cast<size_t>(ranks * ranks), 0);
+  // How many rows this rank sends each rank, and receives from each.
+  std::vector<int64_t> sending(static_cast<size_t>(ranks), 0), receiving(static_cast<size_t>(ranks), 0);
   const int64_t* id = ids.data_i64();
-  for (int64_t i = 0; i < n; ++i) ++counts[static_cast<size_t>(me * ranks + owner(id[i]))];
-  std::vector<int64_t> mine(counts.begin() + me * ranks, counts.begin() + (me + 1) * ranks);
-  dp.AllGather(mine.data(), counts.data(), std::vector<size_t>(static_cast<size_t>(ranks), ranks * sizeof(int64_t)));
+  for (int64_t i = 0; i < n; ++i) ++sending[static_cast<size_t>(owner(id[i]))];
+  const std::vector<size_t> one_count(static_cast<size_t>(ranks), sizeof(int64_t));
+  dp.AllToAll(sending.data(), one_count, receiving.data(), one_count);
   // A row travels as its id (as a float32 pair) and its values; in batch order within each bucket.
   const int64_t stride = dim + 2;
   std::vector<int64_t> bucket_start(static_cast<size_t>(ranks) + 1, 0);
-  for (int j = 0; j < ranks; ++j) bucket_start[j + 1] = bucket_start[j] + counts[static_cast<size_t>(me * ranks + j)];
+  for (int j = 0; j < ranks; ++j) bucket_start[j + 1] = bucket_start[j] + sending[static_cast<size_t>(j)];
   Tensor send = Tensor::Empty({std::max<int64_t>(n * stride, 1)});
   std::vector<int64_t> fill(bucket_start.begin(), bucket_start.end() - 1);
   for (int64_t i = 0; i < n; ++i) {
@@ -314,9 +314,9 @@ Tensor ScatterAddOverRanks(const Tensor& ids_in, const Tensor& rows_in, const Sh
   std::vector<size_t> send_bytes, recv_bytes;
   int64_t incoming = 0;
   for (int j = 0; j < ranks; ++j) {
-    send_bytes.push_back(static_cast<size_t>(counts[static_cast<size_t>(me * ranks + j)] * stride) * sizeof(float));
-    recv_bytes.push_back(static_cast<size_t>(counts[static_cast<size_t>(j * ranks + me)] * stride) * sizeof(float));
-    incoming += counts[static_cast<size_t>(j * ranks + me)];
+    send_bytes.push_back(static_cast<size_t>(sending[static_cast<size_t>(j)] * stride) * sizeof(float));
+    recv_bytes.push_back(static_cast<size_t>(receiving[static_cast<size_t>(j)] * stride) * sizeof(float));
+    incoming += receiving[static_cast<size_t>(j)];
   }
   Tensor received = Tensor::Empty({std::max<int64_t>(incoming * stride, 1)});
   dp.AllToAll(send.data_f32(), send_bytes, received.data_f32(), recv_bytes);
