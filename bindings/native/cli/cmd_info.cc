@@ -3,6 +3,7 @@
 
 #include "bindings/native/cli/args.h"
 #include "bindings/native/cli/commands.h"
+#include "distributed/process_group.h"
 #include "lockstep/lockstep.h"
 
 namespace lockstep_cli {
@@ -14,7 +15,8 @@ int InfoCommand(const std::vector<std::string>& argv) {
   if (args.help) {
     fputs("usage: lockstep info\n\nPrints the library version, the numerical contract version, the SIMD targets\n"
           "this CPU can run and the one in use, the kernel thread count, and the CUDA devices the\n"
-          "CUDA plugin finds (or why there are none).\n",
+          "CUDA plugin finds (or why there are none), and whether data-parallel training over MPI\n"
+          "is built in.\n",
           stdout);
     return kExitOk;
   }
@@ -42,6 +44,9 @@ int InfoCommand(const std::vector<std::string>& argv) {
   } else {
     printf("CUDA devices: %d\n%s", device_count, devices);
   }
+  printf("data-parallel training: %s\n", lockstep::distributed::ProcessGroup::Available()
+                                               ? "over MPI (mpirun -np N lockstep train ...)"
+                                               : "none (built without MPI)");
   return kExitOk;
 }
 
