@@ -18,6 +18,18 @@ def lenet():
                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 10))
 
 
+@pytest.fixture(autouse=True)
+def python_handles_sigint():
+    """Ctrl-C as an interactive Python sees it: a process started in the background by a
+    non-interactive shell (as CI runners may start the suite) inherits SIGINT ignored, and Python
+    then installs no handler; the tests are about lockstep under Python's own handler."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def interrupt_after(seconds):
     timer = threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
