@@ -8,7 +8,8 @@
 #   - a training state written by 2 ranks is the one 1 process writes, and resumed by 3 ranks it
 #     ends on the uninterrupted hash;
 #   - one rank killed with SIGKILL stops the whole job within seconds, with a message, and the run
-#     resumed from its last state by another number of ranks ends on the uninterrupted hash.
+#     resumed from its last state by another number of ranks ends on the uninterrupted hash;
+#   - a build without MPI refuses a job of several processes with the reason.
 # usage: tests/distributed/run.sh BUILD_DIR
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,6 +18,7 @@ cd "$root"
 cli=$build/bindings/native/cli/lockstep
 gpt=$build/examples/gpt/lockstep_gpt
 batchnorm=$build/tests/distributed/lockstep_batchnorm_check
+no_mpi=$build/tests/distributed/lockstep_no_mpi_check
 mnist_data=$root/.deps/data/mnist
 text=$root/.deps/data/fortunes/input.txt
 work=$(mktemp -d)
@@ -141,6 +143,13 @@ else
       fail "fault: resumed by 3 ranks: ${got:-no hash}, uninterrupted ${uninterrupted:-missing}"
     fi
   fi
+fi
+
+# 6. Without MPI in the build.
+if out=$("$no_mpi" 2>&1); then
+  pass "without MPI: $(sed -n 's/^ok: //p' <<<"$out")"
+else
+  fail "without MPI:"; sed 's/^/    /' <<<"$out"
 fi
 
 [ "$failures" -eq 0 ] && echo "distributed: all passed" || echo "distributed: $failures failed"
