@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "core/error.h"
 #include "core/nn/module.h"
@@ -28,7 +29,7 @@ class Timer {
   double* total_;
   std::chrono::steady_clock::time_point start_;
 };
-thread_local ActiveBatch* current_batch = nullptr;
+thread_local std::unique_ptr<ActiveBatch> current_batch;
 
 }  // namespace
 
@@ -197,17 +198,14 @@ bool ActiveBatch::IsInput(const Tensor& t) const {
 
 BatchScope::BatchScope(DataParallel& dp, int64_t samples) {
   LOCKSTEP_REQUIRE_STATE(current_batch == nullptr, "data-parallel: a batch is already being computed on this thread");
-  current_batch = new ActiveBatch{&dp, samples, ShareBoundaries(samples, dp.size()), {}};
+  current_batch = std::make_unique<ActiveBatch>(ActiveBatch{&dp, samples, ShareBoundaries(samples, dp.size()), {}});
 }
 
-BatchScope::~BatchScope() {
-  delete current_batch;
-  current_batch = nullptr;
-}
+BatchScope::~BatchScope() { current_batch.reset(); }
 
 void BatchScope::AddInput(const Tensor& t) { current_batch->inputs.push_back(t.impl()->storage.get()); }
 
-const ActiveBatch* CurrentBatch() { return current_batch; }
+const ActiveBatch* CurrentBatch() { return current_batch.get(); }
 
 namespace {
 
