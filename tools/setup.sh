@@ -106,6 +106,19 @@ if [ ! -f "$fortunes_text" ]; then
   echo "setup: GPT text in $fortunes_text ($(wc -c < "$fortunes_text") bytes)"
 fi
 
+# The reference ONNX models (docs/onnx.md): exported by Debian's PyTorch from fixed values, the
+# same bytes every time (tests/golden/onnx.txt holds their hashes). Exported again when the script
+# that makes them changes.
+onnx_models="$deps/onnx"
+onnx_script="$root/tests/onnx/models/export_models.py"
+onnx_stamp=$(sha256sum "$onnx_script" | cut -d' ' -f1)
+if [ -f "$onnx_models/transformer.onnx" ] && [ "$(cat "$onnx_models/.script-sha256" 2>/dev/null)" = "$onnx_stamp" ]; then
+  echo "setup: ONNX models present"
+else
+  /usr/bin/python3 -W ignore "$onnx_script" "$onnx_models" --check
+  echo "$onnx_stamp" > "$onnx_models/.script-sha256"
+fi
+
 # `tools/setup.sh --bench` (make bench) also installs the benchmark's npm peers (bench/package.json:
 # TensorFlow.js with its WASM backend, ONNX Runtime Web), which the tests do not need.
 if [ "${1:-}" = --bench ]; then

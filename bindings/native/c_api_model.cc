@@ -214,10 +214,13 @@ lockstep_status lockstep_train_step(lockstep_model* model, lockstep_optimizer* o
       Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "label_count is " + std::to_string(label_count) +
                                                 ", inputs hold " + std::to_string(shape[0]) + " examples");
     }
+    // Built-in models have 10 classes; an imported one's cross-entropy checks against its logits.
+    const int64_t classes = strcmp(model->arch, "onnx") == 0 ? INT64_MAX : lockstep::capi::kNumClasses;
     for (int64_t i = 0; i < label_count; ++i) {
-      if (labels[i] < 0 || labels[i] >= lockstep::capi::kNumClasses) {
+      if (labels[i] < 0 || labels[i] >= classes) {
         Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "labels[" + std::to_string(i) + "] is " + std::to_string(labels[i]) +
-                                                  ", expected 0.." + std::to_string(lockstep::capi::kNumClasses - 1));
+                                                  (classes == INT64_MAX ? std::string(", expected >= 0")
+                                                                        : ", expected 0.." + std::to_string(classes - 1)));
       }
     }
     lockstep::capi::RequireContractEnvironment();

@@ -19,7 +19,7 @@ constexpr int64_t kNumClasses = 10;
 std::shared_ptr<nn::Module> MakeModel(const char* arch, uint64_t seed, const char** canonical);
 
 // Fails with LOCKSTEP_ERROR_INVALID_ARGUMENT unless shape is a non-empty batch the arch accepts:
-// lenet5 [N, 1, 28, 28]; mlp [N, 784] or [N, 1, 28, 28].
+// lenet5 [N, 1, 28, 28]; mlp [N, 784] or [N, 1, 28, 28]; onnx any [N, ...] (the graph checks the rest).
 void RequireInputShape(const char* arch, const Shape& shape);
 
 }  // namespace capi

@@ -18,6 +18,7 @@ const char kHelp[] =
     "                            [--resume FILE] [--allow-nonfinite]\n"
     "                            [--trace FILE [--trace-values FILE --trace-steps A-B --trace-match TEXT]]\n"
     "       lockstep train gpt --help    (the GPT example)\n"
+    "       lockstep train onnx --help   (an imported ONNX classifier)\n"
     "\n"
     "Trains LeNet-5 on MNIST as the reference run does (Adam, lr 1e-3, batch 100) and prints the\n"
     "initial model hash, the trained model hash, the test accuracy and the hash of the test logits.\n"
@@ -46,6 +47,7 @@ int OnProgress(const lockstep_mnist_progress* p, void* user) {
 }  // namespace
 
 int TrainCommand(const std::vector<std::string>& argv) {
+  if (!argv.empty() && argv[0] == "onnx") return TrainOnnxCommand(std::vector<std::string>(argv.begin() + 1, argv.end()));
   Args args;
   std::string error;
   const bool gpt = !argv.empty() && argv[0] == "gpt";
@@ -66,7 +68,7 @@ int TrainCommand(const std::vector<std::string>& argv) {
   }
   if (args.positional.empty()) return UsageError("train", "missing the model to train (mnist or gpt)");
   if (args.positional[0] != "mnist" && args.positional[0] != "gpt") {
-    return UsageError("train", "expected 'mnist' or 'gpt', got '" + args.positional[0] + "'");
+    return UsageError("train", "expected 'mnist', 'gpt' or 'onnx', got '" + args.positional[0] + "'");
   }
   if (args.positional.size() > 1) return UsageError("train", "unexpected argument '" + args.positional[1] + "'");
   if (!NonEmpty(args, "--data", &error)) return UsageError("train", error);

@@ -23,6 +23,9 @@ int CanonicalizeCommand(const std::vector<std::string>& args);
 int DiffCommand(const std::vector<std::string>& args);
 int VerifyCommand(const std::vector<std::string>& args);
 int InfoCommand(const std::vector<std::string>& args);
+int RunCommand(const std::vector<std::string>& args);        // an ONNX model on .npy inputs
+int ConvertCommand(const std::vector<std::string>& args);    // an ONNX model to a checkpoint
+int TrainOnnxCommand(const std::vector<std::string>& args);  // `train onnx`, the arguments after it
 
 }  // namespace lockstep_cli
 

@@ -18,6 +18,9 @@ const char kUsage[] =
     "commands:\n"
     "  train mnist   train LeNet-5 on MNIST (the reference run) and print its hashes\n"
     "  train gpt     train a character-level GPT on text and print its hashes\n"
+    "  train onnx MODEL  fine-tune an imported ONNX classifier on IDX data\n"
+    "  run MODEL     run an ONNX model on .npy inputs; print the outputs' hashes\n"
+    "  convert MODEL OUT  write an ONNX model's weights as a canonical checkpoint\n"
     "  sample MODEL  generate text with a trained GPT checkpoint\n"
     "  eval MODEL    evaluate a checkpoint on an IDX test set\n"
     "  hash FILE     print a file's SHA-256 (a checkpoint's hash is its model hash)\n"
@@ -50,6 +53,8 @@ int main(int argc, char** argv) {
   if (command == "diff") return lockstep_cli::DiffCommand(rest);
   if (command == "verify") return lockstep_cli::VerifyCommand(rest);
   if (command == "info") return lockstep_cli::InfoCommand(rest);
+  if (command == "run") return lockstep_cli::RunCommand(rest);
+  if (command == "convert") return lockstep_cli::ConvertCommand(rest);
   fprintf(stderr, "lockstep: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return lockstep_cli::kExitError;
 }

@@ -43,7 +43,7 @@ typedef enum lockstep_status {
   LOCKSTEP_ERROR_RESOURCE = 8          /* out of memory, or a size this platform cannot address */
 } lockstep_status;
 
-typedef struct lockstep_tensor lockstep_tensor;       /* float32 tensor */
+typedef struct lockstep_tensor lockstep_tensor;       /* float32 (or int32/int64) tensor */
 typedef struct lockstep_model lockstep_model;         /* a network with its parameters */
 typedef struct lockstep_optimizer lockstep_optimizer; /* an optimizer bound to one model */
 typedef struct lockstep_dataset lockstep_dataset;     /* inputs [N, 1, rows, cols] + labels */
@@ -119,6 +119,39 @@ LOCKSTEP_API lockstep_status lockstep_model_save(const lockstep_model* model, co
                                                  char hash_out[LOCKSTEP_HASH_SIZE]);
 /* The hash the model's checkpoint would have, without writing it. */
 LOCKSTEP_API lockstep_status lockstep_model_hash(const lockstep_model* model, char out[LOCKSTEP_HASH_SIZE]);
+
+/* ---- ONNX models (docs/onnx.md)
+ * An .onnx file imported as a model: its initializers become parameters under their ONNX names,
+ * its graph runs lockstep's ops, so forward, train_step, evaluate, save and hash work on it as on
+ * any model (arch "onnx"). What lockstep does not compute exactly (an operator, attribute or type)
+ * is refused at load with LOCKSTEP_ERROR_UNAVAILABLE naming the node; a malformed file is
+ * LOCKSTEP_ERROR_FORMAT. seed seeds the graph's Dropout streams (used only while training). */
+LOCKSTEP_API lockstep_status lockstep_model_load_onnx(const char* path, uint64_t seed, lockstep_model** out);
+LOCKSTEP_API lockstep_status lockstep_model_load_onnx_bytes(const void* data, size_t size, uint64_t seed,
+                                                            lockstep_model** out);
+/* The graph's inputs and outputs: counts, and names (valid while the model lives). */
+LOCKSTEP_API lockstep_status lockstep_model_io_count(const lockstep_model* model, int* inputs, int* outputs);
+LOCKSTEP_API lockstep_status lockstep_model_io_name(const lockstep_model* model, int is_output, int index,
+                                                    const char** out);
+/* Inference on every input (in io order; int64 tensors feed integer inputs, float32 0/1 bool ones):
+ * output_count new tensors into outputs (bool outputs come out as float32 0.0 / 1.0). */
+LOCKSTEP_API lockstep_status lockstep_model_run(lockstep_model* model, const lockstep_tensor* const* inputs,
+                                                int input_count, lockstep_tensor** outputs, int output_count);
+
+/* ---- tensors of other types, and .npy files */
+typedef enum lockstep_dtype { LOCKSTEP_FLOAT32 = 0, LOCKSTEP_INT32 = 1, LOCKSTEP_INT64 = 2 } lockstep_dtype;
+LOCKSTEP_API lockstep_status lockstep_tensor_create_int64(const int64_t* data, const int64_t* shape, int rank,
+                                                          lockstep_tensor** out);
+LOCKSTEP_API lockstep_status lockstep_tensor_dtype(const lockstep_tensor* tensor, lockstep_dtype* out);
+/* Copies an integer tensor's elements out as int64; count must equal numel. */
+LOCKSTEP_API lockstep_status lockstep_tensor_copy_int64(const lockstep_tensor* tensor, int64_t* out, int64_t count);
+/* Reads a NumPy .npy file: '<f4' and '<f8' (rounded once) become float32, '<i4' int32, '<i8' int64,
+ * '|b1' float32 0/1; Fortran order, big-endian and other types are LOCKSTEP_ERROR_FORMAT. */
+LOCKSTEP_API lockstep_status lockstep_tensor_load_npy(const char* path, lockstep_tensor** out);
+/* Writes a .npy file (version 1.0, C order, little-endian) atomically. */
+LOCKSTEP_API lockstep_status lockstep_tensor_save_npy(const lockstep_tensor* tensor, const char* path);
+/* SHA-256 of the elements in C order as little-endian bytes (a .npy file's data section). */
+LOCKSTEP_API lockstep_status lockstep_tensor_sha256(const lockstep_tensor* tensor, char out[LOCKSTEP_HASH_SIZE]);
 
 /* ---- optimizer and training */
 typedef struct lockstep_adam_options {
