@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Serves the web demo: web/ at /, the npm package (build/npm/package) at /lockstep/, the MNIST
-// files at /data/mnist/ and the golden hashes at /golden/mnist.txt. Only GET and HEAD, only those
-// folders; nothing else on the machine is reachable through it.
+// Serves the web demo: web/ at /, the npm package (build/npm/package, or $LOCKSTEP_NPM_PACKAGE) at
+// /lockstep/, the MNIST files at /data/mnist/, the sample ONNX models at /models/onnx/ and the
+// golden hashes at /golden/. Only GET and HEAD, only those folders; nothing else on the machine is
+// reachable through it.
 // Usage: node tools/serve-web.mjs [--port N] [--host H]   (port 0 picks a free one)
 import { createServer } from 'node:http';
 import { createReadStream, existsSync, statSync } from 'node:fs';
@@ -22,8 +23,9 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 }
 
 const mounts = [
-  ['/lockstep/', path.join(root, 'build/npm/package')],
+  ['/lockstep/', process.env.LOCKSTEP_NPM_PACKAGE ?? path.join(root, 'build/npm/package')],
   ['/data/mnist/', path.join(root, '.deps/data/mnist')],
+  ['/models/onnx/', path.join(root, '.deps/onnx')],
   ['/golden/', path.join(root, 'tests/golden')],
   ['/', path.join(root, 'web')],
 ];
@@ -38,6 +40,7 @@ const types = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8', '.wasm': 'application/wasm', '.txt': 'text/plain; charset=utf-8',
   '.json': 'application/json', '.svg': 'image/svg+xml', '.png': 'image/png', '.idx': 'application/octet-stream',
+  '.onnx': 'application/octet-stream', '.npy': 'application/octet-stream',
 };
 
 function resolve(urlPath) {

@@ -2,6 +2,7 @@
 // checkpoint hashing and the digit pad. The engine itself runs in worker.js.
 import { LossChart } from './loss-chart.js';
 import { DigitPad } from './digit-pad.js';
+import { OnnxPanel } from './onnx-panel.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -71,6 +72,7 @@ function showResult({ run, build, hashes, bytes }) {
 }
 
 worker.onmessage = ({ data }) => {
+  if (onnxPanel?.handle(data)) return;
   switch (data.type) {
     case 'engine':
       $('engine').textContent = `engine ${data.info.version}, contract v${data.info.contractVersion}, ` +
@@ -153,19 +155,26 @@ drop.addEventListener('drop', (e) => {
 });
 $('checkpoint-file').addEventListener('change', (e) => { if (e.target.files.length) hashFile(e.target.files[0]); });
 const pad = new DigitPad($('pad'), (pixels) => { if (pixels) worker.postMessage({ type: 'classify', pixels }); });
+const onnxPanel = new OnnxPanel(worker, pad);
 $('clear').addEventListener('click', () => {
   pad.clear();
   $('prediction').textContent = '–';
   $('probabilities').replaceChildren();
 });
 
-// ?run=short&build=scalar&autostart=1 preselects (the browser test uses them).
+// ?run=short&build=scalar&autostart=1 preselects (the browser test uses them); ?onnx=NAME loads
+// that sample ONNX model.
 if (params.get('run')) $('run').value = params.get('run');
 if (params.get('build')) $('build').value = params.get('build');
 golden = await loadGolden();
+await onnxPanel.loadGolden();
 showGolden($('run').value);
 $('verdict').textContent = 'no result yet';
 worker.postMessage({ type: 'init', build: $('build').value });
+if (params.get('onnx')) {
+  $('onnx-sample').value = params.get('onnx');
+  onnxPanel.loadSample(params.get('onnx'));
+}
 if (params.get('autostart') === '1') {
   const begin = () => ($('start').disabled ? setTimeout(begin, 50) : start());
   begin();

@@ -5,6 +5,8 @@ import { load } from './lockstep/index.js';
 let ls = null;
 let model = null;        // the model that classifies drawn digits
 let controller = null;   // aborts a training run
+let onnxModel = null;    // the ONNX panel's model, and its file name
+let onnxName = '';
 
 const post = (message, transfer) => self.postMessage(message, transfer ?? []);
 
@@ -17,6 +19,8 @@ async function fetchBytes(url) {
 async function engine(build) {
   if (!ls || (build !== 'auto' && ls.info.build !== build)) {
     replaceModel(null);  // a model belongs to the engine instance that made it
+    onnxModel?.dispose();
+    onnxModel = null;
     ls = await load({ build, baseUrl: new URL('./lockstep/', self.location.href) });
     post({ type: 'engine', info: ls.info });
   }
@@ -82,6 +86,89 @@ function classify({ pixels }) {
   post({ type: 'prediction', probabilities });
 }
 
+// --- the ONNX panel: NumPy .npy files for the inputs (read and written here), hashes of outputs.
+function readNpy(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const length = view.getUint16(8, true);
+  const header = new TextDecoder('latin1').decode(bytes.subarray(10, 10 + length));
+  const descr = /'descr': '([^']+)'/.exec(header)?.[1];
+  const shape = (/'shape': \(([^)]*)\)/.exec(header)?.[1] ?? '').split(',').map((d) => d.trim()).filter(Boolean).map(Number);
+  const data = bytes.slice(10 + length).buffer;
+  if (descr === '<f4') return { shape, dtype: 'float32', values: new Float32Array(data) };
+  if (descr === '<i8') return { shape, dtype: 'int64', values: Array.from(new BigInt64Array(data), Number) };
+  throw new Error(`the sample input is '${descr}', expected '<f4' or '<i8'`);
+}
+
+function writeNpy(shape, dtype, values) {
+  const dims = shape.length === 1 ? `${shape[0]},` : shape.join(', ');
+  let header = `{'descr': '${dtype === 'int64' ? '<i8' : '<f4'}', 'fortran_order': False, 'shape': (${dims}), }`;
+  header += ' '.repeat((64 - ((10 + header.length + 1) % 64)) % 64) + '\n';
+  const data = dtype === 'int64' ? new Uint8Array(BigInt64Array.from(values, BigInt).buffer) : new Uint8Array(Float32Array.from(values).buffer);
+  const out = new Uint8Array(10 + header.length + data.length);
+  out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, header.length & 0xff, header.length >> 8]);
+  out.set(new TextEncoder().encode(header), 10);
+  out.set(data, 10 + header.length);
+  return out;
+}
+
+async function onnxLoad({ name, sample, bytes }) {
+  const e = await engine('auto');
+  onnxModel?.dispose();
+  onnxModel = null;
+  onnxModel = e.onnx.load(bytes);
+  onnxName = name;
+  const parameters = onnxModel.namedParameters().reduce((n, [, t]) => { const k = t.numel; t.dispose(); return n + k; }, 0);
+  post({ type: 'onnx-model', name, sample, inputs: onnxModel.inputs, outputs: onnxModel.outputs,
+         opset: onnxModel.opset, producer: onnxModel.producer, parameters });
+}
+
+// The input: the sample's .npy, the drawing pad (MNIST's normalisation, as classify()), or for a
+// model without a sample, values from lockstep's own generator (seed 0), so the page can offer
+// them as a file for the native command.
+function onnxInput({ source, npy, pixels }) {
+  const [input] = onnxModel.inputs;
+  if (onnxModel.inputs.length !== 1) throw new Error(`the panel feeds one-input models; this one takes ${onnxModel.inputs.length}`);
+  if (source === 'pad') {
+    const ok = input.dtype === 'float' && input.shape?.length === 4 && input.shape.slice(1).join() === '1,28,28';
+    if (!ok) throw new Error(`the drawing pad makes [1, 1, 28, 28] images; this model takes ${input.dtype}[${input.shape}]`);
+    const scale = new Float32Array(new Uint32Array([0x404FB98B]).buffer)[0];  // float32 1 / 0.3081, as classify()
+    const x = ls.scope(() => ls.tensor(pixels, [1, 1, 28, 28]).sub(0.1307).mul(scale).detach());
+    return { tensor: x, shape: [1, 1, 28, 28], dtype: 'float32', values: x.toArray() };
+  }
+  if (npy) {
+    const { shape, dtype, values } = readNpy(npy);
+    return { tensor: ls.tensor(values, shape, { dtype }), shape, dtype, values };
+  }
+  const shape = (input.shape ?? []).map((d) => (typeof d === 'number' ? d : 1));
+  if (input.dtype === 'float') {
+    const tensor = ls.rand(shape, { seed: 0 });
+    return { tensor, shape, dtype: 'float32', values: tensor.toArray() };
+  }
+  const values = new Array(shape.reduce((a, b) => a * b, 1)).fill(0);  // token or index inputs: zeros
+  return { tensor: ls.tensor(values, shape, { dtype: 'int64' }), shape, dtype: 'int64', values };
+}
+
+async function onnxRun(message) {
+  if (!onnxModel) throw new Error('no ONNX model loaded');
+  const input = onnxInput(message);
+  const outputs = ls.noGrad(() => onnxModel.eval().run([input.tensor]));
+  const described = onnxModel.outputs.map((io) => {
+    const t = outputs[io.name];
+    const array = t.toArray();
+    const hash = ls.sha256(new Uint8Array(array.buffer, array.byteOffset, array.byteLength));
+    return { name: io.name, shape: t.shape, dtype: t.dtype, hash, values: io === onnxModel.outputs[0] ? array : undefined };
+  });
+  let prediction;
+  if (message.source === 'pad') {
+    const logits = described[0].values;
+    prediction = logits.indexOf(Math.max(...logits));
+  }
+  const inputNpy = writeNpy(input.shape, input.dtype, input.values);
+  [input.tensor, ...Object.values(outputs)].forEach((t) => t.dispose());
+  post({ type: 'onnx-result', source: message.source, build: ls.info.build, inputName: onnxModel.inputs[0].name,
+         outputs: described.map(({ values, ...rest }) => rest), prediction, inputNpy }, [inputNpy.buffer]);
+}
+
 self.onmessage = async ({ data }) => {
   try {
     if (data.type === 'stop') controller?.abort(new Error('stopped'));
@@ -89,6 +176,8 @@ self.onmessage = async ({ data }) => {
     else if (data.type === 'train') await train(data);
     else if (data.type === 'checkpoint') await checkpoint(data);
     else if (data.type === 'classify') classify(data);
+    else if (data.type === 'onnx-load') await onnxLoad(data);
+    else if (data.type === 'onnx-run') await onnxRun(data);
   } catch (error) {
     post({ type: 'error', during: data.type, message: error.message });
   }

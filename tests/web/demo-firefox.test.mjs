@@ -1,7 +1,8 @@
 // The web demo in Debian's Firefox ESR (headless, SpiderMonkey; driven by puppeteer-core over
 // WebDriver BiDi, since playwright cannot drive Debian's Firefox): the shortened training run in
 // the page's Web Worker must show the golden hashes with a match verdict, with both WebAssembly
-// builds, a drawn digit must get a prediction, and a dropped checkpoint must get its hash. Saves
+// builds, a drawn digit must get a prediction, a dropped checkpoint must get its hash, and the ONNX
+// panel must show the native output hashes of the sample LeNet-5 and transformer. Saves
 // screenshots to build/web/demo-firefox-*.png. Needs the npm package and the MNIST files.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
-import { golden, outDir, startServer } from './demo_server.mjs';
+import { golden, goldenOnnx, outDir, startServer } from './demo_server.mjs';
 
 const firefox = '/usr/bin/firefox-esr';
 
@@ -65,6 +66,18 @@ for (const build of ['simd', 'scalar']) {
       await page.waitForFunction(() => document.getElementById('checkpoint-result').dataset.hash, { timeout: 10_000 });
       assert.equal(await attribute(page, '#checkpoint-result', 'data-hash'), expected.trained);
       assert.match(await text(page, '#checkpoint-note'), /Golden: this is the short run's trained model/);
+
+      // The ONNX panel: sample models on their sample inputs give the native `lockstep run` hashes.
+      const onnxGolden = goldenOnnx();
+      for (const model of ['lenet5', 'transformer']) {
+        await page.select('#onnx-sample', model);
+        await page.waitForSelector(`#onnx-model[data-loaded="${model}.onnx"]`, { timeout: 30_000 });
+        await page.select('#onnx-input', 'sample');
+        await page.click('#onnx-run');
+        await page.waitForSelector('#onnx-verdict[data-verdict]', { timeout: 30_000 });
+        assert.equal(await attribute(page, '#onnx-verdict', 'data-verdict'), 'match', await text(page, '#onnx-verdict'));
+        assert.equal(await attribute(page, '#onnx-outputs tr', 'data-hash'), onnxGolden[`${model} output`], model);
+      }
 
       mkdirSync(outDir, { recursive: true });
       writeFileSync(path.join(outDir, `demo-firefox-${build}.png`), await page.screenshot({ fullPage: true }));

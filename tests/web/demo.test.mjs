@@ -1,13 +1,14 @@
 // The web demo in Debian's Chromium (headless, driven by playwright-core): a shortened training
 // run in the page's Web Worker must show the golden hashes with a match verdict, a drawn digit
-// must get a prediction, and a dropped checkpoint must get its hash. Saves a screenshot to
+// must get a prediction, a dropped checkpoint must get its hash, and the ONNX panel must show the
+// native output hashes of the sample LeNet-5 and transformer (and run LeNet-5 on the drawn digit). Saves a screenshot to
 // build/web/demo.png. Needs the npm package (tools/build-npm-package) and the MNIST files.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { golden, outDir, startServer } from './demo_server.mjs';
+import { golden, goldenOnnx, outDir, startServer } from './demo_server.mjs';
 
 for (const build of ['simd', 'scalar']) {
   test(`web demo in headless Chromium (${build}): golden hashes, match verdict, digit, checkpoint`, async () => {
@@ -52,6 +53,26 @@ for (const build of ['simd', 'scalar']) {
       await page.waitForFunction(() => document.getElementById('checkpoint-result').dataset.hash, null, { timeout: 10_000 });
       assert.equal(await page.getAttribute('#checkpoint-result', 'data-hash'), expected.trained);
       assert.match(await page.textContent('#checkpoint-note'), /Golden: this is the short run's trained model/);
+
+      // The ONNX panel: sample models on their sample inputs give the native `lockstep run` hashes.
+      const onnxGolden = goldenOnnx();
+      for (const model of ['lenet5', 'transformer']) {
+        await page.selectOption('#onnx-sample', model);
+        await page.waitForSelector(`#onnx-model[data-loaded="${model}.onnx"]`, { timeout: 30_000 });
+        await page.selectOption('#onnx-input', 'sample');
+        await page.click('#onnx-run');
+        await page.waitForSelector('#onnx-verdict[data-verdict]', { timeout: 30_000 });
+        assert.equal(await page.getAttribute('#onnx-verdict', 'data-verdict'), 'match', await page.textContent('#onnx-verdict'));
+        assert.equal(await page.getAttribute('#onnx-outputs tr', 'data-hash'), onnxGolden[`${model} output`], model);
+      }
+      // The drawn digit through the imported LeNet-5: a hash, and the command that reproduces it.
+      await page.selectOption('#onnx-sample', 'lenet5');
+      await page.waitForSelector('#onnx-model[data-loaded="lenet5.onnx"]', { timeout: 30_000 });
+      await page.selectOption('#onnx-input', 'pad');
+      await page.click('#onnx-run');
+      await page.waitForSelector('#onnx-verdict[data-verdict]', { timeout: 30_000 });
+      assert.equal(await page.getAttribute('#onnx-verdict', 'data-verdict'), 'computed', await page.textContent('#onnx-verdict'));
+      assert.match(await page.textContent('#onnx-command'), /lockstep run lenet5\.onnx --input images=images\.npy \(this digit: class \d\)/);
 
       mkdirSync(outDir, { recursive: true });
       writeFileSync(path.join(outDir, `demo-${build}.png`), await page.screenshot({ fullPage: true }));

@@ -18,6 +18,16 @@ export function golden() {
   return table;
 }
 
+// tests/golden/onnx.txt as { 'model kind': hash }.
+export function goldenOnnx() {
+  const table = {};
+  for (const line of readFileSync(path.join(root, 'tests/golden/onnx.txt'), 'utf8').split('\n')) {
+    const [model, kind, hash] = line.trim().split(/\s+/);
+    if (model && !model.startsWith('#')) table[`${model} ${kind}`] = hash;
+  }
+  return table;
+}
+
 export function startServer() {
   const server = spawn(process.execPath, [path.join(root, 'tools/serve-web.mjs'), '--port', '0'],
                        { stdio: ['ignore', 'pipe', 'inherit'] });

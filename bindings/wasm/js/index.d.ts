@@ -441,6 +441,34 @@ export interface Info {
   build: 'simd' | 'scalar';
 }
 
+/** A graph input or output as the .onnx file declares it; a string dimension is a named one. */
+export interface OnnxIo {
+  readonly name: string;
+  readonly dtype: 'float' | 'int64' | 'int32' | 'bool';
+  readonly shape: ReadonlyArray<number | string> | null;
+}
+
+/** An imported ONNX graph: a Module (forward, fit, evaluate, save, hash) with run() over every input. */
+export interface OnnxModel extends Module {
+  readonly inputs: ReadonlyArray<OnnxIo>;
+  readonly outputs: ReadonlyArray<OnnxIo>;
+  readonly opset: number;
+  readonly producer: string;
+  /** Every input by name (or an array in inputs order); every output by name. Dispose them. */
+  run(inputs: Record<string, Tensor> | Tensor[]): Record<string, Tensor>;
+}
+
+export interface Onnx {
+  OnnxModel: ClassOf<OnnxModel>;
+  /**
+   * Imports the bytes of an .onnx file (docs/onnx.md in the repository). seed: the Philox seed of
+   * its Dropout nodes, used only while it trains. Throws an Error of kind 'unavailable' naming the
+   * node for an operator, attribute or type lockstep does not compute exactly, 'format' for a
+   * malformed file.
+   */
+  load(bytes: Uint8Array, options?: { seed?: number }): OnnxModel;
+}
+
 export interface Lockstep {
   readonly info: Info;
   Tensor: ClassOf<Tensor>;
@@ -469,6 +497,8 @@ export interface Lockstep {
   mnistReferenceRun(options: MnistRunOptions): Promise<MnistRunResult>;
   /** The GPT example: corpora, model, training, sampling. */
   gpt: Gpt;
+  /** ONNX models: the same output bits as the native `lockstep run` for the same file and input. */
+  onnx: Onnx;
   scope<T>(fn: () => T): T;
   Owned: typeof Owned;
   /**

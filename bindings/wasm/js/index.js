@@ -7,6 +7,7 @@ import { makeNnApi } from './nn.js';
 import { makeOptimApi } from './optim.js';
 import { makeTrainApi } from './train.js';
 import { makeGptApi } from './gpt.js';
+import { makeOnnxApi } from './onnx.js';
 import * as check from './check.js';
 
 export { simdSupported, scope, Owned };
@@ -37,6 +38,7 @@ export async function load(options) {
   const optim = makeOptimApi(engine, tensors, nnApi);
   const trainApi = makeTrainApi(engine, tensors, nnApi, { optim });
   const gpt = makeGptApi(engine, nnApi);
+  const onnxApi = makeOnnxApi(engine, tensors, nnApi);
   const info = { ...engine.info(), build: flavour };
 
   return Object.freeze({
@@ -46,6 +48,7 @@ export async function load(options) {
     optim,
     ...trainApi,
     gpt,
+    ...onnxApi,
     scope,
     Owned,
     // Seeds the default generators (the stream "init": layers' parameters, and randn/rand without
