@@ -30,6 +30,7 @@ from ._runtime import cuda, current_device, device, info, is_grad_enabled, no_gr
 from ._io import encode, hash, load, load_bytes, load_safetensors, save, save_safetensors
 from ._train import EvalResult, FitResult, Progress, evaluate, fit, mnist_reference_run
 from . import nn, optim, data
+from . import onnx
 from ._torch import from_torch_module, to_torch_state_dict
 from ._version import __version__
 
@@ -44,7 +45,7 @@ __all__ = [
     "manual_seed", "initial_seed", "no_grad", "is_grad_enabled", "device", "set_device", "current_device", "cuda",
     "info", "trace", "save", "load", "hash", "encode", "load_bytes", "save_safetensors", "load_safetensors",
     "sha256", "canonicalize", "fit", "evaluate", "mnist_reference_run", "from_torch_module", "to_torch_state_dict",
-    "nn", "optim", "data", "Error", "ArgumentError", "FormatError", "IoError", "StateError", "UnavailableError",
+    "nn", "optim", "data", "onnx", "Error", "ArgumentError", "FormatError", "IoError", "StateError", "UnavailableError",
     "ResourceError", "CancelledError", "InternalError", "set_num_threads", "get_num_threads", "matmul", "sum",
     "mean", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "softmax", "log_softmax", "maximum", "minimum", "pow",
     "argmax", "eq", "gt", "FitResult", "EvalResult", "Progress",

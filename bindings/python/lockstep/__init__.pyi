@@ -8,6 +8,7 @@ import numpy as np
 from . import data as data
 from . import nn as nn
 from . import optim as optim
+from . import onnx as onnx
 
 __version__: str
 _Path = Union[str, os.PathLike]
@@ -275,5 +276,5 @@ def evaluate(model: nn.Module, dataset: data.Dataset, batch_size: int = ..., lim
 def mnist_reference_run(data_dir: _Path, epochs: int = ..., seed: int = ..., max_steps: Optional[int] = ...,
                         max_test: Optional[int] = ..., lr: float = ..., save_path: Optional[_Path] = ...,
                         on_progress: Optional[Callable[[int, int, int, float], Any]] = ...) -> Dict[str, Any]: ...
-def from_torch_module(module: Any, seed: Optional[int] = ...) -> nn.Module: ...
+def from_torch_module(module: Any, seed: Optional[int] = ..., example_inputs: Any = ...) -> nn.Module: ...
 def to_torch_state_dict(model: nn.Module) -> Dict[str, Any]: ...

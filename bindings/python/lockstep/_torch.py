@@ -147,7 +147,7 @@ def _state(torch_module, torch):
     return out
 
 
-def from_torch_module(module, seed=None):
+def from_torch_module(module, seed=None, example_inputs=None):
     """A lockstep module computing what the torch.nn.Module ``module`` computes, with the same
     module and parameter names and the same parameter and buffer values, in the same training
     mode. Supported: Sequential, ModuleList and Identity; Linear (any rank), Conv2d (square
@@ -158,11 +158,22 @@ def from_torch_module(module, seed=None):
     Anything else raises ArgumentError naming the module's class and path (and the call).
 
     Dropout masks come from the streams "dropout/<module path>" under ``seed`` (default:
-    lockstep.initial_seed(), i.e. manual_seed's)."""
+    lockstep.initial_seed(), i.e. manual_seed's).
+
+    With ``example_inputs`` (a tensor or tuple of tensors), a module the conversion cannot take
+    goes through PyTorch's ONNX exporter instead (lockstep.onnx.from_torch): anything
+    torch.onnx.export exports and lockstep's ONNX importer computes, with the same parameter names
+    (an OnnxModel; eval-mode exports drop Dropout)."""
     import torch
     if not isinstance(module, torch.nn.Module):
         raise TypeError("from_torch_module: expected a torch.nn.Module, got %s" % type(module).__name__)
-    out = _Converter(torch).convert(module, "")
+    try:
+        out = _Converter(torch).convert(module, "")
+    except ArgumentError:
+        if example_inputs is None:
+            raise
+        from . import onnx
+        return onnx.from_torch(module, example_inputs, _C.initial_seed() if seed is None else int(seed))
     out.load_state_dict(_state(module, torch))
     nn.seed_dropout_streams(out, _C.initial_seed() if seed is None else int(seed))
     modes = dict(module.named_modules())

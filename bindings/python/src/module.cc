@@ -20,4 +20,6 @@ PYBIND11_MODULE(_C, m) {
   BindOptim(optim);
   BindData(m);
   BindIo(m);
+  py::module_ onnx = m.def_submodule("onnx", "ONNX models.");
+  BindOnnx(onnx);
 }
