@@ -9,12 +9,14 @@ lockstep's runs with 1, 2, 3 and 4 ranks end on one hash (tests/distributed/run.
 
   /usr/bin/python3 bench/peers/ddp_contrast.py [--data DIR] [--steps N]
 
-Prints one line per comparison:
+Prints one line per comparison, and the SHA-256 of each run's final weights:
   ddp lenet steps=N A vs B: max_abs=X max_rel=Y differing=K/T accuracy=P vs Q
+  ddp lenet steps=N weights: 1 rank H1, again H1', 2 ranks H2
 max_rel is the largest difference over the largest weight magnitude; differing counts the
 weights whose float32 bits differ.
 """
 import argparse
+import hashlib
 import os
 import struct
 import sys
@@ -100,6 +102,13 @@ def compare(a, b):
     return max_abs, max_abs / largest, differing, total
 
 
+def weights_hash(run):
+    digest = hashlib.sha256()
+    for name in sorted(run["weights"]):
+        digest.update(run["weights"][name].contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=os.path.join(ROOT, ".deps", "data", "mnist"))
@@ -112,6 +121,8 @@ def main():
         max_abs, max_rel, differing, total = compare(a, b)
         print("ddp lenet steps=%d %s: max_abs=%.3g max_rel=%.3g differing=%d/%d accuracy=%.4f vs %.4f"
               % (args.steps, label, max_abs, max_rel, differing, total, a["accuracy"], b["accuracy"]), flush=True)
+    print("ddp lenet steps=%d weights: 1 rank %s, again %s, 2 ranks %s"
+          % (args.steps, weights_hash(one)[:16], weights_hash(again)[:16], weights_hash(two)[:16]), flush=True)
 
 
 if __name__ == "__main__":
