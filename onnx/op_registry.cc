@@ -98,6 +98,7 @@ const std::vector<OpSpec>& OperatorTable() {
     AddValueOps(&t);
     AddNetworkOps(&t);
     AddReduceOps(&t);
+    AddLossOps(&t);
     std::sort(t.begin(), t.end(), [](const OpSpec& a, const OpSpec& b) { return std::string(a.name) < b.name; });
     return t;
   }();

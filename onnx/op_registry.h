@@ -99,6 +99,7 @@ void AddShapeOps(std::vector<OpSpec>* table);
 void AddValueOps(std::vector<OpSpec>* table);
 void AddNetworkOps(std::vector<OpSpec>* table);
 void AddReduceOps(std::vector<OpSpec>* table);
+void AddLossOps(std::vector<OpSpec>* table);
 
 }  // namespace onnx
 }  // namespace lockstep

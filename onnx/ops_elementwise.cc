@@ -266,6 +266,33 @@ Kernel GeluKernel(const NodeView& node) {
   };
 }
 
+Kernel SignKernel(const NodeView& node) {
+  node.RequireInputs(1, 1);
+  return [](const Values& in, RunContext&) -> Values {
+    const Value& x = Input(in, 0, "Sign");
+    if (x.is_int()) {
+      const Value zero = IntTensor({}, {0}, x.elem);
+      return {IntBinary(IntOp::kSub, CastValue(IntBinary(IntOp::kGt, x, zero, "Sign"), x.elem),
+                        CastValue(IntBinary(IntOp::kLt, x, zero, "Sign"), x.elem), "Sign")};
+    }
+    const Tensor v = FloatInput(x, "Sign"), zero = Scalar(0.0f);
+    // 1, -1 or 0 (+0 for both zeros); NaN stays NaN.
+    return {FloatValue(Where(NotEqual(v, v), v, Sub(Greater(v, zero), Less(v, zero))))};
+  };
+}
+
+Kernel IsInfKernel(const NodeView& node) {
+  node.RequireInputs(1, 1);
+  const bool negative = node.Int("detect_negative", 1) != 0, positive = node.Int("detect_positive", 1) != 0;
+  return [negative, positive](const Values& in, RunContext&) -> Values {
+    const Tensor x = FloatInput(Input(in, 0, "IsInf"), "IsInf");
+    Tensor out = Tensor::Zeros(x.shape());
+    if (positive) out = Maximum(out, Equal(x, Scalar(__builtin_inff())));
+    if (negative) out = Maximum(out, Equal(x, Scalar(-__builtin_inff())));
+    return {BoolValue(out)};
+  };
+}
+
 }  // namespace
 
 void AddElementwiseOps(std::vector<OpSpec>* t) {
@@ -301,6 +328,17 @@ void AddElementwiseOps(std::vector<OpSpec>* t) {
   t->push_back(FloatUnary("Reciprocal", 1, [](const Tensor& x) { return Div(Scalar(1.0f), x); }));
   t->push_back(FloatUnary("Softsign", 1, [](const Tensor& x) { return Div(x, AddScalar(Abs(x), 1.0f)); }));
   t->push_back({"PRelu", 1, PReluKernel});
+  t->push_back({"Sign", 9, SignKernel});
+  t->push_back({"IsInf", 10, IsInfKernel});
+  t->push_back({"IsNaN", 9, [](const NodeView& node) -> Kernel {
+                  node.RequireInputs(1, 1);
+                  return [](const Values& in, RunContext&) -> Values {
+                    const Tensor x = FloatInput(Input(in, 0, "IsNaN"), "IsNaN");
+                    return {BoolValue(NotEqual(x, x))};
+                  };
+                }});
+  // ONNX's definition, log(exp(x) + 1), as written (it overflows to inf where exp does).
+  t->push_back(FloatUnary("Softplus", 1, [](const Tensor& x) { return Log(AddScalar(Exp(x), 1.0f)); }));
   t->push_back({"Gelu", 20, GeluKernel});
   t->push_back(Activation("LeakyRelu", 1, [](const NodeView& n) -> std::function<Tensor(const Tensor&)> {
     const float alpha = n.Float("alpha", 0.01f);

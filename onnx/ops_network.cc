@@ -360,6 +360,31 @@ Kernel SoftmaxKernel(const NodeView& node, bool log) {
   };
 }
 
+// One-hot of the first maximum along the axis (opsets before 13: of the [outer, axis...] rows).
+Kernel HardmaxKernel(const NodeView& node) {
+  node.RequireInputs(1, 1);
+  const bool coerced = node.opset() < 13;
+  const int64_t axis_attr = node.Int("axis", coerced ? 1 : -1);
+  const std::string where = node.Where();
+  return [coerced, axis_attr, where](const Values& in, RunContext&) -> Values {
+    const Tensor x = FloatInput(Input(in, 0, "Hardmax"), "Hardmax");
+    const int64_t axis = Axis(axis_attr, x.dim(), where);
+    Tensor rows = x;
+    int64_t d = axis;
+    if (coerced) {
+      const int64_t outer = NumElements(Shape(x.shape().begin(), x.shape().begin() + axis));
+      rows = x.Reshape({outer, NumElements(Shape(x.shape().begin() + axis, x.shape().end()))});
+      d = 1;
+    }
+    const int64_t n = rows.size(d);
+    Shape position(static_cast<size_t>(rows.dim()), 1);
+    position[d] = n;
+    const Tensor index = Tensor::Arange(n, DType::kFloat32).Reshape(position);
+    const Tensor first = Argmax(rows, d, true).To(DType::kFloat32);
+    return {FloatValue(Equal(index, first).Reshape(x.shape()))};
+  };
+}
+
 }  // namespace
 
 void AddNetworkOps(std::vector<OpSpec>* t) {
@@ -375,6 +400,7 @@ void AddNetworkOps(std::vector<OpSpec>* t) {
   t->push_back({"InstanceNormalization", 1, InstanceNormKernel});
   t->push_back({"Softmax", 1, [](const NodeView& n) { return SoftmaxKernel(n, false); }});
   t->push_back({"LogSoftmax", 1, [](const NodeView& n) { return SoftmaxKernel(n, true); }});
+  t->push_back({"Hardmax", 1, HardmaxKernel});
 }
 
 }  // namespace onnx

@@ -342,6 +342,54 @@ Kernel PadKernel(const NodeView& node) {
   };
 }
 
+// Upper (j - i >= k) or lower (j - i <= k) triangle of the last two dimensions; zeros elsewhere.
+Kernel TriluKernel(const NodeView& node) {
+  node.RequireInputs(1, 2);
+  const bool upper = node.Int("upper", 1) != 0;
+  return [upper](const Values& in, RunContext&) -> Values {
+    const Value& x = Input(in, 0, "Trilu");
+    LOCKSTEP_REQUIRE(x.shape().size() >= 2, "Trilu: expected a tensor of rank >= 2, got " << ShapeString(x.shape()));
+    int64_t k = 0;
+    if (in.size() > 1 && in[1].defined()) {
+      const std::vector<int64_t> kv = IntValues(in[1]);
+      LOCKSTEP_REQUIRE(kv.size() == 1, "Trilu: k must be a scalar");
+      k = kv[0];
+    }
+    const int64_t rows = x.shape()[x.shape().size() - 2], cols = x.shape().back();
+    std::vector<float> mask(static_cast<size_t>(rows * cols));
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; ++j) mask[i * cols + j] = (upper ? j - i >= k : j - i <= k) ? 1.0f : 0.0f;
+    }
+    const Value keep = BoolValue(Tensor::FromVector({rows, cols}, mask));
+    if (x.is_int()) return {IntWhere(keep, x, IntTensor({}, {0}, x.elem))};
+    return {Value{Where(keep.tensor, x.tensor, Tensor::Scalar(0.0f)), x.elem}};
+  };
+}
+
+// DepthToSpace (DCR or CRD) and SpaceToDepth: a reshape, a transpose and a reshape.
+Kernel DepthSpaceKernel(const NodeView& node, bool to_space) {
+  node.RequireInputs(1, 1);
+  const int64_t b = node.Int("blocksize", 0);
+  node.Require(b >= 1, "blocksize must be >= 1");
+  const std::string mode = node.String("mode", "DCR");
+  node.Require(mode == "DCR" || mode == "CRD", "mode must be DCR or CRD, got '" + mode + "'");
+  return [b, mode, to_space](const Values& in, RunContext&) -> Values {
+    const Value& x = Input(in, 0, to_space ? "DepthToSpace" : "SpaceToDepth");
+    LOCKSTEP_REQUIRE(x.shape().size() == 4, "DepthToSpace/SpaceToDepth: expected [N, C, H, W], got " << ShapeString(x.shape()));
+    const int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+    if (to_space) {
+      LOCKSTEP_REQUIRE(c % (b * b) == 0, "DepthToSpace: " << c << " channels do not divide by blocksize^2 = " << b * b);
+      const int64_t cb = c / (b * b);
+      const Tensor t = mode == "DCR" ? x.tensor.Reshape({n, b, b, cb, h, w}).Permute({0, 3, 4, 1, 5, 2})
+                                     : x.tensor.Reshape({n, cb, b, b, h, w}).Permute({0, 1, 4, 2, 5, 3});
+      return {WithTensor(x, t.Reshape({n, cb, h * b, w * b}))};
+    }
+    LOCKSTEP_REQUIRE(h % b == 0 && w % b == 0, "SpaceToDepth: " << h << "x" << w << " does not divide by blocksize " << b);
+    const Tensor t = x.tensor.Reshape({n, c, h / b, b, w / b, b}).Permute({0, 3, 5, 1, 2, 4});
+    return {WithTensor(x, t.Reshape({n, c * b * b, h / b, w / b}))};
+  };
+}
+
 Kernel IdentityKernel(const NodeView& node) {
   node.RequireInputs(1, 1);
   return [](const Values& in, RunContext&) -> Values { return {Input(in, 0, "Identity")}; };
@@ -362,6 +410,9 @@ void AddShapeOps(std::vector<OpSpec>* t) {
   t->push_back({"Slice", 1, SliceKernel, {1, 2, 3, 4}});
   t->push_back({"Pad", 1, PadKernel, {1, 2, 3}});
   t->push_back({"Identity", 1, IdentityKernel});
+  t->push_back({"Trilu", 14, TriluKernel, {1}});
+  t->push_back({"DepthToSpace", 1, [](const NodeView& n) { return DepthSpaceKernel(n, true); }});
+  t->push_back({"SpaceToDepth", 1, [](const NodeView& n) { return DepthSpaceKernel(n, false); }});
 }
 
 }  // namespace onnx

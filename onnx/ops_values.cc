@@ -258,6 +258,24 @@ Kernel DropoutKernel(const NodeView& node) {
   };
 }
 
+// Ones on the k-th diagonal of a 2-D shape, zeros elsewhere; the input's type unless `dtype`.
+Kernel EyeLikeKernel(const NodeView& node) {
+  node.RequireInputs(1, 1);
+  const int64_t k = node.Int("k", 0);
+  const bool has_dtype = node.Has("dtype");
+  const Elem dtype = has_dtype ? CastTarget(node, node.Int("dtype", 0)) : Elem::kFloat;
+  return [k, has_dtype, dtype](const Values& in, RunContext&) -> Values {
+    const Value& x = Input(in, 0, "EyeLike");
+    LOCKSTEP_REQUIRE(x.shape().size() == 2, "EyeLike: expected a 2-D input, got " << ShapeString(x.shape()));
+    const int64_t rows = x.shape()[0], cols = x.shape()[1];
+    std::vector<int64_t> v(static_cast<size_t>(rows * cols), 0);
+    for (int64_t i = 0; i < rows; ++i) {
+      if (i + k >= 0 && i + k < cols) v[i * cols + i + k] = 1;
+    }
+    return {IntTensor({rows, cols}, v, has_dtype ? dtype : x.elem)};
+  };
+}
+
 }  // namespace
 
 void AddValueOps(std::vector<OpSpec>* t) {
@@ -267,6 +285,7 @@ void AddValueOps(std::vector<OpSpec>* t) {
   t->push_back({"ConstantOfShape", 9, ConstantOfShapeKernel, {0}});
   t->push_back({"Range", 11, RangeKernel, {0, 1, 2}});
   t->push_back({"Cast", 1, CastKernel});
+  t->push_back({"EyeLike", 9, EyeLikeKernel});
   t->push_back({"CastLike", 15, CastLikeKernel});
   t->push_back({"Gather", 1, GatherKernel, {1}});
   t->push_back({"GatherElements", 11, GatherElementsKernel, {1}});

@@ -65,12 +65,15 @@ test('the tarball installs into a fresh project and trains with the golden hashe
   }
 });
 
-test('each .wasm is at most 1 MB', () => {
+// 1.25 MB: the engine took about 0.8 MB; the ONNX importer (protobuf reader, graph checks, 97
+// operators; docs/onnx.md) adds about 0.25 MB (about 100 KB gzipped). ONNX Runtime Web's module is
+// 14 MB.
+test('each .wasm is at most 1.25 MB', () => {
   for (const flavour of ['simd', 'scalar']) {
     const file = path.join(packageDir, `lockstep-${flavour}.wasm`);
     const bytes = statSync(file).size;
     const gzipped = gzipSync(readFileSync(file), { level: 9 }).length;
     console.log(`  lockstep-${flavour}.wasm: ${bytes} bytes, ${gzipped} gzipped`);
-    assert.ok(bytes <= 1024 * 1024, `${file} is ${bytes} bytes, over 1 MB`);
+    assert.ok(bytes <= 1.25 * 1024 * 1024, `${file} is ${bytes} bytes, over 1.25 MB`);
   }
 });
