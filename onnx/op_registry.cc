@@ -84,7 +84,7 @@ void NodeView::Unsupported(const std::string& message) const {
 }
 
 void NodeView::RequireInputs(size_t min, size_t max) const {
-  Require(inputs() >= min && inputs() <= max && HasInput(0) == (min > 0 || HasInput(0)),
+  Require(inputs() >= min && inputs() <= max,
           "expected " + (min == max ? std::to_string(min) : std::to_string(min) + " to " + std::to_string(max)) +
               " inputs, got " + std::to_string(inputs()));
   for (size_t i = 0; i < min; ++i) Require(HasInput(i), "input " + std::to_string(i) + " is required");
