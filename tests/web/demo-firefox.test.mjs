@@ -2,7 +2,7 @@
 // WebDriver BiDi, since playwright cannot drive Debian's Firefox): the shortened training run in
 // the page's Web Worker must show the golden hashes with a match verdict, with both WebAssembly
 // builds, a drawn digit must get a prediction, a dropped checkpoint must get its hash, and the ONNX
-// panel must show the native output hashes of the sample LeNet-5 and transformer. Saves
+// panel must show the native output hashes of the four sample models. Saves
 // screenshots to build/web/demo-firefox-*.png. Needs the npm package and the MNIST files.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -69,7 +69,7 @@ for (const build of ['simd', 'scalar']) {
 
       // The ONNX panel: sample models on their sample inputs give the native `lockstep run` hashes.
       const onnxGolden = goldenOnnx();
-      for (const model of ['lenet5', 'transformer']) {
+      for (const model of ['lenet5', 'mlp_bn', 'resnet_small', 'transformer']) {
         await page.select('#onnx-sample', model);
         await page.waitForSelector(`#onnx-model[data-loaded="${model}.onnx"]`, { timeout: 30_000 });
         await page.select('#onnx-input', 'sample');

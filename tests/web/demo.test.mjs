@@ -1,8 +1,9 @@
 // The web demo in Debian's Chromium (headless, driven by playwright-core): a shortened training
 // run in the page's Web Worker must show the golden hashes with a match verdict, a drawn digit
 // must get a prediction, a dropped checkpoint must get its hash, and the ONNX panel must show the
-// native output hashes of the sample LeNet-5 and transformer (and run LeNet-5 on the drawn digit). Saves a screenshot to
-// build/web/demo.png. Needs the npm package (tools/build-npm-package) and the MNIST files.
+// native output hashes of the four sample models (and run LeNet-5 on the drawn digit). Saves a
+// screenshot to build/web/demo.png. Needs the npm package (tools/build-npm-package), the MNIST
+// files and the ONNX models (.deps/onnx).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -56,7 +57,7 @@ for (const build of ['simd', 'scalar']) {
 
       // The ONNX panel: sample models on their sample inputs give the native `lockstep run` hashes.
       const onnxGolden = goldenOnnx();
-      for (const model of ['lenet5', 'transformer']) {
+      for (const model of ['lenet5', 'mlp_bn', 'resnet_small', 'transformer']) {
         await page.selectOption('#onnx-sample', model);
         await page.waitForSelector(`#onnx-model[data-loaded="${model}.onnx"]`, { timeout: 30_000 });
         await page.selectOption('#onnx-input', 'sample');
