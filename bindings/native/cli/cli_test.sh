@@ -32,7 +32,7 @@ for cmd in "train" "sample" "eval" "hash" "verify" "info" "canonicalize"; do
   expect 2 "unknown option '--bogus'" "$cli" $cmd --bogus
 done
 expect 2 "missing the model" "$cli" train
-expect 2 "expected 'mnist' or 'gpt', got 'cifar'" "$cli" train cifar
+expect 2 "expected 'mnist', 'gpt' or 'onnx', got 'cifar'" "$cli" train cifar
 expect 0 "usage: lockstep train gpt" "$cli" train gpt --help
 expect 2 "unknown option '--epochs'" "$cli" train gpt --epochs 3
 expect 2 "unknown GPT preset 'huge'" "$cli" train gpt --config huge --steps 1
