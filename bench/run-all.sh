@@ -21,7 +21,7 @@ if [ ! -f "$build/build.ninja" ]; then
     -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_TOOLS=OFF >/dev/null
 fi
 nice ninja -C "$build" lockstep_gemm_bench lockstep_peak_flops lockstep_train_bench lockstep_data_parallel_bench \
-  lockstep_cli >/dev/null
+  lockstep_cli lockstep_python >/dev/null
 [ -f "$root/build/npm/package/lockstep-simd.wasm" ] || "$root/tools/build-npm-package" >/dev/null
 
 echo "== GEMM"

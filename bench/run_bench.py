@@ -68,6 +68,47 @@ def machine():
     return "%s, %d cores, %s" % (cpu, os.cpu_count(), platform.platform())
 
 
+def onnx_rows(args, simd, ort_ready, rows, notes):
+    """The ONNX rows (docs/onnx.md): the same .onnx file in each engine, single-threaded."""
+    models = os.path.join(ROOT, ".deps", "onnx")
+    onnx_cases = [("lenet5", "images", 100, "ONNX LeNet-5 inference, batch 100"),
+                  ("transformer", "tokens", 16, "ONNX transformer encoder (2 layers) inference, batch 16 x 16 tokens")]
+    npm_onnx = os.path.exists(os.path.join(ROOT, "build", "npm", "package", "onnx.js"))
+    if ort_ready and npm_onnx and os.path.exists(os.path.join(models, "transformer.onnx")):
+        infer = os.path.join(ROOT, "bench", "wasm", "onnx_infer.mjs")
+        isteps = ["--steps", "5" if args.quick else "20", "--samples", "3"]
+        for name, kind, batch, title in onnx_cases:
+            ours, theirs = [], []
+            for r in range(args.rounds):
+                for who in (["lockstep", "ort"] if r % 2 == 0 else ["ort", "lockstep"]):
+                    out = run(["node", infer, "--engine", who, "--model", os.path.join(models, name + ".onnx"),
+                               "--input", kind, "--batch", str(batch)] + isteps)[0]
+                    (ours if who == "lockstep" else theirs).append(rate_of(out))
+            a, b = statistics.median(ours), statistics.median(theirs)
+            rows.append(("WebAssembly (Node, SIMD, 1 thread): %s vs ONNX Runtime Web (WASM, 1 thread), the same file"
+                         % title, "%.2f ms" % a, "%.2f ms" % b, b / a))
+    else:
+        notes.append("ONNX Runtime Web, the ONNX models (.deps/onnx) or an npm package with ls.onnx "
+                     "(tools/build-npm-package) is missing: no WebAssembly ONNX rows.")
+    package = os.path.join(args.build, "python")
+    if glob.glob(os.path.join(package, "lockstep", "_C*.so")) and os.path.exists(os.path.join(models, "lenet5.onnx")):
+        native = os.path.join(ROOT, "bench", "peers", "onnx_native.py")
+        nsteps = ["--steps", "5" if args.quick else "20", "--samples", "3"]
+        for name, _, batch, title in onnx_cases:
+            ours, theirs = [], []
+            for r in range(args.rounds):
+                for who in (["lockstep", "torch"] if r % 2 == 0 else ["torch", "lockstep"]):
+                    out = run([PY, "-W", "ignore", native, "--engine", who, "--model", name, "--models", models,
+                               "--batch", str(batch), "--package", package] + nsteps, env=peer_env())[0]
+                    (ours if who == "lockstep" else theirs).append(rate_of(out))
+            a, b = statistics.median(ours), statistics.median(theirs)
+            rows.append(("native (%s, 1 thread): %s vs PyTorch eager (1 thread), the same weights" % (simd, title),
+                         "%.2f ms" % a, "%.2f ms" % b, b / a))
+    else:
+        notes.append("The Python extension (%s) or the ONNX models are missing: no native ONNX rows." % package)
+
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", required=True, help="a Release build with lockstep_train_bench and the CLI")
@@ -172,40 +213,7 @@ def main():
     else:
         notes.append("TensorFlow.js is not installed (tools/setup.sh --bench): the WebAssembly rows are missing.")
 
-    # --- ONNX models (docs/onnx.md): the same .onnx file in each engine, single-threaded ------------
-    models = os.path.join(ROOT, ".deps", "onnx")
-    onnx_cases = [("lenet5", "images", 100, "ONNX LeNet-5 inference, batch 100"),
-                  ("transformer", "tokens", 16, "ONNX transformer encoder (2 layers) inference, batch 16 x 16 tokens")]
-    if ort_ready and os.path.exists(os.path.join(models, "transformer.onnx")):
-        infer = os.path.join(ROOT, "bench", "wasm", "onnx_infer.mjs")
-        isteps = ["--steps", "5" if args.quick else "20", "--samples", "3"]
-        for name, kind, batch, title in onnx_cases:
-            ours, theirs = [], []
-            for r in range(args.rounds):
-                for who in (["lockstep", "ort"] if r % 2 == 0 else ["ort", "lockstep"]):
-                    out = run(["node", infer, "--engine", who, "--model", os.path.join(models, name + ".onnx"),
-                               "--input", kind, "--batch", str(batch)] + isteps)[0]
-                    (ours if who == "lockstep" else theirs).append(rate_of(out))
-            a, b = statistics.median(ours), statistics.median(theirs)
-            rows.append(("WebAssembly (Node, SIMD, 1 thread): %s vs ONNX Runtime Web (WASM, 1 thread), the same file"
-                         % title, "%.2f ms" % a, "%.2f ms" % b, b / a))
-    else:
-        notes.append("ONNX Runtime Web or the ONNX models (.deps/onnx) are missing (tools/setup.sh --bench): "
-                     "no WebAssembly ONNX rows.")
-    package = os.path.join(args.build, "python")
-    if glob.glob(os.path.join(package, "lockstep", "_C*.so")) and os.path.exists(os.path.join(models, "lenet5.onnx")):
-        native = os.path.join(ROOT, "bench", "peers", "onnx_native.py")
-        nsteps = ["--steps", "5" if args.quick else "20", "--samples", "3"]
-        for name, _, batch, title in onnx_cases:
-            ours, theirs = [], []
-            for r in range(args.rounds):
-                for who in (["lockstep", "torch"] if r % 2 == 0 else ["torch", "lockstep"]):
-                    out = run([PY, "-W", "ignore", native, "--engine", who, "--model", name, "--models", models,
-                               "--batch", str(batch), "--package", package] + nsteps, env=peer_env())[0]
-                    (ours if who == "lockstep" else theirs).append(rate_of(out))
-            a, b = statistics.median(ours), statistics.median(theirs)
-            rows.append(("native (%s, 1 thread): %s vs PyTorch eager (1 thread), the same weights" % (simd, title),
-                         "%.2f ms" % a, "%.2f ms" % b, b / a))
+    onnx_rows(args, simd, ort_ready, rows, notes)
 
     # --- Python: per-call overhead of a small op (10^5 calls of a + b on 4 elements) -------------
     package = os.path.join(args.build, "python")
