@@ -4,11 +4,13 @@
 //   lockstep <model> threads=T steps/s median=M min=A max=B
 //
 //   lockstep_train_bench --model lenet|gpt [--threads T] [--steps N] [--warmup W] [--samples S]
-//                        [--trace-overhead 1]
+//                        [--trace-overhead 1] [--memory-stats 1]
 // With --trace-overhead 1, each sample runs the steps untraced and then traced (a trace kept in
 // memory: hashes and statistics of every op, docs/diagnostics.md) and the line reports both, the
 // overhead and the trace's bytes per step:
 //   lockstep <model> threads=T traced steps/s median=M untraced median=U overhead=X% bytes/step=B
+// With --memory-stats 1 a second line gives the CPU's tensor storage (core/backend/caching_allocator.h):
+//   memory in_use=... held=... peak_in_use=... reused=... device_allocations=... device_releases=...
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend/device.h"
 #include "core/models/gpt.h"
 #include "core/models/lenet.h"
 #include "core/nn/init.h"
@@ -90,7 +93,7 @@ std::function<void()> GptStep(std::shared_ptr<nn::Module>* model_out) {
 
 int main(int argc, char** argv) {
   std::string model_name;
-  int threads = 1, steps = 20, warmup = 3, samples = 5, trace_overhead = 0;
+  int threads = 1, steps = 20, warmup = 3, samples = 5, trace_overhead = 0, memory_stats = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--model") model_name = argv[i + 1];
@@ -99,6 +102,7 @@ int main(int argc, char** argv) {
     else if (flag == "--warmup") warmup = atoi(argv[i + 1]);
     else if (flag == "--samples") samples = atoi(argv[i + 1]);
     else if (flag == "--trace-overhead") trace_overhead = atoi(argv[i + 1]);
+    else if (flag == "--memory-stats") memory_stats = atoi(argv[i + 1]);
     else {
       fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
@@ -146,5 +150,11 @@ int main(int argc, char** argv) {
   std::sort(rates.begin(), rates.end());
   printf("lockstep %s threads=%d steps/s median=%.2f min=%.2f max=%.2f\n", model_name.c_str(), threads,
          rates[rates.size() / 2], rates.front(), rates.back());
+  if (memory_stats) {
+    const backend::MemoryStats m = AllocatorOf(Device::Cpu()).Stats();
+    printf("memory in_use=%zu held=%zu peak_in_use=%zu reused=%llu device_allocations=%llu device_releases=%llu\n",
+           m.in_use_bytes, m.held_bytes, m.peak_in_use_bytes, static_cast<unsigned long long>(m.reused),
+           static_cast<unsigned long long>(m.device_allocations), static_cast<unsigned long long>(m.device_releases));
+  }
   return 0;
 }

@@ -11,17 +11,16 @@
 namespace lockstep {
 
 Storage::Storage(size_t bytes, Device device)
-    : kernels_(KernelsOf(device)), device_(device), bytes_(bytes) {
+    : allocator_(AllocatorOf(device)), device_(device), bytes_(bytes) {
   // The allocators round up to 64 bytes: a size within 64 of the address space is refused here.
   LOCKSTEP_REQUIRE_KIND(ErrorKind::kResource, bytes <= SIZE_MAX - 64,
                         "cannot allocate " << bytes << " bytes: more than this platform can address");
-  const size_t rounded = (bytes + 63) / 64 * 64;
-  data_ = static_cast<uint8_t*>(kernels_.alloc(rounded == 0 ? 64 : rounded));
+  data_ = static_cast<uint8_t*>(allocator_.Allocate(bytes));
   LOCKSTEP_REQUIRE_KIND(ErrorKind::kResource, data_ != nullptr,
-                        "out of memory allocating " << bytes << " bytes on " << kernels_.device_name);
+                        "out of memory allocating " << bytes << " bytes on " << KernelsOf(device).device_name);
 }
 
-Storage::~Storage() { kernels_.release(data_); }
+Storage::~Storage() { allocator_.Release(data_); }
 
 namespace {
 

@@ -18,7 +18,8 @@ namespace lockstep {
 
 struct Node;
 
-// Bytes shared by views; 64-byte aligned; allocated on the current device (core/backend/device.h).
+// Bytes shared by views; 64-byte aligned; allocated on the current device (core/backend/device.h)
+// through its caching allocator.
 class Storage {
  public:
   explicit Storage(size_t bytes) : Storage(bytes, CurrentDevice()) {}
@@ -31,7 +32,7 @@ class Storage {
   Device device() const { return device_; }
 
  private:
-  const backend::KernelTable& kernels_;  // whose alloc made data_
+  backend::CachingAllocator& allocator_;  // whose Allocate made data_
   Device device_;
   uint8_t* data_;
   size_t bytes_;

@@ -33,11 +33,16 @@ std::mutex device_mutex;
 thread_local const backend::KernelTable* current_kernels = nullptr;  // null: the CPU
 thread_local int current_cuda_index = -1;                            // -1: the CPU
 
-const backend::KernelTable& LoadCuda(int index) {
-  static std::map<int, const backend::KernelTable*> loaded;
+struct LoadedDevice {
+  const backend::KernelTable* table;
+  backend::CachingAllocator* allocator;  // never freed: storage may outlive static destruction
+};
+
+const LoadedDevice& LoadCuda(int index) {
+  static std::map<int, LoadedDevice> loaded;
   std::lock_guard<std::mutex> lock(device_mutex);
   auto found = loaded.find(index);
-  if (found != loaded.end()) return *found->second;
+  if (found != loaded.end()) return found->second;
   const std::string name = "cuda:" + std::to_string(index);
   std::string why;
   const DevicePlugin* plugin = LoadCudaPlugin(&why);
@@ -53,14 +58,20 @@ const backend::KernelTable& LoadCuda(int index) {
                                       << " bytes); this lockstep needs version "
                                       << backend::kKernelTableAbi << " ("
                                       << sizeof(backend::KernelTable) << " bytes): rebuild it");
-  loaded[index] = table;
-  return *table;
+  return loaded[index] = LoadedDevice{table, new backend::CachingAllocator(table->alloc, table->release)};
 }
 
 }  // namespace
 
 const backend::KernelTable& KernelsOf(Device device) {
-  return device.type == Device::Type::kCpu ? CpuKernels() : LoadCuda(device.index);
+  return device.type == Device::Type::kCpu ? CpuKernels() : *LoadCuda(device.index).table;
+}
+
+backend::CachingAllocator& AllocatorOf(Device device) {
+  if (device.type != Device::Type::kCpu) return *LoadCuda(device.index).allocator;
+  // Never freed: tensors held by static objects are released after main returns.
+  static backend::CachingAllocator* const cpu = new backend::CachingAllocator(CpuKernels().alloc, CpuKernels().release);
+  return *cpu;
 }
 
 Device CurrentDevice() {

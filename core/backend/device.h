@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend/caching_allocator.h"
 #include "core/backend/kernel_table.h"
 
 namespace lockstep {
@@ -32,6 +33,11 @@ struct Device {
 // device is not available (no plugin, no driver, no such GPU), naming the reason.
 const backend::KernelTable& KernelsOf(Device device);
 const backend::KernelTable& CpuKernels();
+
+// The caching allocator of a device's tensor storage (core/backend/caching_allocator.h): its
+// statistics, EmptyCache() to give cached blocks back (as torch.cuda.empty_cache), SetEnabled.
+// Throws as KernelsOf does when the device is not available.
+backend::CachingAllocator& AllocatorOf(Device device);
 
 // The current device of the calling thread (every thread starts on the CPU), as CUDA's current
 // device is per thread: a thread that switches devices never moves another thread's work. Setting
