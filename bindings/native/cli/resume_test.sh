@@ -12,10 +12,13 @@ failures=0
 RANDOM=20261201  # the kill points vary from run to run of the suite only through timing
 
 # killed_and_resumed NAME TRAIN_ARGS...: kills the run at random moments until one attempt
-# finishes, resuming from the state each time; compares with the uninterrupted run.
+# finishes, resuming from the state each time; compares with the uninterrupted run. An attempt that
+# was killed before it wrote a new state doubles the longest wait (a loaded machine may need more
+# than a second to load the data and reach the next checkpoint), so every run makes progress.
 killed_and_resumed() {
   local name=$1; shift
   local state=$work/$name.state out=$work/$name.safetensors whole kills=0 attempts=0 status
+  local scale=1 before after
   whole=$("$cli" train "$@" 2>&1 | sed -n 's/^trained hash: *//p')
   if [ ${#whole} -ne 64 ]; then
     echo "FAIL: $name: the uninterrupted run gave no hash"; failures=$((failures + 1)); return
@@ -27,10 +30,13 @@ killed_and_resumed() {
     "$cli" train "$@" --checkpoint-every "$every" --checkpoint "$state" "${resume[@]}" --out "$out" \
       >"$work/$name.log" 2>&1 &
     local pid=$!
-    sleep "0.$((RANDOM % 9 + 1))$((RANDOM % 10))"
+    before=$(sha256sum "$state" 2>/dev/null)
+    sleep "$(awk -v r=$((RANDOM % 90 + 10)) -v s=$scale 'BEGIN { printf "%.2f", r / 100 * s }')"
     if kill -9 "$pid" 2>/dev/null; then
       wait "$pid" 2>/dev/null
       kills=$((kills + 1))
+      after=$(sha256sum "$state" 2>/dev/null)
+      if [ "$before" = "$after" ] && [ $scale -lt 64 ]; then scale=$((scale * 2)); fi
     else
       wait "$pid"; status=$?
       if [ $status -ne 0 ]; then
