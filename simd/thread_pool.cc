@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <chrono>
 #include <memory>
 
 namespace lockstep {
@@ -24,55 +25,116 @@ ThreadPool::~ThreadPool() {
 }
 
 namespace {
+
 thread_local bool in_pool_task = false;  // set while this thread runs a pool task
+
+// How long a worker keeps looking for the next job before it sleeps: long enough to bridge the
+// serial code between the parallel kernels of a training step, short enough not to take a core
+// from other programs for long.
+constexpr auto kSpin = std::chrono::microseconds(100);
+
+void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Spins until done() holds, yielding the core after a while (a task's thread may be preempted).
+template <class Done>
+void SpinUntil(const Done& done) {
+  for (unsigned i = 0; !done(); ++i) {
+    if (i < 4096) {
+      CpuRelax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
 }  // namespace
 
-void ThreadPool::RunTasks(size_t worker) {
+void ThreadPool::RunTasks(const Task& task, size_t count, size_t worker) {
   in_pool_task = true;
+  size_t finished = 0;
   for (;;) {
-    const size_t index = next_.fetch_add(1);
-    if (index >= count_) break;
-    (*task_)(index, worker);
+    const size_t index = next_.fetch_add(1, std::memory_order_relaxed);
+    if (index >= count) break;
+    task(index, worker);
+    ++finished;
   }
   in_pool_task = false;
+  if (finished != 0) done_.fetch_add(finished, std::memory_order_release);  // publishes the outputs
+}
+
+// Waits for a job newer than *seen (spinning first, then asleep); false when the pool stops.
+bool ThreadPool::WaitForJob(uint64_t* seen) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (unsigned i = 1;; ++i) {
+    if (stopping_.load(std::memory_order_relaxed)) return false;
+    const uint64_t generation = generation_.load(std::memory_order_acquire);
+    if (generation != *seen) {
+      *seen = generation;
+      return true;
+    }
+    CpuRelax();
+    if (i % 64 == 0 && std::chrono::steady_clock::now() >= deadline) break;
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  ++sleepers_;
+  work_ready_.wait(lock, [&] { return stopping_ || generation_.load(std::memory_order_relaxed) != *seen; });
+  --sleepers_;
+  *seen = generation_.load(std::memory_order_relaxed);
+  return !stopping_;
 }
 
 void ThreadPool::WorkerLoop(size_t worker) {
-  size_t seen_generation = 0;
-  for (;;) {
+  uint64_t seen = 0;
+  while (WaitForJob(&seen)) {
+    const Task* task;
+    size_t count;
     {
-      std::unique_lock<std::mutex> lock(mutex_);
-      work_ready_.wait(lock, [&] { return stopping_ || generation_ != seen_generation; });
-      if (stopping_) return;
-      seen_generation = generation_;
-    }
-    RunTasks(worker);
-    {
+      // Join only the job just seen, and only while it is open: a worker that woke too late
+      // touches nothing of it (the caller may have returned already).
       std::lock_guard<std::mutex> lock(mutex_);
-      if (--busy_workers_ == 0) work_done_.notify_one();
+      if (!open_ || generation_.load(std::memory_order_relaxed) != seen) continue;
+      task = task_;
+      count = count_;
+      joined_.fetch_add(1, std::memory_order_relaxed);
     }
+    RunTasks(*task, count, worker);
+    joined_.fetch_sub(1, std::memory_order_release);
   }
 }
 
-void ThreadPool::ParallelFor(size_t count, const std::function<void(size_t, size_t)>& task) {
+void ThreadPool::ParallelFor(size_t count, const Task& task) {
   if (workers_.empty() || count <= 1 || in_pool_task || !caller_mutex_.try_lock()) {
     for (size_t i = 0; i < count; ++i) task(i, 0);
     return;
   }
   std::lock_guard<std::mutex> caller(caller_mutex_, std::adopt_lock);
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     task_ = &task;
     count_ = count;
-    next_.store(0);
-    busy_workers_ = workers_.size();
-    ++generation_;
+    next_.store(0, std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
+    open_ = true;
+    generation_.fetch_add(1, std::memory_order_release);
+    wake = sleepers_ != 0;
   }
-  work_ready_.notify_all();
-  RunTasks(0);
-  std::unique_lock<std::mutex> lock(mutex_);
-  work_done_.wait(lock, [&] { return busy_workers_ == 0; });
-  task_ = nullptr;
+  if (wake) work_ready_.notify_all();
+  RunTasks(task, count, 0);
+  SpinUntil([&] { return done_.load(std::memory_order_acquire) == count; });
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    open_ = false;
+    task_ = nullptr;
+  }
+  // Workers that joined leave as soon as they find no task to take.
+  SpinUntil([&] { return joined_.load(std::memory_order_acquire) == 0; });
 }
 
 namespace {

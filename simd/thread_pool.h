@@ -5,6 +5,7 @@
 #define LOCKSTEP_SIMD_THREAD_POOL_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -35,19 +36,30 @@ class ThreadPool {
   void ParallelFor(size_t count, const std::function<void(size_t index, size_t worker)>& task);
 
  private:
+  using Task = std::function<void(size_t, size_t)>;
   void WorkerLoop(size_t worker);
-  void RunTasks(size_t worker);
+  bool WaitForJob(uint64_t* seen);
+  void RunTasks(const Task& task, size_t count, size_t worker);
 
+  // Why it is built this way (a training step calls it hundreds of times, often on little work):
+  // workers spin for a short while after each job before they sleep, so back-to-back jobs start
+  // without a wake-up; the caller runs tasks too and waits only for tasks that were taken and for
+  // workers that joined the job, never for a worker still asleep or waking up.
   std::vector<std::thread> workers_;
-  std::mutex mutex_;
   std::mutex caller_mutex_;  // held by the one caller whose tasks the workers run
-  std::condition_variable work_ready_, work_done_;
-  const std::function<void(size_t, size_t)>* task_ = nullptr;
+  std::mutex mutex_;         // the job's fields, open_, sleepers_; joining and closing a job
+  std::condition_variable work_ready_;
+  const Task* task_ = nullptr;
   size_t count_ = 0;
-  std::atomic<size_t> next_{0};
-  size_t busy_workers_ = 0;
-  size_t generation_ = 0;
-  bool stopping_ = false;
+  bool open_ = false;    // workers may join the current job
+  size_t sleepers_ = 0;  // workers waiting on work_ready_
+  std::atomic<bool> stopping_{false};
+  // Each on its own cache line: spinning workers read generation_ while tasks are claimed and
+  // finished on the others.
+  alignas(64) std::atomic<uint64_t> generation_{0};  // bumped by every job
+  alignas(64) std::atomic<size_t> next_{0};          // the next task index to claim
+  alignas(64) std::atomic<size_t> done_{0};          // tasks finished
+  alignas(64) std::atomic<size_t> joined_{0};        // workers inside the current job
 };
 
 // The pool kernels use unless given one. Its size comes from SetDefaultThreadCount, else the
