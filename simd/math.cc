@@ -1,36 +1,136 @@
 // Dispatch for the elementary functions (compiled once per Highway target by foreach_target.h,
 // chosen once per call), the exception-table hooks for tools, and the scalar float64 helpers
 // LogF64 / SinPiF64 / CosPiF64 (plain C++: basic operations only, no libm).
+//
+// Functions with a float32 first step (math_fast-inl.h: exp, erf) run it on every lane and send the
+// few lanes it leaves undecided, gathered per block, to the float64 evaluation (MathFloat64,
+// math_float64.cc); the others run the float64 evaluation directly.
 #include "simd/math.h"
 
-// WebAssembly: Highway 1.0.3's WASM target has no float64 lanes, so this file alone is built for
-// EMU128 (portable C++ lanes; the same operation sequence as every other target, whose bits the
-// x86 tests prove identical), called by static dispatch. math-inl.h forwards to it there.
-#if defined(__wasm__) || defined(__EMSCRIPTEN__)
-#undef HWY_COMPILE_ONLY_STATIC
-#undef HWY_COMPILE_ALL_ATTAINABLE
-#define HWY_COMPILE_ONLY_EMU128 1
-#define LOCKSTEP_MATH_STATIC_DISPATCH 1
-#else
-#define LOCKSTEP_MATH_STATIC_DISPATCH 0
-#endif
+#include <string.h>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/math.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "simd/math-inl.h"
+#include "simd/contract-inl.h"
+#include "simd/loops-inl.h"
+#include "simd/math_fast-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace lockstep {
 namespace simd {
 namespace HWY_NAMESPACE {
+namespace {
+namespace hn = hwy::HWY_NAMESPACE;
 
-void MathTarget(MathFn fn, const float* in, float* out, size_t n) { ApplyMath(fn, in, out, n); }
-void PowIntTarget(const float* in, int exponent, float* out, size_t n) {
-  ApplyPowInt(in, exponent, out, n);
+// Elements per block: the lanes left undecided within a block are evaluated together in float64
+// and written back before the next block starts (in place too: their inputs are kept aside).
+constexpr size_t kMathBlock = 2048;
+
+// Appends the undecided lanes of x (element index `first` for lane 0) to the pending lists.
+template <class DF, class V = hn::Vec<DF>>
+HWY_NOINLINE size_t CollectUndecided(DF df, V x, hn::Mask<DF> undecided, size_t first, size_t count,
+                                     float* pending_x, uint32_t* pending_i, size_t np) {
+  constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
+  HWY_ALIGN float lanes[kMaxLanes];
+  uint8_t bits[(kMaxLanes + 7) / 8] = {};
+  hn::Store(x, df, lanes);
+  hn::StoreMaskBits(df, undecided, bits);
+  for (size_t j = 0; j < count; ++j) {
+    if (bits[j / 8] & (1u << (j % 8))) {
+      pending_x[np] = lanes[j];
+      pending_i[np] = static_cast<uint32_t>(first + j);
+      ++np;
+    }
+  }
+  return np;
 }
-void PowHalfTarget(const float* in, float* out, size_t n) { ApplyPowHalf(in, out, n); }
+
+template <class Fast>
+HWY_INLINE void MapFirstStep(MathFn fn, const float* in, float* out, size_t n, const Fast& fast) {
+  const hn::ScalableTag<float> df;
+  const size_t N = hn::Lanes(df);
+  HWY_ALIGN float pending_x[kMathBlock], pending_y[kMathBlock];
+  uint32_t pending_i[kMathBlock];
+  for (size_t start = 0; start < n; start += kMathBlock) {
+    const size_t end = n - start < kMathBlock ? n : start + kMathBlock;
+    size_t np = 0;
+    size_t i = start;
+    for (; i + N <= end; i += N) {
+      const hn::Vec<decltype(df)> x = hn::LoadU(df, in + i);
+      hn::Mask<decltype(df)> undecided;
+      hn::StoreU(fast.Eval(df, x, undecided), df, out + i);
+      if (HWY_UNLIKELY(!hn::AllFalse(df, undecided))) {
+        np = CollectUndecided(df, x, undecided, i, N, pending_x, pending_i, np);
+      }
+    }
+    if (i < end) {  // the last partial vector, padded with zeros (decided by every first step)
+      HWY_ALIGN float buf[HWY_MAX_BYTES / sizeof(float)] = {};
+      const size_t count = end - i;
+      memcpy(buf, in + i, count * sizeof(float));
+      const hn::Vec<decltype(df)> x = hn::Load(df, buf);
+      hn::Mask<decltype(df)> undecided;
+      hn::Store(fast.Eval(df, x, undecided), df, buf);
+      memcpy(out + i, buf, count * sizeof(float));
+      if (!hn::AllFalse(df, undecided)) {
+        np = CollectUndecided(df, x, undecided, i, count, pending_x, pending_i, np);
+      }
+    }
+    if (np != 0) {
+      MathFloat64(fn, pending_x, pending_y, np);
+      for (size_t k = 0; k < np; ++k) out[pending_i[k]] = pending_y[k];
+    }
+  }
+}
+
+struct OneFn {  // pow(x, 0) = 1 for every x, NaN included
+  template <class DF, class VF> HWY_INLINE VF operator()(DF df, VF) const { return hn::Set(df, 1.0f); }
+};
+struct CopyFn {
+  template <class DF, class VF> HWY_INLINE VF operator()(DF df, VF v) const { return Canonicalize(df, v); }
+};
+struct SquareF32Fn {  // x*x in float32 is correctly rounded x^2
+  template <class DF, class VF> HWY_INLINE VF operator()(DF df, VF v) const { return Canonicalize(df, hn::Mul(v, v)); }
+};
+struct RecipF32Fn {  // 1/x in float32 is correctly rounded x^-1
+  template <class DF, class VF> HWY_INLINE VF operator()(DF df, VF v) const {
+    return Canonicalize(df, hn::Div(hn::Set(df, 1.0f), v));
+  }
+};
+struct PowHalfFn {  // IEEE sqrt, except pow(-0, .5) = +0 and pow(-inf, .5) = +inf
+  template <class DF, class VF> HWY_INLINE VF operator()(DF df, VF v) const {
+    const hn::RebindToUnsigned<DF> du;
+    const VF inf = hn::BitCast(df, hn::Set(du, 0x7F800000u));
+    VF r = hn::IfThenElse(hn::Eq(v, hn::Zero(df)), hn::Zero(df), hn::Sqrt(v));
+    r = hn::IfThenElse(hn::Eq(v, hn::Neg(inf)), inf, r);
+    return Canonicalize(df, r);
+  }
+};
+
+}  // namespace
+
+void MathTarget(MathFn fn, const float* in, float* out, size_t n) {
+  switch (fn) {
+    case MathFn::kExp: return MapFirstStep(fn, in, out, n, mathfast::ExpFast());
+    case MathFn::kErf: return MapFirstStep(fn, in, out, n, mathfast::ErfFast());
+    default: return MathFloat64(fn, in, out, n);
+  }
+}
+void PowIntTarget(const float* in, int exponent, float* out, size_t n) {
+  const hn::ScalableTag<float> df;
+  switch (exponent) {
+    case 0: return MapUnary(df, in, out, n, OneFn());
+    case 1: return MapUnary(df, in, out, n, CopyFn());
+    case 2: return MapUnary(df, in, out, n, SquareF32Fn());
+    case -1: return MapUnary(df, in, out, n, RecipF32Fn());
+    default: return PowIntFloat64(in, exponent, out, n);
+  }
+}
+void PowHalfTarget(const float* in, float* out, size_t n) {
+  const hn::ScalableTag<float> df;
+  MapUnary(df, in, out, n, PowHalfFn());
+}
 
 }  // namespace HWY_NAMESPACE
 }  // namespace simd
@@ -38,8 +138,6 @@ void PowHalfTarget(const float* in, float* out, size_t n) { ApplyPowHalf(in, out
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include <string.h>
-
 #include "simd/math_lookup.h"
 #include "simd/math_tables.h"
 #include "simd/thread_pool.h"
@@ -47,17 +145,6 @@ HWY_AFTER_NAMESPACE();
 namespace lockstep {
 namespace simd {
 
-#if LOCKSTEP_MATH_STATIC_DISPATCH
-void Math(MathFn fn, const float* in, float* out, size_t n) {
-  HWY_STATIC_DISPATCH(MathTarget)(fn, in, out, n);
-}
-void PowInt(const float* in, int exponent, float* out, size_t n) {
-  HWY_STATIC_DISPATCH(PowIntTarget)(in, exponent, out, n);
-}
-void PowHalf(const float* in, float* out, size_t n) {
-  HWY_STATIC_DISPATCH(PowHalfTarget)(in, out, n);
-}
-#else
 HWY_EXPORT(MathTarget);
 HWY_EXPORT(PowIntTarget);
 HWY_EXPORT(PowHalfTarget);
@@ -87,7 +174,6 @@ void PowInt(const float* in, int exponent, float* out, size_t n) {
 void PowHalf(const float* in, float* out, size_t n) {
   HWY_DYNAMIC_DISPATCH(PowHalfTarget)(in, out, n);
 }
-#endif
 
 const char* MathFnName(MathFn fn) {
   static const char* const kNames[] = {"exp", "log", "tanh", "sigmoid", "erf",

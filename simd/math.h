@@ -10,8 +10,8 @@
 // tanh, erf: odd, +-1 at +-inf; sigmoid(-inf) = +0, sigmoid(+inf) = 1; softplus(-inf) = +0;
 // gelu_*(-inf) = -0 (the limit), gelu_*(+inf) = +inf, gelu_*(-0) = -0.
 //
-// Plain declarations; the per-target code is in math-inl.h (ApplyMath, ApplyPowInt, ApplyPowHalf
-// for other kernel families), dispatch in math.cc.
+// Plain declarations; the per-target code is in math_fast-inl.h (float32 first steps) and
+// math-inl.h (float64 evaluation), dispatch in math.cc and math_float64.cc.
 #ifndef LOCKSTEP_SIMD_MATH_H_
 #define LOCKSTEP_SIMD_MATH_H_
 
@@ -55,6 +55,13 @@ const char* MathFnName(MathFn fn);
 double LogF64(double x);     // natural log; log(+-0) = -inf, log(x < 0) = NaN
 double SinPiF64(double x);   // sin(pi x); meant for x in [0, 2], accepts any finite x
 double CosPiF64(double x);   // cos(pi x); likewise
+
+// The float64 evaluation alone, on every lane (exception tables included): what Math and PowInt
+// (exponents other than 0, 1, 2, -1) compute for the lanes their float32 first step leaves
+// undecided and for the functions without one. Both give the correctly rounded result, so the
+// bits are the same; tests and tools compare the two.
+void MathFloat64(MathFn fn, const float* in, float* out, size_t n);
+void PowIntFloat64(const float* in, int exponent, float* out, size_t n);
 
 // ---- For tools/prove-math and tests only ----
 // The exception table compiled in for a function: pairs (input bits, correctly rounded output

@@ -20,6 +20,11 @@
 //                      simd/math_exceptions.h): for each function checked, every input whose fast
 //                      result is wrong, with its correct result; tables of functions not checked in
 //                      this run are copied from the ones compiled in.
+//   --against-float64  instead of the proof: compare every output with the float64 evaluation
+//                      alone (MathFloat64 / PowIntFloat64, the path that answered before the float32
+//                      first steps existed), bit for bit; seconds per function, no MPFR.
+//   --target NAME      run on this SIMD target (one this CPU runs: AVX3_DL, AVX2, SSE4, EMU128...)
+//                      instead of the best one.
 // Exit status: 0 when no mismatch was found (always 0 with --emit-exceptions, unless an internal
 // error), 1 otherwise.
 #include <mpfr.h>
@@ -281,6 +286,60 @@ void RunKernel(const Spec& s, const float* in, float* out, size_t n) {
   }
 }
 
+// The float64 evaluation alone; false where there is none (pow(x, 0.5) and exponents the float32
+// operations compute exactly).
+bool RunFloat64(const Spec& s, const float* in, float* out, size_t n) {
+  switch (s.kind) {
+    case Kind::kMath: lockstep::simd::MathFloat64(s.fn, in, out, n); return true;
+    case Kind::kPowInt:
+      if (s.exponent == 0 || s.exponent == 1 || s.exponent == 2 || s.exponent == -1) return false;
+      lockstep::simd::PowIntFloat64(in, s.exponent, out, n);
+      return true;
+    case Kind::kPowHalf: return false;
+  }
+  return false;
+}
+
+// Every input through both paths; the differing inputs (at most 10 kept) and their count.
+Result CompareWithFloat64(const Spec& s, uint64_t stride, int threads) {
+  Result total;
+  std::mutex mu;
+  const uint64_t count = ((uint64_t{1} << 32) + stride - 1) / stride;
+  const uint64_t chunks = (count + kChunk - 1) / kChunk;
+  std::atomic<uint64_t> next{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  auto worker = [&]() {
+    std::vector<float> in(kChunk), out(kChunk), ref(kChunk);
+    Result local;
+    for (;;) {
+      const uint64_t c = next.fetch_add(1);
+      if (c >= chunks) break;
+      const uint64_t first = c * kChunk;
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, count - first));
+      for (size_t i = 0; i < n; ++i) in[i] = FromBits(static_cast<uint32_t>((first + i) * stride));
+      RunKernel(s, in.data(), out.data(), n);
+      RunFloat64(s, in.data(), ref.data(), n);
+      for (size_t i = 0; i < n; ++i) {
+        ++local.checked;
+        if (Bits(out[i]) != Bits(ref[i])) {
+          ++local.mismatches;
+          if (local.wrong.size() < 10) local.wrong.emplace_back(Bits(in[i]), Bits(ref[i]));
+        }
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    total.checked += local.checked;
+    total.mismatches += local.mismatches;
+    total.wrong.insert(total.wrong.end(), local.wrong.begin(), local.wrong.end());
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  total.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::sort(total.wrong.begin(), total.wrong.end());
+  return total;
+}
+
 Result Prove(const Spec& s, uint64_t stride, int threads) {
   Result total;
   std::mutex mu;
@@ -413,18 +472,36 @@ int main(int argc, char** argv) {
   uint64_t stride = 1;
   int threads = 2;
   const char* emit = nullptr;
+  bool against_float64 = false;
+  std::string target;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--fn" && i + 1 < argc) names.push_back(argv[++i]);
     else if (a == "--stride" && i + 1 < argc) stride = std::strtoull(argv[++i], nullptr, 0);
     else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--emit-exceptions" && i + 1 < argc) emit = argv[++i];
+    else if (a == "--against-float64") against_float64 = true;
+    else if (a == "--target" && i + 1 < argc) target = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--fn NAME]... [--stride S] [--threads T] [--emit-exceptions FILE]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--fn NAME]... [--stride S] [--threads T] [--target NAME] [--emit-exceptions FILE | --against-float64]\n", argv[0]);
       return 2;
     }
   }
   if (stride == 0 || threads < 1) return 2;
+  if (!target.empty()) {
+    std::string runnable;
+    int64_t bits = 0;
+    for (const lockstep::simd::Target& t : lockstep::simd::RunnableTargets()) {
+      runnable += " " + t.name;
+      if (t.name == target) bits = t.bits;
+    }
+    if (bits == 0) {
+      fprintf(stderr, "--target %s: not a target this CPU runs in this build (runnable:%s)\n", target.c_str(),
+              runnable.c_str());
+      return 2;
+    }
+    lockstep::simd::ForceTarget(bits);
+  }
   if (emit && stride != 1) {
     fprintf(stderr, "--emit-exceptions needs every input (stride 1)\n");
     return 2;
@@ -439,6 +516,33 @@ int main(int argc, char** argv) {
       fprintf(stderr, "unknown function %s\n", n.c_str());
       return 2;
     }
+  }
+  if (emit && against_float64) {
+    fprintf(stderr, "--emit-exceptions and --against-float64 exclude each other\n");
+    return 2;
+  }
+  if (against_float64) {
+    printf("prove_math --against-float64: target %s, stride %llu, %d threads\n",
+           lockstep::simd::ActiveTargetName().c_str(), (unsigned long long)stride, threads);
+    printf("%-12s %12s %10s %9s\n", "function", "checked", "differ", "seconds");
+    uint64_t differ = 0;
+    for (const Spec& s : specs) {
+      float probe_in = 1.0f, probe_out;
+      if (!RunFloat64(s, &probe_in, &probe_out, 1)) continue;
+      const Result r = CompareWithFloat64(s, stride, threads);
+      printf("%-12s %12llu %10llu %9.1f\n", s.name.c_str(), (unsigned long long)r.checked,
+             (unsigned long long)r.mismatches, r.seconds);
+      for (const auto& w : r.wrong) {
+        float got;
+        const float x = FromBits(w.first);
+        RunKernel(s, &x, &got, 1);
+        printf("    x = %a (0x%08X): got %a (0x%08X), float64 %a (0x%08X)\n", x, w.first, got, Bits(got),
+               FromBits(w.second), w.second);
+      }
+      fflush(stdout);
+      differ += r.mismatches;
+    }
+    return differ ? 1 : 0;
   }
   if (emit) lockstep::simd::SetMathExceptionsEnabled(false);
 
