@@ -14,13 +14,26 @@ namespace {
 thread_local bool grad_enabled = true;
 thread_local uint64_t next_sequence = 0;
 
+// Whether nothing but the caller refers to g or its storage, and g is a contiguous tensor filling
+// its storage: then it can become a leaf's gradient as it is.
+bool Exclusive(const Tensor& g) {
+  const TensorImpl& t = *g.impl();
+  return g.impl().use_count() == 1 && t.storage.use_count() == 1 && t.offset == 0 && !t.grad_fn &&
+         g.is_contiguous() && t.storage->bytes() == static_cast<size_t>(g.numel()) * DTypeSize(t.dtype);
+}
+
 // Adds g into the gradient slot (undefined slot: takes g). The accumulation order is the order
-// of the backward traversal, which is fixed.
-void Accumulate(std::shared_ptr<TensorImpl>& slot, const Tensor& g) {
-  if (!slot) {
-    slot = g.Contiguous().Clone().impl();
-  } else {
+// of the backward traversal, which is fixed. The first gradient is copied only where sharing it
+// could be seen: a leaf's gradient is handed to users and updated in place (ClipGradNorm), so it
+// takes g itself only when nothing else refers to it; a pending gradient is only read by the
+// backward rules, so it takes g as it is.
+void Accumulate(std::shared_ptr<TensorImpl>& slot, const Tensor& g, bool leaf) {
+  if (slot) {
     slot = Add(Tensor(slot), g).impl();
+  } else if (!leaf || Exclusive(g)) {
+    slot = g.impl();
+  } else {
+    slot = g.Contiguous().Clone().impl();
   }
 }
 
@@ -90,7 +103,7 @@ void RunBackward(const Tensor& root, const Tensor& grad_output, bool retain_grap
                                                << ShapeString(root.shape()));
   NoGradGuard no_grad;
   if (!root.grad_fn()) {  // a leaf
-    Accumulate(root.impl()->grad, seed);
+    Accumulate(root.impl()->grad, seed, true);
     return;
   }
   RequireUnreleased(root.grad_fn());
@@ -120,9 +133,9 @@ void RunBackward(const Tensor& root, const Tensor& grad_output, bool retain_grap
       if (input.grad_fn()) {
         auto& slot = pending[input.grad_fn()->sequence];
         slot.first = input.grad_fn();
-        Accumulate(slot.second, input_grads[i]);
+        Accumulate(slot.second, input_grads[i], false);
       } else {
-        Accumulate(input.impl()->grad, input_grads[i]);
+        Accumulate(input.impl()->grad, input_grads[i], true);
       }
     }
   }
