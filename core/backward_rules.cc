@@ -1,6 +1,7 @@
 // Every backward rule, in one table. Each rule maps the gradient of a node's output to gradients
 // of its inputs, using the same kernels (and so the same contract) as the forward ops. Rules run
 // with history off. Formulas follow PyTorch's (aten's derivatives) unless a comment says otherwise.
+#include <algorithm>
 #include <vector>
 
 #include "core/autograd.h"
@@ -39,10 +40,29 @@ Tensor MathOf(simd::MathFn fn, const Tensor& t) {
 
 Tensor OneMinus(const Tensor& t) { return AddScalar(Neg(t), 1.0f); }
 
-// Per-channel sums of a [N, C, P] tensor over (sample, position), batch-grouped -> [C].
+// Per-channel sums of a [N, C, P] tensor over (sample, position), batch-grouped -> [C]: the rows
+// (sample, position) of [N * P, C] in groups of kBatchGroup samples, each group's column a
+// canonical sum, the groups combined pairwise (BatchGroupedSumRows). Each channel's sequence is
+// copied to a contiguous row first ([C, N * P], runs of P floats), where the sums run at full
+// vector width.
 Tensor ChannelSums(const Tensor& t, int64_t n, int64_t c, int64_t p) {
-  const Tensor rows = ContiguousData(t.Reshape({n, c, p}).Permute({0, 2, 1}), "backward").Reshape({n * p, c});
-  return BatchGroupedSumRows(rows, kBatchGroup * p);
+  if (parallel::CurrentBatch() != nullptr || n * p == 0) {
+    const Tensor rows = ContiguousData(t.Reshape({n, c, p}).Permute({0, 2, 1}), "backward").Reshape({n * p, c});
+    return BatchGroupedSumRows(rows, kBatchGroup * p);
+  }
+  const Tensor channel_major = ContiguousData(t.Reshape({n, c, p}).Permute({1, 0, 2}), "backward");
+  const int64_t groups = (n + kBatchGroup - 1) / kBatchGroup;
+  Tensor partials = Tensor::Empty({groups, c});
+  const Kernels kernels;
+  for (int64_t grp = 0; grp < groups; ++grp) {
+    const int64_t samples = std::min(kBatchGroup, n - grp * kBatchGroup);
+    for (int64_t ch = 0; ch < c; ++ch) {
+      kernels.SumAxis(channel_major.data_f32() + (ch * n + grp * kBatchGroup) * p, 1,
+                      static_cast<size_t>(samples * p), 1, partials.data_f32() + grp * c + ch);
+    }
+  }
+  CombinePairwise(partials.data_f32(), groups, c);
+  return groups == 1 ? partials.Reshape({c}) : partials.Slice(0, 0, 1).Reshape({c});
 }
 
 Grads GeluErfGrad(const Tensor& x, const Tensor& g) {
@@ -93,6 +113,24 @@ Grads MatmulGrad(const Node& node, const Tensor& g) {
   return out;
 }
 
+// The weight gradient of one group when the batch is split over ranks: the batch-grouped GEMM
+// dY cols^T over the ranks (GemmBatchGrouped), on dY [c_out_g, N*P] and the columns [k, N*P].
+void Conv2dWeightGradOverRanks(const ConvGeometry& geo, const float* x_group, const float* g_group, float* dw_group) {
+  const int64_t np = geo.n * geo.positions;
+  Tensor dy_buffer = Tensor::Empty({geo.c_out_group * np}), cols_buffer = Tensor::Empty({geo.k * np});
+  const Kernels kernels;
+  kernels.StridedCopy(GemmLayoutCopy(g_group, dy_buffer.data_f32(), geo.n, geo.c_out_group, geo.positions, geo.c_out,
+                                     false));
+  kernels.Im2Col(ConvCallOf(geo, geo.n, np), x_group, cols_buffer.data_f32());
+  simd::GemmArgs args;  // dW_g [c_out_g, k] = dY [c_out_g, N*P] x cols^T [N*P, k]
+  args.trans_b = true;
+  args.m = geo.c_out_group; args.n = geo.k; args.k = np;
+  args.a = dy_buffer.data_f32(); args.lda = np;
+  args.b = cols_buffer.data_f32(); args.ldb = np;
+  args.c = dw_group; args.ldc = geo.k;
+  GemmBatchGrouped(args, kBatchGroup * geo.positions);
+}
+
 Grads Conv2dGrad(const Node& node, const Tensor& g_in) {
   const Tensor x = ContiguousData(node.inputs[0], "conv2d"), w = ContiguousData(node.inputs[1], "conv2d");
   const Tensor g = ContiguousData(g_in, "conv2d");
@@ -100,45 +138,25 @@ Grads Conv2dGrad(const Node& node, const Tensor& g_in) {
   const Conv2dOptions o{v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
   const ConvGeometry geo = MakeConvGeometry(x.shape(), w.shape(), o);
   Grads out(3);
-  // Per group and chunk of samples, the samples side by side: dY [c_out_g, samples * P] and the
-  // columns [k, samples * P]. dX: one GEMM W_g^T dY, then col2im per sample; dW: the batch-grouped
-  // GEMM dY cols^T (groups of kBatchGroup samples combined pairwise, as over the whole batch).
+  // Per group: dX = col2im(W_g^T dY) and dW = the batch-grouped dY cols^T, by the kernel table's
+  // convolution entries (docs/numerics.md gives both orders).
   const bool want_dx = Wants(node, 0), want_dw = Wants(node, 1);
-  Tensor dx = want_dx ? Tensor::Zeros(x.shape()) : Tensor();
+  Tensor dx = want_dx ? Tensor::Empty(x.shape()) : Tensor();  // every element written
   Tensor dw = want_dw ? Tensor::Empty(w.shape()) : Tensor();
-  const int64_t np = geo.n * geo.positions;
-  if (want_dx || want_dw) {
-    // Device buffers: the GEMMs read and write them on the current device.
-    Tensor dy_buffer = Tensor::Empty({geo.c_out_group * np});
-    Tensor cols_buffer = Tensor::Empty({want_dw ? geo.k * np : 0});
-    Tensor dcols_buffer = Tensor::Empty({want_dx ? geo.k * np : 0});
-    float* dy = dy_buffer.data_f32();
-    float* cols = cols_buffer.data_f32();
-    float* dcols = dcols_buffer.data_f32();
-    const Kernels kernels;
-    const int64_t group_offset = geo.c_in_group * geo.h * geo.w;  // of a group's first input channel
-    for (int64_t grp = 0; grp < o.groups; ++grp) {
-      kernels.StridedCopy(GemmLayoutCopy(g.data_f32() + grp * geo.c_out_group * geo.positions, dy, geo.n,
-                                         geo.c_out_group, geo.positions, geo.c_out, false));
-      if (want_dx) {
-        simd::GemmArgs args;  // dcols [k, N*P] = W_g^T [k, c_out_g] x dY [c_out_g, N*P]
-        args.trans_a = true;
-        args.m = geo.k; args.n = np; args.k = geo.c_out_group;
-        args.a = w.data_f32() + grp * geo.c_out_group * geo.k; args.lda = geo.k;
-        args.b = dy; args.ldb = np;
-        args.c = dcols; args.ldc = np;
-        kernels.Gemm(args);
-        kernels.Col2ImAdd(ConvCallOf(geo, geo.n, np), dcols, dx.data_f32() + grp * group_offset);
-      }
-      if (want_dw) {
-        kernels.Im2Col(ConvCallOf(geo, geo.n, np), x.data_f32() + grp * group_offset, cols);
-        simd::GemmArgs args;  // dW_g [c_out_g, k] = dY [c_out_g, N*P] x cols^T [N*P, k]
-        args.trans_b = true;
-        args.m = geo.c_out_group; args.n = geo.k; args.k = np;
-        args.a = dy; args.lda = np;
-        args.b = cols; args.ldb = np;
-        args.c = dw.data_f32() + grp * geo.c_out_group * geo.k; args.ldc = geo.k;
-        GemmBatchGrouped(args, kBatchGroup * geo.positions);
+  const backend::Conv2dCall call = Conv2dCallOf(geo);
+  const bool over_ranks = parallel::CurrentBatch() != nullptr;
+  const Kernels kernels;
+  const int64_t group_offset = geo.c_in_group * geo.h * geo.w;  // of a group's first input channel
+  for (int64_t grp = 0; grp < o.groups; ++grp) {
+    const float* g_group = g.data_f32() + grp * geo.c_out_group * geo.positions;
+    const float* w_group = w.data_f32() + grp * geo.c_out_group * geo.k;
+    if (want_dx) kernels.Conv2dInputGrad(call, g_group, w_group, dx.data_f32() + grp * group_offset);
+    if (want_dw) {
+      float* dw_group = dw.data_f32() + grp * geo.c_out_group * geo.k;
+      if (over_ranks) {
+        Conv2dWeightGradOverRanks(geo, x.data_f32() + grp * group_offset, g_group, dw_group);
+      } else {
+        kernels.Conv2dWeightGrad(call, g_group, x.data_f32() + grp * group_offset, dw_group);
       }
     }
   }

@@ -25,6 +25,8 @@ void Col2ImAdd(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_g
 // The kernel-table view of a geometry for `samples` samples starting at one group's first input
 // channel (x, dx), columns `ld` floats apart.
 backend::ConvCall ConvCallOf(const ConvGeometry& g, int64_t samples, int64_t ld);
+// The kernel-table view of the whole batch, one group at a time (pointers offset per group).
+backend::Conv2dCall Conv2dCallOf(const ConvGeometry& g);
 // Copies [samples, channels, positions] between the GEMM's [channels, samples * positions] layout
 // (width = samples * positions) and a tensor's [N, total_channels, positions] one (pointers at the
 // first sample's first channel concerned); gemm_to_tensor says which way.
@@ -33,9 +35,6 @@ backend::StridedCopyCall GemmLayoutCopy(const float* from, float* to, int64_t sa
 
 // The kernel-table view of a max pooling of input `in` [N, C, H, W] into [N, C, h_out, w_out].
 backend::PoolCall MaxPoolCall(const Shape& in, int64_t h_out, int64_t w_out, const Pool2dOptions& o);
-
-// Samples per chunk of the batched im2col: as many as fit about 16 MB of columns (at least one).
-int64_t SamplesPerChunk(const ConvGeometry& g);
 
 }  // namespace lockstep
 

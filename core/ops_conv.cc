@@ -1,4 +1,5 @@
-// Convolution (im2col + the contract's GEMM) and pooling. Reduction orders (docs/numerics.md):
+// Convolution (the contract's im2col + GEMM, computed by the kernel table's convolution entries)
+// and pooling. Reduction orders (docs/numerics.md):
 //  - forward: each output sums its C_in/groups * kh * kw products in increasing (channel, kernel
 //    row, kernel column) order, then adds the bias;
 //  - input gradient: columns = W^T dY (K = output channels, increasing), then each input element
@@ -54,6 +55,10 @@ backend::ConvCall ConvCallOf(const ConvGeometry& g, int64_t samples, int64_t ld)
                            samples, g.c_in * g.h * g.w, ld};
 }
 
+backend::Conv2dCall Conv2dCallOf(const ConvGeometry& g) {
+  return backend::Conv2dCall{ConvCallOf(g, g.n, 0), g.c_out_group, g.c_out * g.positions, kBatchGroup};
+}
+
 // Index space [sample, channel, position]: in the GEMM layout element (s, c, p) is at
 // c * width + s * positions + p, in the tensor at (s * total_channels + c) * positions + p.
 backend::StridedCopyCall GemmLayoutCopy(const float* from, float* to, int64_t samples, int64_t channels,
@@ -75,12 +80,6 @@ backend::StridedCopyCall GemmLayoutCopy(const float* from, float* to, int64_t sa
 }
 
 // cols [k, positions] for one sample and group: row (c, i, j), column (oy, ox); zero padding.
-int64_t SamplesPerChunk(const ConvGeometry& g) {
-  const int64_t per_sample = g.k * g.positions;
-  const int64_t chunk = (int64_t{1} << 22) / (per_sample > 0 ? per_sample : 1);
-  return chunk < 1 ? 1 : chunk;
-}
-
 void Im2Col(const ConvGeometry& g, const float* x_group, float* cols, int64_t ld) {
   for (int64_t c = 0; c < g.c_in_group; ++c) {
     const float* plane = x_group + c * g.h * g.w;
@@ -164,39 +163,12 @@ Tensor Conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, con
                                                                              << " does not match " << g.c_out << " output channels");
     }
     Tensor out = Tensor::Empty({g.n, g.c_out, g.h_out, g.w_out});
-    // Per group and chunk of samples: cols [k, samples * P], one GEMM into [c_out_g, samples * P],
-    // then each sample's block copied to its place in out.
-    const int64_t chunk = std::min(g.n, SamplesPerChunk(g));
-    // Device buffers: the GEMM reads and writes them on the current device.
-    Tensor cols_buffer = Tensor::Empty({g.k * chunk * g.positions});
-    Tensor product_buffer = Tensor::Empty({g.c_out_group * chunk * g.positions});
-    float* cols = cols_buffer.data_f32();
-    float* product = product_buffer.data_f32();
-    const float* x_data = x.data_f32();
-    float* out_data = out.data_f32();
+    const backend::Conv2dCall call = Conv2dCallOf(g);
     const Kernels kernels;
-    for (int64_t first = 0; first < g.n; first += chunk) {
-      const int64_t samples = std::min(chunk, g.n - first), width = samples * g.positions;
-      for (int64_t grp = 0; grp < o.groups; ++grp) {
-        kernels.Im2Col(ConvCallOf(g, samples, width),
-                       x_data + first * g.c_in * g.h * g.w + grp * g.c_in_group * g.h * g.w, cols);
-        simd::GemmArgs args;
-        args.m = g.c_out_group; args.n = width; args.k = g.k;
-        args.a = w.data_f32() + grp * g.c_out_group * g.k; args.lda = g.k;
-        args.b = cols; args.ldb = width;
-        args.c = product; args.ldc = width;
-        kernels.Gemm(args);
-        kernels.StridedCopy(GemmLayoutCopy(product,
-                                           out_data + (first * g.c_out + grp * g.c_out_group) * g.positions,
-                                           samples, g.c_out_group, g.positions, g.c_out, true));
-      }
-    }
-    if (bias.defined()) {  // one bias value per (sample, channel) plane
-      const size_t n = static_cast<size_t>(out.numel());
-      kernels.BinaryBroadcast(simd::BinaryOp::kAdd, backend::BroadcastOperand{out_data, 1, n},
-                              backend::BroadcastOperand{bias.data_f32(), static_cast<size_t>(g.positions),
-                                                        static_cast<size_t>(g.c_out)},
-                              out_data, n);
+    for (int64_t grp = 0; grp < o.groups; ++grp) {
+      kernels.Conv2dForward(call, x.data_f32() + grp * g.c_in_group * g.h * g.w, w.data_f32() + grp * g.c_out_group * g.k,
+                            bias.defined() ? bias.data_f32() + grp * g.c_out_group : nullptr,
+                            out.data_f32() + grp * g.c_out_group * g.positions);
     }
     if (NeedsGrad({x_in, w_in, bias_in})) {
       Node& node = RecordNode(out, OpKind::kConv2d, {x_in, w_in, bias_in});

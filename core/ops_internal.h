@@ -40,6 +40,10 @@ class Kernels {
   void StridedCopy(const backend::StridedCopyCall& call) const;
   void Im2Col(const backend::ConvCall& call, const float* x, float* cols) const;
   void Col2ImAdd(const backend::ConvCall& call, const float* cols, float* dx) const;
+  void Conv2dForward(const backend::Conv2dCall& call, const float* x, const float* w, const float* bias,
+                     float* y) const;
+  void Conv2dInputGrad(const backend::Conv2dCall& call, const float* dy, const float* w, float* dx) const;
+  void Conv2dWeightGrad(const backend::Conv2dCall& call, const float* dy, const float* x, float* dw) const;
   void MaxPoolForward(const backend::PoolCall& call, const float* x, float* out, int64_t* argmax) const;
   void MaxPoolBackward(const backend::PoolCall& call, const float* grad, const int64_t* argmax, float* dx) const;
   void GatherRows(const float* table, const int64_t* ids, size_t count, size_t dim, float* out) const;

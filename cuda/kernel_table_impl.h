@@ -10,6 +10,7 @@
 #define LOCKSTEP_CUDA_KERNEL_TABLE_IMPL_H_
 
 #include "core/backend/kernel_table.h"
+#include "cuda/kernels/conv.h"
 #include "cuda/kernels/elementwise.h"
 #include "cuda/kernels/gemm.h"
 #include "cuda/kernels/layers.h"
@@ -62,6 +63,29 @@ struct TableImpl {
   }
   static int Col2ImAdd(const backend::ConvCall* g, const float* cols, float* dx) {
     return Dev::Launch(static_cast<size_t>(g->samples * g->c_in_group * g->h * g->w), Col2ImBody{*g, cols, dx});
+  }
+  static int Conv2dForward(const backend::Conv2dCall* c, const float* x, const float* w, const float* bias, float* y) {
+    const size_t n = static_cast<size_t>(c->conv.samples * c->c_out_group * c->conv.h_out * c->conv.w_out);
+    return Dev::Launch(n, Conv2dForwardBody{*c, x, w, bias, y});
+  }
+  static int Conv2dInputGrad(const backend::Conv2dCall* c, const float* dy, const float* w, float* dx) {
+    const size_t n = static_cast<size_t>(c->conv.samples * c->conv.c_in_group * c->conv.h * c->conv.w);
+    return Dev::Launch(n, Conv2dInputGradBody{*c, dy, w, dx});
+  }
+  static int Conv2dWeightGrad(const backend::Conv2dCall* c, const float* dy, const float* x, float* dw) {
+    const size_t outputs = static_cast<size_t>(c->c_out_group * c->conv.c_in_group * c->conv.kh * c->conv.kw);
+    if (c->conv.samples == 0 || c->conv.h_out * c->conv.w_out == 0) {  // an empty sum: +0
+      return Dev::Launch(outputs, Conv2dZeroBody{dw});
+    }
+    const int64_t per_group = c->samples_per_group > 0 ? c->samples_per_group : c->conv.samples;
+    const size_t groups = static_cast<size_t>((c->conv.samples + per_group - 1) / per_group);
+    Scratch partials(outputs * groups * sizeof(float));
+    if (partials.ptr == nullptr) return Dev::Fail("out of device memory for the convolution's weight gradient");
+    backend::Conv2dCall call = *c;
+    call.samples_per_group = per_group;
+    const int status = Dev::Launch(outputs * groups, Conv2dWeightGradBody{call, dy, x, groups, partials.f()});
+    if (status != 0) return status;
+    return Dev::Launch(outputs, Conv2dCombineGroupsBody{partials.f(), groups, dw});
   }
   static int MaxPoolForward(const backend::PoolCall* p, const float* x, float* out, int64_t* argmax) {
     return Dev::Launch(static_cast<size_t>(p->planes * p->h_out * p->w_out), MaxPoolForwardBody{*p, x, out, argmax});

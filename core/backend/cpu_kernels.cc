@@ -149,6 +149,18 @@ struct Cpu {
     cpu_layers::Col2ImAdd(*c, cols, dx);
     return 0;
   }
+  static int Conv2dForward(const be::Conv2dCall* c, const float* x, const float* w, const float* bias, float* y) {
+    cpu_layers::Conv2dForward(*c, x, w, bias, y);
+    return 0;
+  }
+  static int Conv2dInputGrad(const be::Conv2dCall* c, const float* dy, const float* w, float* dx) {
+    cpu_layers::Conv2dInputGrad(*c, dy, w, dx);
+    return 0;
+  }
+  static int Conv2dWeightGrad(const be::Conv2dCall* c, const float* dy, const float* x, float* dw) {
+    cpu_layers::Conv2dWeightGrad(*c, dy, x, dw);
+    return 0;
+  }
   static int MaxPoolForward(const be::PoolCall* p, const float* x, float* out, int64_t* argmax) {
     cpu_layers::MaxPoolForward(*p, x, out, argmax);
     return 0;

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "core/conv_internal.h"
+#include "simd/conv.h"
 #include "simd/elementwise.h"
+#include "simd/pool.h"
 
 namespace lockstep {
 namespace cpu_layers {
@@ -130,7 +132,45 @@ void Col2ImAdd(const backend::ConvCall& c, const float* cols, float* dx) {
   }
 }
 
+namespace {
+
+simd::ConvShape ShapeOf(const backend::Conv2dCall& call) {
+  const backend::ConvCall& c = call.conv;
+  simd::ConvShape s;
+  s.samples = static_cast<size_t>(c.samples);
+  s.c_in = static_cast<size_t>(c.c_in_group);
+  s.h = static_cast<size_t>(c.h); s.w = static_cast<size_t>(c.w);
+  s.c_out = static_cast<size_t>(call.c_out_group);
+  s.kh = static_cast<size_t>(c.kh); s.kw = static_cast<size_t>(c.kw);
+  s.h_out = static_cast<size_t>(c.h_out); s.w_out = static_cast<size_t>(c.w_out);
+  s.stride_h = static_cast<size_t>(c.stride_h); s.stride_w = static_cast<size_t>(c.stride_w);
+  s.pad_h = static_cast<size_t>(c.padding_h); s.pad_w = static_cast<size_t>(c.padding_w);
+  s.dilation_h = static_cast<size_t>(c.dilation_h); s.dilation_w = static_cast<size_t>(c.dilation_w);
+  s.x_sample_stride = static_cast<size_t>(c.sample_stride);
+  s.y_sample_stride = static_cast<size_t>(call.out_sample_stride);
+  return s;
+}
+
+}  // namespace
+
+void Conv2dForward(const backend::Conv2dCall& call, const float* x, const float* w, const float* bias, float* y) {
+  simd::ConvForward(ShapeOf(call), x, w, bias, y);
+}
+
+void Conv2dInputGrad(const backend::Conv2dCall& call, const float* dy, const float* w, float* dx) {
+  simd::ConvInputGrad(ShapeOf(call), dy, w, dx);
+}
+
+void Conv2dWeightGrad(const backend::Conv2dCall& call, const float* dy, const float* x, float* dw) {
+  simd::ConvWeightGrad(ShapeOf(call), dy, x, static_cast<size_t>(call.samples_per_group), dw);
+}
+
 void MaxPoolForward(const backend::PoolCall& p, const float* x, float* out, int64_t* argmax) {
+  if (p.kernel_h == 2 && p.kernel_w == 2 && p.stride_h == 2 && p.stride_w == 2 && p.padding_h == 0 &&
+      p.padding_w == 0) {
+    return simd::MaxPool2x2(x, static_cast<size_t>(p.planes), static_cast<size_t>(p.h), static_cast<size_t>(p.w),
+                            static_cast<size_t>(p.h_out), static_cast<size_t>(p.w_out), out, argmax);
+  }
   for (int64_t plane = 0; plane < p.planes; ++plane) {
     const float* in = x + plane * p.h * p.w;
     for (int64_t oy = 0; oy < p.h_out; ++oy) {

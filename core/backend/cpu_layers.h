@@ -1,5 +1,5 @@
 // The CPU's layer kernels of the backend interface (kernel_table.h: broadcast arithmetic, strided
-// copies, im2col / col2im, max pooling, embedding rows), on top of simd/.
+// copies, im2col / col2im, convolution, max pooling, embedding rows), on top of simd/.
 #ifndef LOCKSTEP_CORE_BACKEND_CPU_LAYERS_H_
 #define LOCKSTEP_CORE_BACKEND_CPU_LAYERS_H_
 
@@ -13,6 +13,9 @@ void BinaryBroadcast(backend::BinaryOp op, backend::BroadcastOperand a, backend:
 void StridedCopy(const backend::StridedCopyCall& call);
 void Im2Col(const backend::ConvCall& call, const float* x, float* cols);
 void Col2ImAdd(const backend::ConvCall& call, const float* cols, float* dx);
+void Conv2dForward(const backend::Conv2dCall& call, const float* x, const float* w, const float* bias, float* y);
+void Conv2dInputGrad(const backend::Conv2dCall& call, const float* dy, const float* w, float* dx);
+void Conv2dWeightGrad(const backend::Conv2dCall& call, const float* dy, const float* x, float* dw);
 void MaxPoolForward(const backend::PoolCall& call, const float* x, float* out, int64_t* argmax);
 void MaxPoolBackward(const backend::PoolCall& call, const float* grad, const int64_t* argmax, float* dx);
 void GatherRows(const float* table, const int64_t* ids, size_t count, size_t dim, float* out);

@@ -19,7 +19,7 @@ namespace backend {
 
 // Bumped whenever the table's layout or a kernel's meaning changes; a plugin built for another
 // version is refused with both versions named.
-constexpr uint32_t kKernelTableAbi = 1;
+constexpr uint32_t kKernelTableAbi = 2;
 
 // The same values as simd::BinaryOp, simd::UnaryOp and simd::MathFn (checked where the CPU table
 // is built).
@@ -86,6 +86,16 @@ struct ConvCall {
   int64_t samples, sample_stride, ld;
 };
 
+// One group of a convolution over a batch: x at the group's first input channel of the first
+// sample, samples conv.sample_stride floats apart (conv.ld unused); y / dy at the group's first
+// output channel, samples out_sample_stride floats apart; w [c_out_group, c_in_group, kh, kw].
+// The weight gradient sums over the batch in groups of samples_per_group samples (kBatchGroup)
+// combined pairwise.
+struct Conv2dCall {
+  ConvCall conv;
+  int64_t c_out_group, out_sample_stride, samples_per_group;
+};
+
 struct PoolCall {
   int64_t planes, h, w, h_out, w_out, kernel_h, kernel_w, stride_h, stride_w, padding_h, padding_w;
 };
@@ -140,6 +150,12 @@ struct KernelTable {
   // (kernel row, kernel column) order, each addition canonical.
   int (*im2col)(const ConvCall* call, const float* x, float* cols);
   int (*col2im_add)(const ConvCall* call, const float* cols, float* dx);
+  // Convolution of one group (Conv2dCall), in the contract's orders (docs/numerics.md: im2col +
+  // GEMM, without the columns where a kernel can). Forward: y = sum + bias (bias may be null).
+  // Input gradient: writes every element of dx. Weight gradient: dw [c_out_group, k].
+  int (*conv2d_forward)(const Conv2dCall* call, const float* x, const float* w, const float* bias, float* y);
+  int (*conv2d_input_grad)(const Conv2dCall* call, const float* dy, const float* w, float* dx);
+  int (*conv2d_weight_grad)(const Conv2dCall* call, const float* dy, const float* x, float* dw);
   // Max pooling: the first maximum in row-major window order by the contract's order (NaN above
   // all, +0 above -0) wins; argmax is its index in the plane. The backward pass adds each output
   // gradient to dx at its argmax, in increasing output order per plane.
@@ -197,6 +213,9 @@ KernelTable MakeKernelTable(const char* device_name) {
   t.dropout_mask = &Impl::DropoutMask;
   t.im2col = &Impl::Im2Col;
   t.col2im_add = &Impl::Col2ImAdd;
+  t.conv2d_forward = &Impl::Conv2dForward;
+  t.conv2d_input_grad = &Impl::Conv2dInputGrad;
+  t.conv2d_weight_grad = &Impl::Conv2dWeightGrad;
   t.max_pool_forward = &Impl::MaxPoolForward;
   t.max_pool_backward = &Impl::MaxPoolBackward;
   t.gather_rows = &Impl::GatherRows;

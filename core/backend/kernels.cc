@@ -73,6 +73,16 @@ void Kernels::Im2Col(const be::ConvCall& call, const float* x, float* cols) cons
 void Kernels::Col2ImAdd(const be::ConvCall& call, const float* cols, float* dx) const {
   CheckKernel(k_, k_.col2im_add(&call, cols, dx), "col2im");
 }
+void Kernels::Conv2dForward(const be::Conv2dCall& call, const float* x, const float* w, const float* bias,
+                            float* y) const {
+  CheckKernel(k_, k_.conv2d_forward(&call, x, w, bias, y), "conv2d");
+}
+void Kernels::Conv2dInputGrad(const be::Conv2dCall& call, const float* dy, const float* w, float* dx) const {
+  CheckKernel(k_, k_.conv2d_input_grad(&call, dy, w, dx), "conv2d backward");
+}
+void Kernels::Conv2dWeightGrad(const be::Conv2dCall& call, const float* dy, const float* x, float* dw) const {
+  CheckKernel(k_, k_.conv2d_weight_grad(&call, dy, x, dw), "conv2d backward");
+}
 void Kernels::MaxPoolForward(const be::PoolCall& call, const float* x, float* out, int64_t* argmax) const {
   CheckKernel(k_, k_.max_pool_forward(&call, x, out, argmax), "max_pool2d");
 }

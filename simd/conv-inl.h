@@ -1,0 +1,182 @@
+// Per-target register tiles of the direct convolution kernels (simd/conv.h). Multiply, then add,
+// never fused; every accumulator walks its sum in the contract's order.
+#if defined(LOCKSTEP_SIMD_CONV_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef LOCKSTEP_SIMD_CONV_INL_H_
+#undef LOCKSTEP_SIMD_CONV_INL_H_
+#else
+#define LOCKSTEP_SIMD_CONV_INL_H_
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hwy/highway.h"
+#include "simd/contract-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lockstep {
+namespace simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Vector registers the tiles may fill: 32 on AVX-512, NEON and SVE; 16 elsewhere (AVX2, SSE4,
+// and WebAssembly, whose engines map SIMD128 onto 16 x86 registers).
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_ARCH_ARM_A64
+constexpr size_t kConvRegisters = 32;
+#else
+constexpr size_t kConvRegisters = 16;
+#endif
+
+// Output tile: rows r < MR by vectors v < NV of positions. Accumulator (r, v) sums, for k < kc
+// in increasing order, ap[k * MR + r] * base[off[k] + v * N + lane], starting from -0.0 (the
+// exact identity: the first step yields the first product). Row r is stored at out + r * ldo.
+template <size_t MR, size_t NV, class D>
+HWY_INLINE void OutputTile(D d, const float* HWY_RESTRICT ap, const float* base, const int64_t* off, size_t kc,
+                           float* HWY_RESTRICT out, size_t ldo) {
+  static_assert(MR >= 1 && MR <= 8 && NV >= 1 && NV <= 4, "tile out of range");
+  using V = hn::Vec<D>;
+  const size_t N = hn::Lanes(d);
+  const V z = hn::Set(d, -0.0f);
+#define LOCKSTEP_CONV_DECLARE(r) V c##r##0 = z, c##r##1 = z, c##r##2 = z, c##r##3 = z;
+  LOCKSTEP_CONV_DECLARE(0) LOCKSTEP_CONV_DECLARE(1) LOCKSTEP_CONV_DECLARE(2) LOCKSTEP_CONV_DECLARE(3)
+  LOCKSTEP_CONV_DECLARE(4) LOCKSTEP_CONV_DECLARE(5) LOCKSTEP_CONV_DECLARE(6) LOCKSTEP_CONV_DECLARE(7)
+#undef LOCKSTEP_CONV_DECLARE
+  for (size_t k = 0; k < kc; ++k) {
+    const float* b = base + off[k];
+    const V b0 = hn::LoadU(d, b);
+    const V b1 = NV > 1 ? hn::LoadU(d, b + N) : b0;
+    const V b2 = NV > 2 ? hn::LoadU(d, b + 2 * N) : b0;
+    const V b3 = NV > 3 ? hn::LoadU(d, b + 3 * N) : b0;
+#define LOCKSTEP_CONV_STEP(r)                                          \
+  if constexpr (MR > r) {                                              \
+    const V a = hn::Set(d, ap[r]);                                     \
+    c##r##0 = hn::Add(c##r##0, hn::Mul(a, b0));                        \
+    if constexpr (NV > 1) c##r##1 = hn::Add(c##r##1, hn::Mul(a, b1));  \
+    if constexpr (NV > 2) c##r##2 = hn::Add(c##r##2, hn::Mul(a, b2));  \
+    if constexpr (NV > 3) c##r##3 = hn::Add(c##r##3, hn::Mul(a, b3));  \
+  }
+    LOCKSTEP_CONV_STEP(0) LOCKSTEP_CONV_STEP(1) LOCKSTEP_CONV_STEP(2) LOCKSTEP_CONV_STEP(3)
+    LOCKSTEP_CONV_STEP(4) LOCKSTEP_CONV_STEP(5) LOCKSTEP_CONV_STEP(6) LOCKSTEP_CONV_STEP(7)
+#undef LOCKSTEP_CONV_STEP
+    ap += MR;
+  }
+#define LOCKSTEP_CONV_PUT(r, v) hn::StoreU(c##r##v, d, out + r * ldo + v * N);
+#define LOCKSTEP_CONV_ROW_OUT(r)                   \
+  if constexpr (MR > r) {                          \
+    LOCKSTEP_CONV_PUT(r, 0)                        \
+    if constexpr (NV > 1) { LOCKSTEP_CONV_PUT(r, 1) } \
+    if constexpr (NV > 2) { LOCKSTEP_CONV_PUT(r, 2) } \
+    if constexpr (NV > 3) { LOCKSTEP_CONV_PUT(r, 3) } \
+  }
+  LOCKSTEP_CONV_ROW_OUT(0) LOCKSTEP_CONV_ROW_OUT(1) LOCKSTEP_CONV_ROW_OUT(2) LOCKSTEP_CONV_ROW_OUT(3)
+  LOCKSTEP_CONV_ROW_OUT(4) LOCKSTEP_CONV_ROW_OUT(5) LOCKSTEP_CONV_ROW_OUT(6) LOCKSTEP_CONV_ROW_OUT(7)
+#undef LOCKSTEP_CONV_ROW_OUT
+#undef LOCKSTEP_CONV_PUT
+}
+
+// The widest output tile this target holds in registers, and its vectors for a given row count.
+constexpr size_t kConvTileRows = kConvRegisters == 32 ? 8 : 6;
+constexpr size_t ConvTileVectors(size_t rows) {
+  return kConvRegisters == 32 ? (rows <= 6 ? 4 : 3) : 2;
+}
+
+// OutputTile with MR chosen at run time (1 <= rows <= kConvTileRows).
+template <class D>
+HWY_INLINE void OutputTileRows(D d, size_t rows, const float* ap, const float* base, const int64_t* off,
+                               size_t kc, float* out, size_t ldo) {
+  switch (rows) {
+#define LOCKSTEP_CONV_CASE(r) \
+  case r:                     \
+    return OutputTile<r, ConvTileVectors(r)>(d, ap, base, off, kc, out, ldo);
+    LOCKSTEP_CONV_CASE(1) LOCKSTEP_CONV_CASE(2) LOCKSTEP_CONV_CASE(3) LOCKSTEP_CONV_CASE(4)
+    LOCKSTEP_CONV_CASE(5) LOCKSTEP_CONV_CASE(6)
+#undef LOCKSTEP_CONV_CASE
+    default:
+      if constexpr (kConvTileRows >= 8) {
+        if (rows == 7) return OutputTile<7, ConvTileVectors(7)>(d, ap, base, off, kc, out, ldo);
+        return OutputTile<8, ConvTileVectors(8)>(d, ap, base, off, kc, out, ldo);
+      }
+  }
+}
+
+// Weight-gradient tile: MR taps by one vector of output channels. For every output position
+// (oy, ox) in increasing order, accumulator r adds x[oy * row_step + ox * col_step + off[r]]
+// times the vector g[(oy * w_out + ox) * g_step]. Accumulators start from acc (continuing the
+// group's sum) or from -0.0, and are stored back to acc (MR vectors, N floats apart).
+template <size_t MR, class D>
+HWY_INLINE void WeightGradTile(D d, const float* x, size_t row_step, size_t col_step, const int64_t* off,
+                               const float* g, size_t g_step, size_t h_out, size_t w_out, bool first,
+                               float* acc) {
+  static_assert(MR >= 1 && MR <= 28, "tile out of range");
+  using V = hn::Vec<D>;
+  const size_t N = hn::Lanes(d);
+#define LOCKSTEP_DW_ROWS(X)                                                                        \
+  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17) \
+  X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27)
+#define LOCKSTEP_DW_DECLARE(r) V a##r = hn::Set(d, -0.0f);
+  LOCKSTEP_DW_ROWS(LOCKSTEP_DW_DECLARE)
+#undef LOCKSTEP_DW_DECLARE
+  if (!first) {
+#define LOCKSTEP_DW_LOAD(r) \
+  if constexpr (MR > r) a##r = hn::LoadU(d, acc + r * N);
+    LOCKSTEP_DW_ROWS(LOCKSTEP_DW_LOAD)
+#undef LOCKSTEP_DW_LOAD
+  }
+  for (size_t oy = 0; oy < h_out; ++oy) {
+    const float* xr = x + oy * row_step;
+    const float* gr = g + oy * w_out * g_step;
+    for (size_t ox = 0; ox < w_out; ++ox) {
+      const V gv = hn::LoadU(d, gr + ox * g_step);
+      const float* xp = xr + ox * col_step;
+#define LOCKSTEP_DW_STEP(r) \
+  if constexpr (MR > r) a##r = hn::Add(a##r, hn::Mul(hn::Set(d, xp[off[r]]), gv));
+      LOCKSTEP_DW_ROWS(LOCKSTEP_DW_STEP)
+#undef LOCKSTEP_DW_STEP
+    }
+  }
+#define LOCKSTEP_DW_STORE(r) \
+  if constexpr (MR > r) hn::StoreU(a##r, d, acc + r * N);
+  LOCKSTEP_DW_ROWS(LOCKSTEP_DW_STORE)
+#undef LOCKSTEP_DW_STORE
+#undef LOCKSTEP_DW_ROWS
+}
+
+// The most taps one weight-gradient tile holds: its accumulators plus the gradient vector and a
+// broadcast in registers.
+constexpr size_t kWeightGradTileTaps = kConvRegisters == 32 ? 26 : 12;
+
+template <class D>
+HWY_INLINE void WeightGradTileTaps(D d, size_t taps, const float* x, size_t row_step, size_t col_step,
+                                   const int64_t* off, const float* g, size_t g_step, size_t h_out, size_t w_out,
+                                   bool first, float* acc) {
+  switch (taps) {
+#define LOCKSTEP_DW_CASE(r) \
+  case r:                   \
+    return WeightGradTile<r>(d, x, row_step, col_step, off, g, g_step, h_out, w_out, first, acc);
+    LOCKSTEP_DW_CASE(1) LOCKSTEP_DW_CASE(2) LOCKSTEP_DW_CASE(3) LOCKSTEP_DW_CASE(4) LOCKSTEP_DW_CASE(5)
+    LOCKSTEP_DW_CASE(6) LOCKSTEP_DW_CASE(7) LOCKSTEP_DW_CASE(8) LOCKSTEP_DW_CASE(9) LOCKSTEP_DW_CASE(10)
+    LOCKSTEP_DW_CASE(11) LOCKSTEP_DW_CASE(12)
+#undef LOCKSTEP_DW_CASE
+    default:
+      if constexpr (kWeightGradTileTaps > 12) {
+        switch (taps) {
+#define LOCKSTEP_DW_CASE(r) \
+  case r:                   \
+    return WeightGradTile<r>(d, x, row_step, col_step, off, g, g_step, h_out, w_out, first, acc);
+          LOCKSTEP_DW_CASE(13) LOCKSTEP_DW_CASE(14) LOCKSTEP_DW_CASE(15) LOCKSTEP_DW_CASE(16)
+          LOCKSTEP_DW_CASE(17) LOCKSTEP_DW_CASE(18) LOCKSTEP_DW_CASE(19) LOCKSTEP_DW_CASE(20)
+          LOCKSTEP_DW_CASE(21) LOCKSTEP_DW_CASE(22) LOCKSTEP_DW_CASE(23) LOCKSTEP_DW_CASE(24)
+          LOCKSTEP_DW_CASE(25) LOCKSTEP_DW_CASE(26)
+#undef LOCKSTEP_DW_CASE
+          default: break;
+        }
+      }
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace lockstep
+HWY_AFTER_NAMESPACE();
+
+#endif  // toggle guard

@@ -1,0 +1,487 @@
+// Direct convolution: per-sample scratch layouts, the tile loops and their split over threads
+// (simd/conv.h states the sums; simd/conv-inl.h holds the register tiles).
+//
+// Layouts. Forward and input gradient work in the padded input's frame: plane Hp x Wp
+// (Hp = h + 2 pad_h, Wp = w + 2 pad_w), output position (oy, ox) at q = oy * Wp + ox, so the
+// column of kernel tap (c, i, j) is the padded input read from offset c Hp Wp + i dh Wp + j dw:
+// a contiguous row, no im2col. Columns ox >= w_out of that layout are computed and dropped
+// (forward), or hold zero gradients (input gradient; hence ConvInputGradExact). The weight
+// gradient reads the input by those offsets too, with the output gradient transposed to
+// [position][channel] so one vector holds several output channels.
+#include "simd/conv.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "simd/conv.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "simd/conv-inl.h"
+
+#include <string.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "simd/thread_pool.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lockstep {
+namespace simd {
+namespace HWY_NAMESPACE {
+
+namespace {
+
+// Floats of slack after every scratch row: the widest tile (4 vectors) may run past its end.
+template <class D>
+size_t Slack(D d) {
+  return 4 * hn::Lanes(d);
+}
+
+size_t PaddedH(const ConvShape& s) { return s.h + 2 * s.pad_h; }
+size_t PaddedW(const ConvShape& s) { return s.w + 2 * s.pad_w; }
+size_t Taps(const ConvShape& s) { return s.c_in * s.kh * s.kw; }
+
+// Offset of tap (c, i, j) in a padded sample whose planes are `plane` floats apart.
+void TapOffsets(const ConvShape& s, size_t plane, std::vector<int64_t>* off) {
+  off->resize(Taps(s));
+  const size_t wp = PaddedW(s);
+  size_t k = 0;
+  for (size_t c = 0; c < s.c_in; ++c) {
+    for (size_t i = 0; i < s.kh; ++i) {
+      for (size_t j = 0; j < s.kw; ++j) (*off)[k++] = static_cast<int64_t>(c * plane + i * s.dilation_h * wp + j * s.dilation_w);
+    }
+  }
+}
+
+// Copies one sample's input planes into the interior of a zero-padded buffer (planes `plane`
+// floats apart). The border was zeroed once and is never written.
+void CopyIntoPadded(const ConvShape& s, const float* x, size_t plane, float* xpad) {
+  const size_t wp = PaddedW(s);
+  if (s.pad_h == 0 && s.pad_w == 0 && plane == s.h * s.w) {
+    memcpy(xpad, x, s.c_in * plane * sizeof(float));
+    return;
+  }
+  for (size_t c = 0; c < s.c_in; ++c) {
+    for (size_t y = 0; y < s.h; ++y) {
+      memcpy(xpad + c * plane + (y + s.pad_h) * wp + s.pad_w, x + (c * s.h + y) * s.w, s.w * sizeof(float));
+    }
+  }
+}
+
+// Runs body(first, count) over chunks of samples, on the pool when the work is worth it.
+template <class Body>
+void ForSampleChunks(size_t samples, size_t work_per_sample, ThreadPool* pool, const Body& body) {
+  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
+  const bool parallel = threads > 1 && samples > 1 && samples * work_per_sample >= (size_t{1} << 18);
+  if (!parallel) {
+    body(0, samples);
+    return;
+  }
+  size_t chunks = 4 * threads < samples ? 4 * threads : samples;
+  const size_t per_chunk = (samples + chunks - 1) / chunks;
+  chunks = (samples + per_chunk - 1) / per_chunk;
+  pool->ParallelFor(chunks, [&](size_t chunk, size_t /*worker*/) {
+    const size_t first = chunk * per_chunk;
+    body(first, samples - first < per_chunk ? samples - first : per_chunk);
+  });
+}
+
+// Weights [rows, K] packed per tile of kConvTileRows rows: tile t holds [K][rows_t].
+void PackRowTiles(const float* w, size_t rows, size_t k, float* packed) {
+  for (size_t r0 = 0; r0 < rows; r0 += kConvTileRows) {
+    const size_t mr = rows - r0 < kConvTileRows ? rows - r0 : kConvTileRows;
+    for (size_t kk = 0; kk < k; ++kk) {
+      for (size_t r = 0; r < mr; ++r) *packed++ = w[(r0 + r) * k + kk];
+    }
+  }
+}
+
+// One sample's columns: row (c, i, j) at cols + ((c * kh + i) * kw + j) * ld, position
+// oy * w_out + ox; padding as +0.0.
+void Im2ColSample(const ConvShape& s, const float* x, size_t ld, float* cols) {
+  float* row = cols;
+  for (size_t c = 0; c < s.c_in; ++c) {
+    for (size_t i = 0; i < s.kh; ++i) {
+      for (size_t j = 0; j < s.kw; ++j, row += ld) {
+        for (size_t oy = 0; oy < s.h_out; ++oy) {
+          const int64_t yy = static_cast<int64_t>(oy * s.stride_h + i * s.dilation_h) - static_cast<int64_t>(s.pad_h);
+          for (size_t ox = 0; ox < s.w_out; ++ox) {
+            const int64_t xx = static_cast<int64_t>(ox * s.stride_w + j * s.dilation_w) - static_cast<int64_t>(s.pad_w);
+            const bool inside = yy >= 0 && xx >= 0 && yy < static_cast<int64_t>(s.h) && xx < static_cast<int64_t>(s.w);
+            row[oy * s.w_out + ox] = inside ? x[(c * s.h + static_cast<size_t>(yy)) * s.w + static_cast<size_t>(xx)] : 0.0f;
+          }
+        }
+      }
+    }
+  }
+}
+
+// dx = +0, then each element adds its column entries in increasing (c, i, j, oy, ox) order.
+void Col2ImSample(const ConvShape& s, const float* cols, size_t ld, float* dx) {
+  std::fill(dx, dx + s.c_in * s.h * s.w, 0.0f);
+  const float* row = cols;
+  for (size_t c = 0; c < s.c_in; ++c) {
+    for (size_t i = 0; i < s.kh; ++i) {
+      for (size_t j = 0; j < s.kw; ++j, row += ld) {
+        for (size_t oy = 0; oy < s.h_out; ++oy) {
+          const int64_t yy = static_cast<int64_t>(oy * s.stride_h + i * s.dilation_h) - static_cast<int64_t>(s.pad_h);
+          if (yy < 0 || yy >= static_cast<int64_t>(s.h)) continue;
+          for (size_t ox = 0; ox < s.w_out; ++ox) {
+            const int64_t xx = static_cast<int64_t>(ox * s.stride_w + j * s.dilation_w) - static_cast<int64_t>(s.pad_w);
+            if (xx < 0 || xx >= static_cast<int64_t>(s.w)) continue;
+            float& t = dx[(c * s.h + static_cast<size_t>(yy)) * s.w + static_cast<size_t>(xx)];
+            t = t + row[oy * s.w_out + ox];
+          }
+        }
+      }
+    }
+  }
+  for (size_t e = 0; e < s.c_in * s.h * s.w; ++e) dx[e] = dx[e] != dx[e] ? __builtin_nanf("") : dx[e];
+}
+
+}  // namespace
+
+void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
+                       ThreadPool* pool) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t k = Taps(s), positions = s.h_out * s.w_out;
+  // Stride 1 reads the padded input's rows in place of columns; other strides build the
+  // sample's columns [k][positions] first. Either way tap k's row starts at off[k].
+  const bool direct = s.stride_h == 1 && s.stride_w == 1;
+  const size_t wp = PaddedW(s), plane = PaddedH(s) * wp;
+  const size_t width = direct ? wp : s.w_out;                              // of the output layout
+  const size_t q_end = direct ? (s.h_out - 1) * wp + s.w_out : positions;  // its positions
+  const size_t ld = q_end + Slack(d);
+  std::vector<int64_t> off(k);
+  if (direct) {
+    TapOffsets(s, plane, &off);
+  } else {
+    for (size_t t = 0; t < k; ++t) off[t] = static_cast<int64_t>(t * ld);
+  }
+  std::vector<float> packed(s.c_out * k);
+  PackRowTiles(w, s.c_out, k, packed.data());
+  ForSampleChunks(s.samples, s.c_out * k * positions, pool, [&](size_t first, size_t count) {
+    thread_local std::vector<float> source, ypad;
+    source.assign(direct ? s.c_in * plane + Slack(d) : k * ld, 0.0f);  // borders and slack stay zero
+    ypad.resize(s.c_out * ld);
+    for (size_t n = first; n < first + count; ++n) {
+      if (direct) {
+        CopyIntoPadded(s, x + n * s.x_sample_stride, plane, source.data());
+      } else {
+        Im2ColSample(s, x + n * s.x_sample_stride, ld, source.data());
+      }
+      for (size_t r0 = 0; r0 < s.c_out; r0 += kConvTileRows) {
+        const size_t mr = s.c_out - r0 < kConvTileRows ? s.c_out - r0 : kConvTileRows;
+        const size_t step = ConvTileVectors(mr) * N;
+        for (size_t q0 = 0; q0 < q_end; q0 += step) {
+          OutputTileRows(d, mr, packed.data() + r0 * k, source.data() + q0, off.data(), k,
+                         ypad.data() + r0 * ld + q0, ld);
+        }
+      }
+      // Epilogue: the valid columns, plus the bias, canonical. A vector may run past a row's end
+      // into the next row, which is written after it; never past this sample's outputs.
+      float* out = y + n * s.y_sample_stride;
+      float* const out_end = out + s.c_out * positions;
+      for (size_t co = 0; co < s.c_out; ++co) {
+        const auto b = hn::Set(d, bias != nullptr ? bias[co] : 0.0f);
+        for (size_t oy = 0; oy < s.h_out; ++oy) {
+          const float* src = ypad.data() + co * ld + oy * width;
+          float* dst = out + co * positions + oy * s.w_out;
+          size_t ox = 0;
+          for (; ox < s.w_out && dst + ox + N <= out_end; ox += N) {
+            auto v = hn::LoadU(d, src + ox);
+            if (bias != nullptr) v = hn::Add(v, b);
+            hn::StoreU(Canonicalize(d, v), d, dst + ox);
+          }
+          for (; ox < s.w_out; ++ox) {
+            const float v = bias != nullptr ? src[ox] + bias[co] : src[ox];
+            dst[ox] = v != v ? __builtin_nanf("") : v;
+          }
+        }
+      }
+    }
+  });
+}
+
+// Any geometry and weights: the sample's columns W^T dY [k][positions], then col2im.
+void ConvInputGradColumns(const ConvShape& s, const float* dy, const float* packed, float* dx, ThreadPool* pool) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t k = Taps(s), positions = s.h_out * s.w_out, ld = positions + Slack(d);
+  std::vector<int64_t> row_off(s.c_out);
+  for (size_t co = 0; co < s.c_out; ++co) row_off[co] = static_cast<int64_t>(co * ld);
+  ForSampleChunks(s.samples, s.c_out * k * positions, pool, [&](size_t first, size_t count) {
+    thread_local std::vector<float> dyc, cols;
+    dyc.assign(s.c_out * ld, 0.0f);  // the slack stays zero
+    cols.resize(k * ld);
+    for (size_t n = first; n < first + count; ++n) {
+      for (size_t co = 0; co < s.c_out; ++co) {
+        memcpy(dyc.data() + co * ld, dy + n * s.y_sample_stride + co * positions, positions * sizeof(float));
+      }
+      for (size_t t0 = 0; t0 < k; t0 += kConvTileRows) {
+        const size_t mr = k - t0 < kConvTileRows ? k - t0 : kConvTileRows;
+        const size_t step = ConvTileVectors(mr) * N;
+        for (size_t q0 = 0; q0 < positions; q0 += step) {
+          OutputTileRows(d, mr, packed + t0 * s.c_out, dyc.data() + q0, row_off.data(), s.c_out,
+                         cols.data() + t0 * ld + q0, ld);
+        }
+      }
+      Col2ImSample(s, cols.data(), ld, dx + n * s.x_sample_stride);
+    }
+  });
+}
+
+void ConvInputGradTarget(const ConvShape& s, const float* dy, const float* w, float* dx, ThreadPool* pool) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t wp = PaddedW(s), plane = PaddedH(s) * wp, k = Taps(s), positions = s.h_out * s.w_out;
+  const size_t taps = s.kh * s.kw;  // per input channel
+  const size_t q_end = (s.h_out - 1) * wp + s.w_out;
+  const size_t ld = q_end + Slack(d);
+  // Column rows: a zero margin of `reach` floats (the largest tap offset within a channel), the
+  // row's q_end values (and the tile's overrun, zero gradients), zeros to plane + N.
+  const size_t reach = (s.kh - 1) * s.dilation_h * wp + (s.kw - 1) * s.dilation_w;
+  const size_t row = reach + plane + Slack(d);
+  std::vector<int64_t> tap_off, row_off(s.c_out);
+  TapOffsets(s, plane, &tap_off);
+  for (size_t co = 0; co < s.c_out; ++co) row_off[co] = static_cast<int64_t>(co * ld);
+  // W^T [K, c_out] packed per tile of taps: A of the tile product cols = W^T dY.
+  std::vector<float> wt(k * s.c_out), packed(k * s.c_out);
+  for (size_t co = 0; co < s.c_out; ++co) {
+    for (size_t t = 0; t < k; ++t) wt[t * s.c_out + co] = w[co * k + t];
+  }
+  PackRowTiles(wt.data(), k, s.c_out, packed.data());
+  // The padded-frame sums below add zero columns where no output position lands: exact for
+  // finite weights only (Inf * 0 is NaN), and for stride 1 only.
+  bool finite = true;
+  for (size_t i = 0; i < s.c_out * k; ++i) finite = finite && w[i] - w[i] == 0.0f;
+  if (!finite || s.stride_h != 1 || s.stride_w != 1) return ConvInputGradColumns(s, dy, packed.data(), dx, pool);
+  const bool padded = s.pad_h != 0 || s.pad_w != 0;
+  ForSampleChunks(s.samples, s.c_out * k * positions, pool, [&](size_t first, size_t count) {
+    thread_local std::vector<float> dypad, cols, plane_buffer;
+    dypad.assign(s.c_out * ld, 0.0f);  // columns ox >= w_out stay zero
+    cols.assign(k * row, 0.0f);        // the margins stay zero
+    plane_buffer.resize(plane + Slack(d));
+    for (size_t n = first; n < first + count; ++n) {
+      const float* g = dy + n * s.y_sample_stride;
+      for (size_t co = 0; co < s.c_out; ++co) {
+        for (size_t oy = 0; oy < s.h_out; ++oy) {
+          memcpy(dypad.data() + co * ld + oy * wp, g + co * positions + oy * s.w_out, s.w_out * sizeof(float));
+        }
+      }
+      // Every column of the sample: cols = W^T dY over the padded-width positions.
+      for (size_t t0 = 0; t0 < k; t0 += kConvTileRows) {
+        const size_t mr = k - t0 < kConvTileRows ? k - t0 : kConvTileRows;
+        const size_t step = ConvTileVectors(mr) * N;
+        for (size_t q0 = 0; q0 < q_end; q0 += step) {
+          OutputTileRows(d, mr, packed.data() + t0 * s.c_out, dypad.data() + q0, row_off.data(), s.c_out,
+                         cols.data() + t0 * row + reach + q0, row);
+        }
+      }
+      // Input element e of channel c (padded frame) = +0 + col(c, 0, 0)[e - off(0, 0)] + ... in
+      // increasing tap order; a tap whose output position is outside the output reads a zero
+      // gradient column or the zero margin, and adds +-0 (no change: the sum is never -0).
+      float* out = dx + n * s.x_sample_stride;
+      float* const out_end = out + s.c_in * s.h * s.w;
+      for (size_t c = 0; c < s.c_in; ++c) {
+        const float* col0 = cols.data() + c * taps * row + reach;
+        const int64_t* off = tap_off.data() + c * taps;
+        const int64_t base = static_cast<int64_t>(c * plane);
+        float* target = padded ? plane_buffer.data() : out + c * plane;
+        size_t e = 0;
+        for (; e + 2 * N <= plane; e += 2 * N) {
+          auto a0 = hn::Zero(d), a1 = hn::Zero(d);
+          for (size_t t = 0; t < taps; ++t) {
+            const float* src = col0 + t * row + static_cast<int64_t>(e) - (off[t] - base);
+            a0 = hn::Add(a0, hn::LoadU(d, src));
+            a1 = hn::Add(a1, hn::LoadU(d, src + N));
+          }
+          hn::StoreU(Canonicalize(d, a0), d, target + e);
+          hn::StoreU(Canonicalize(d, a1), d, target + e + N);
+        }
+        for (; e < plane; e += N) {
+          auto a0 = hn::Zero(d);
+          for (size_t t = 0; t < taps; ++t) {
+            a0 = hn::Add(a0, hn::LoadU(d, col0 + t * row + static_cast<int64_t>(e) - (off[t] - base)));
+          }
+          a0 = Canonicalize(d, a0);
+          if (padded || target + e + N <= out_end) {
+            hn::StoreU(a0, d, target + e);
+          } else {  // the sample's last vector: only its own elements
+            HWY_ALIGN float lanes[hn::MaxLanes(d)];
+            hn::Store(a0, d, lanes);
+            for (size_t i = 0; e + i < plane; ++i) target[e + i] = lanes[i];
+          }
+        }
+        if (padded) {
+          for (size_t yy = 0; yy < s.h; ++yy) {
+            memcpy(out + (c * s.h + yy) * s.w, plane_buffer.data() + (yy + s.pad_h) * wp + s.pad_w,
+                   s.w * sizeof(float));
+          }
+        }
+      }
+    }
+  });
+}
+
+void ConvWeightGradTarget(const ConvShape& s, const float* dy, const float* x, size_t samples_per_group, float* dw,
+                          ThreadPool* pool) {
+  const hn::ScalableTag<float> full;
+  const hn::CappedTag<float, 8> narrow;
+  // One vector holds several output channels: the narrower vector when it wastes fewer lanes.
+  const bool use_narrow = hn::Lanes(full) > 8 && s.c_out <= 8;
+  const size_t lanes = use_narrow ? hn::Lanes(narrow) : hn::Lanes(full);
+  const size_t vectors = (s.c_out + lanes - 1) / lanes, co_pad = vectors * lanes;
+  const size_t k = Taps(s), positions = s.h_out * s.w_out;
+  const bool padded = s.pad_h != 0 || s.pad_w != 0;
+  const size_t wp = PaddedW(s), plane = PaddedH(s) * wp;
+  const size_t sample_floats = s.c_in * plane;
+  std::vector<int64_t> off;
+  TapOffsets(s, plane, &off);
+  // Phase 1, per sample: dY transposed to [position][co_pad] (zero past c_out), and the padded
+  // input where there is padding.
+  thread_local std::vector<float> dyt_buffer, xpad_buffer, partials_buffer;  // kept: no allocation per call
+  dyt_buffer.resize(s.samples * positions * co_pad);
+  xpad_buffer.resize(padded ? s.samples * sample_floats : 0);
+  float* const dyt = dyt_buffer.data();
+  float* const xpad = xpad_buffer.data();
+  ForSampleChunks(s.samples, s.c_out * positions, pool, [&](size_t first, size_t count) {
+    for (size_t n = first; n < first + count; ++n) {
+      const float* g = dy + n * s.y_sample_stride;
+      float* t = dyt + n * positions * co_pad;
+      if (co_pad != s.c_out) std::fill(t, t + positions * co_pad, 0.0f);
+      for (size_t co = 0; co < s.c_out; ++co) {
+        const float* row = g + co * positions;
+        for (size_t p = 0; p < positions; ++p) t[p * co_pad + co] = row[p];
+      }
+      if (padded) {
+        float* xp = xpad + n * sample_floats;
+        std::fill(xp, xp + sample_floats, 0.0f);
+        CopyIntoPadded(s, x + n * s.x_sample_stride, plane, xp);
+      }
+    }
+  });
+  // Phase 2: group partials [group][vector][tap][lanes], one task per (group, tap tile, vector).
+  const size_t groups = (s.samples + samples_per_group - 1) / samples_per_group;
+  const size_t tile_taps = kWeightGradTileTaps;
+  const size_t tiles = (k + tile_taps - 1) / tile_taps;
+  partials_buffer.resize(groups * vectors * k * lanes);
+  float* const partials = partials_buffer.data();
+  const size_t tasks = groups * tiles * vectors;
+  auto run = [&](size_t task, size_t /*worker*/) {
+    const size_t grp = task / (tiles * vectors), tile = (task / vectors) % tiles, v = task % vectors;
+    const size_t t0 = tile * tile_taps, taps = k - t0 < tile_taps ? k - t0 : tile_taps;
+    float* acc = partials + ((grp * vectors + v) * k + t0) * lanes;
+    const size_t first = grp * samples_per_group;
+    const size_t last = first + samples_per_group < s.samples ? first + samples_per_group : s.samples;
+    for (size_t n = first; n < last; ++n) {
+      const float* xs = padded ? xpad + n * sample_floats : x + n * s.x_sample_stride;
+      const float* g = dyt + n * positions * co_pad + v * lanes;
+      if (use_narrow) {
+        WeightGradTileTaps(narrow, taps, xs, s.stride_h * wp, s.stride_w, off.data() + t0, g, co_pad, s.h_out,
+                           s.w_out, n == first, acc);
+      } else {
+        WeightGradTileTaps(full, taps, xs, s.stride_h * wp, s.stride_w, off.data() + t0, g, co_pad, s.h_out,
+                           s.w_out, n == first, acc);
+      }
+    }
+  };
+  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
+  if (threads > 1 && tasks > 1 && s.samples * positions * k * s.c_out >= (size_t{1} << 18)) {
+    pool->ParallelFor(tasks, run);
+  } else {
+    for (size_t t = 0; t < tasks; ++t) run(t, 0);
+  }
+  // Phase 3: the pairwise tree over adjacent groups (an odd last one moves up), then dw.
+  const size_t block = vectors * k * lanes;
+  for (size_t count = groups; count > 1;) {
+    size_t next = 0;
+    for (size_t i = 0; i + 1 < count; i += 2, ++next) {
+      const float* a = partials + i * block;
+      const float* b = partials + (i + 1) * block;
+      float* o = partials + next * block;
+      for (size_t e = 0; e < block; ++e) o[e] = a[e] + b[e];
+    }
+    if (count % 2 == 1) {
+      memmove(partials + next * block, partials + (count - 1) * block, block * sizeof(float));
+      ++next;
+    }
+    count = next;
+  }
+  for (size_t co = 0; co < s.c_out; ++co) {
+    for (size_t t = 0; t < k; ++t) {
+      const float v = partials[((co / lanes) * k + t) * lanes + co % lanes];
+      dw[co * k + t] = v != v ? __builtin_nanf("") : v;
+    }
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace lockstep
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace lockstep {
+namespace simd {
+
+HWY_EXPORT(ConvForwardTarget);
+HWY_EXPORT(ConvInputGradTarget);
+HWY_EXPORT(ConvWeightGradTarget);
+
+namespace {
+
+// The default pool unless given one, held while the kernel runs.
+template <class F>
+void WithPool(ThreadPool* pool, const F& f) {
+  if (pool != nullptr) return f(pool);
+  const std::shared_ptr<ThreadPool> held = DefaultThreadPool();
+  f(held.get());
+}
+
+}  // namespace
+
+void ConvForward(const ConvShape& s, const float* x, const float* w, const float* bias, float* y, ThreadPool* pool) {
+  if (s.samples == 0 || s.c_out == 0) return;
+  if (s.c_in * s.kh * s.kw == 0) {  // empty sums are +0
+    const size_t positions = s.h_out * s.w_out;
+    for (size_t n = 0; n < s.samples; ++n) {
+      for (size_t co = 0; co < s.c_out; ++co) {
+        const float v = bias != nullptr ? 0.0f + bias[co] : 0.0f;
+        for (size_t p = 0; p < positions; ++p) y[n * s.y_sample_stride + co * positions + p] = v != v ? __builtin_nanf("") : v;
+      }
+    }
+    return;
+  }
+  WithPool(pool, [&](ThreadPool* p) { HWY_DYNAMIC_DISPATCH(ConvForwardTarget)(s, x, w, bias, y, p); });
+}
+
+void ConvInputGrad(const ConvShape& s, const float* dy, const float* w, float* dx, ThreadPool* pool) {
+  if (s.samples == 0 || s.c_in == 0) return;
+  if (s.kh * s.kw == 0 || s.h_out * s.w_out == 0) {  // no column reaches dx
+    for (size_t n = 0; n < s.samples; ++n) {
+      for (size_t e = 0; e < s.c_in * s.h * s.w; ++e) dx[n * s.x_sample_stride + e] = 0.0f;
+    }
+    return;
+  }
+  WithPool(pool, [&](ThreadPool* p) { HWY_DYNAMIC_DISPATCH(ConvInputGradTarget)(s, dy, w, dx, p); });
+}
+
+void ConvWeightGrad(const ConvShape& s, const float* dy, const float* x, size_t samples_per_group, float* dw,
+                    ThreadPool* pool) {
+  const size_t n = s.c_out * s.c_in * s.kh * s.kw;
+  if (n == 0) return;
+  if (s.samples == 0 || s.h_out == 0 || s.w_out == 0) {  // an empty sum
+    for (size_t i = 0; i < n; ++i) dw[i] = 0.0f;
+    return;
+  }
+  WithPool(pool, [&](ThreadPool* p) {
+    HWY_DYNAMIC_DISPATCH(ConvWeightGradTarget)(s, dy, x, samples_per_group == 0 ? s.samples : samples_per_group,
+                                                dw, p);
+  });
+}
+
+}  // namespace simd
+}  // namespace lockstep
+#endif  // HWY_ONCE

@@ -1,0 +1,150 @@
+// Max pooling over 2x2 windows, vectorised over the output columns of one row: the two input rows
+// are read as even and odd columns, the window's first maximum is found by a tree that prefers
+// the earlier candidate (for a total preorder the same as the row-major scan), and its index is
+// carried alongside.
+#include "simd/pool.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "simd/pool.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "simd/contract-inl.h"
+
+#include <string.h>
+
+#include <memory>
+
+#include "simd/thread_pool.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lockstep {
+namespace simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+namespace {
+
+// True where x comes after best in the contract's order: larger, a NaN over a number, or +0 over
+// -0.
+template <class D, class V>
+HWY_INLINE hn::Mask<D> After(D d, V x, V best) {
+  const hn::RebindToUnsigned<D> du;
+  const auto plus_zero = hn::Eq(hn::BitCast(du, x), hn::Zero(du));
+  const auto minus_zero = hn::Eq(hn::BitCast(du, best), hn::Set(du, 0x80000000u));
+  const auto zeros = hn::RebindMask(d, hn::And(plus_zero, minus_zero));
+  return hn::Or(hn::Or(hn::Gt(x, best), hn::AndNot(IsNaNMask(d, best), IsNaNMask(d, x))), zeros);
+}
+
+// The scalar definition, for the columns and rows the vectors leave.
+bool AfterScalar(float a, float b) {
+  if (a != a || b != b) return a != a && b == b;
+  if (a == b) return a == 0.0f && !__builtin_signbit(a) && __builtin_signbit(b);
+  return a > b;
+}
+
+void ScalarWindow(const float* plane, size_t w, size_t oy, size_t ox, float* out, int64_t* argmax) {
+  const size_t first = 2 * oy * w + 2 * ox;
+  const size_t order[4] = {first, first + 1, first + w, first + w + 1};
+  size_t best = order[0];
+  for (size_t i = 1; i < 4; ++i) {
+    if (AfterScalar(plane[order[i]], plane[best])) best = order[i];
+  }
+  const float v = plane[best];
+  *out = v != v ? __builtin_nanf("") : v;
+  *argmax = static_cast<int64_t>(best);
+}
+
+}  // namespace
+
+void MaxPool2x2Target(const float* x, size_t planes, size_t h, size_t w, size_t h_out, size_t w_out, float* out,
+                      int64_t* argmax, ThreadPool* pool) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::Half<decltype(di)> dh;
+  const hn::Rebind<int64_t, decltype(dh)> d64;
+  const size_t N = hn::Lanes(d), half = hn::Lanes(dh);
+  const float* const x_end = x + planes * h * w;
+  const bool small_planes = h * w < (size_t{1} << 30);
+  auto run = [&](size_t first_plane, size_t count) {
+    float* const out_end = out + (first_plane + count) * h_out * w_out;
+    HWY_ALIGN float values[hn::MaxLanes(d)];
+    HWY_ALIGN int64_t indices[hn::MaxLanes(d)];
+    for (size_t p = first_plane; p < first_plane + count; ++p) {
+      const float* plane = x + p * h * w;
+      for (size_t oy = 0; oy < h_out; ++oy) {
+        const float* top = plane + 2 * oy * w;
+        float* o = out + (p * h_out + oy) * w_out;
+        int64_t* a = argmax + (p * h_out + oy) * w_out;
+        size_t ox = 0;
+        // Each vector reads 2N floats of both rows (past the row's end only within the input);
+        // indices are int32 inside the vectors.
+        for (; ox < w_out && small_planes && top + w + 2 * (ox + N) <= x_end; ox += N) {
+          hn::Vec<decltype(d)> a0, b0, c0, e0;
+          hn::LoadInterleaved2(d, top + 2 * ox, a0, b0);
+          hn::LoadInterleaved2(d, top + w + 2 * ox, c0, e0);
+          const auto ia = hn::Add(hn::ShiftLeft<1>(hn::Iota(di, 0)), hn::Set(di, static_cast<int32_t>(2 * oy * w + 2 * ox)));
+          const auto one = hn::Set(di, 1), row = hn::Set(di, static_cast<int32_t>(w));
+          const auto m_top = After(d, b0, a0);
+          const auto v_top = hn::IfThenElse(m_top, b0, a0);
+          const auto i_top = hn::IfThenElse(hn::RebindMask(di, m_top), hn::Add(ia, one), ia);
+          const auto m_bottom = After(d, e0, c0);
+          const auto v_bottom = hn::IfThenElse(m_bottom, e0, c0);
+          const auto i_c = hn::Add(ia, row);
+          const auto i_bottom = hn::IfThenElse(hn::RebindMask(di, m_bottom), hn::Add(i_c, one), i_c);
+          const auto m = After(d, v_bottom, v_top);
+          const auto v = Canonicalize(d, hn::IfThenElse(m, v_bottom, v_top));
+          const auto idx = hn::IfThenElse(hn::RebindMask(di, m), i_bottom, i_top);
+          const auto lo = hn::PromoteTo(d64, hn::LowerHalf(dh, idx));
+          const auto hi = hn::PromoteTo(d64, hn::UpperHalf(dh, idx));
+          const size_t valid = w_out - ox < N ? w_out - ox : N;
+          if (o + ox + N <= out_end) {  // lanes past the row land in the next row, written later
+            hn::StoreU(v, d, o + ox);
+            hn::StoreU(lo, d64, a + ox);
+            hn::StoreU(hi, d64, a + ox + half);
+          } else {
+            hn::Store(v, d, values);
+            hn::Store(lo, d64, indices);
+            hn::Store(hi, d64, indices + half);
+            memcpy(o + ox, values, valid * sizeof(float));
+            memcpy(a + ox, indices, valid * sizeof(int64_t));
+          }
+        }
+        for (; ox < w_out; ++ox) ScalarWindow(plane, w, oy, ox, o + ox, a + ox);
+      }
+    }
+  };
+  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
+  if (threads < 2 || planes < 2 || planes * h * w < (size_t{1} << 18)) {
+    run(0, planes);
+    return;
+  }
+  const size_t chunks = planes < 4 * threads ? planes : 4 * threads;
+  const size_t per_chunk = (planes + chunks - 1) / chunks;
+  pool->ParallelFor((planes + per_chunk - 1) / per_chunk, [&](size_t chunk, size_t /*worker*/) {
+    const size_t first = chunk * per_chunk;
+    run(first, planes - first < per_chunk ? planes - first : per_chunk);
+  });
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace lockstep
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace lockstep {
+namespace simd {
+
+HWY_EXPORT(MaxPool2x2Target);
+
+void MaxPool2x2(const float* x, size_t planes, size_t h, size_t w, size_t h_out, size_t w_out, float* out,
+                int64_t* argmax, ThreadPool* pool) {
+  if (planes == 0 || h_out == 0 || w_out == 0) return;
+  if (pool != nullptr) return HWY_DYNAMIC_DISPATCH(MaxPool2x2Target)(x, planes, h, w, h_out, w_out, out, argmax, pool);
+  const std::shared_ptr<ThreadPool> held = DefaultThreadPool();
+  HWY_DYNAMIC_DISPATCH(MaxPool2x2Target)(x, planes, h, w, h_out, w_out, out, argmax, held.get());
+}
+
+}  // namespace simd
+}  // namespace lockstep
+#endif  // HWY_ONCE

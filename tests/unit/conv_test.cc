@@ -1,0 +1,284 @@
+// The direct convolution kernels (simd/conv.h) against the contract's im2col + GEMM definition,
+// written here one output at a time: bit-identical on many shapes (padding, dilation, strides for
+// the weight gradient, channel counts around every tile size, batches across group boundaries),
+// on every target and for 1, 2 and 3 threads.
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "simd/conv.h"
+#include "simd/thread_pool.h"
+#include "tests/unit/float_bits.h"
+#include "tests/unit/for_each_target.h"
+
+namespace lockstep {
+namespace {
+
+using testing::Bits;
+
+float Canonical(float v) { return v != v ? __builtin_nanf("") : v; }
+
+// Values of varied magnitude and sign (so that another summation order changes the bits), with
+// some zeros of both signs; `specials` adds infinities and NaNs.
+std::vector<float> Values(size_t n, uint32_t seed, bool specials = false) {
+  std::vector<float> out(n);
+  uint32_t state = seed * 2654435761u + 777u;
+  for (size_t i = 0; i < n; ++i) {
+    state = state * 1664525u + 1013904223u;
+    const uint32_t pick = (state >> 24) % 64;
+    if (pick == 0) {
+      out[i] = (state & 1) ? -0.0f : 0.0f;
+    } else if (specials && pick == 1) {
+      out[i] = (state & 2) ? __builtin_inff() : -__builtin_inff();
+    } else if (specials && pick == 2) {
+      out[i] = testing::FromBits(0xFFC00001u);
+    } else {
+      const uint32_t exponent = 120 + ((state >> 4) % 12);
+      out[i] = testing::FromBits(((state >> 31) << 31) | (exponent << 23) | ((state * 2246822519u) >> 9));
+    }
+  }
+  return out;
+}
+
+struct Case {
+  size_t n, c_in, h, w, c_out, kh, kw, stride, pad_h, pad_w, dilation;
+};
+
+simd::ConvShape ShapeOf(const Case& c) {
+  simd::ConvShape s;
+  s.samples = c.n; s.c_in = c.c_in; s.h = c.h; s.w = c.w; s.c_out = c.c_out; s.kh = c.kh; s.kw = c.kw;
+  s.stride_h = s.stride_w = c.stride;
+  s.pad_h = c.pad_h; s.pad_w = c.pad_w;
+  s.dilation_h = s.dilation_w = c.dilation;
+  s.h_out = (c.h + 2 * c.pad_h - c.dilation * (c.kh - 1) - 1) / c.stride + 1;
+  s.w_out = (c.w + 2 * c.pad_w - c.dilation * (c.kw - 1) - 1) / c.stride + 1;
+  s.x_sample_stride = c.c_in * c.h * c.w;
+  s.y_sample_stride = c.c_out * s.h_out * s.w_out;
+  return s;
+}
+
+// The input element under tap (i, j) at output (oy, ox), or -1 in the padding.
+long InputIndex(const simd::ConvShape& s, size_t c, size_t i, size_t j, size_t oy, size_t ox) {
+  const long y = static_cast<long>(oy * s.stride_h + i * s.dilation_h) - static_cast<long>(s.pad_h);
+  const long x = static_cast<long>(ox * s.stride_w + j * s.dilation_w) - static_cast<long>(s.pad_w);
+  if (y < 0 || x < 0 || y >= static_cast<long>(s.h) || x >= static_cast<long>(s.w)) return -1;
+  return static_cast<long>((c * s.h + static_cast<size_t>(y)) * s.w + static_cast<size_t>(x));
+}
+
+// im2col (padding as +0.0) then the GEMM's K-sequential sum from -0.0, then the bias.
+std::vector<float> ForwardReference(const simd::ConvShape& s, const std::vector<float>& x, const std::vector<float>& w,
+                                    const float* bias) {
+  const size_t k = s.c_in * s.kh * s.kw, p = s.h_out * s.w_out;
+  std::vector<float> y(s.samples * s.y_sample_stride);
+  for (size_t n = 0; n < s.samples; ++n) {
+    for (size_t co = 0; co < s.c_out; ++co) {
+      for (size_t q = 0; q < p; ++q) {
+        float acc = -0.0f;
+        for (size_t t = 0; t < k; ++t) {
+          const size_t c = t / (s.kh * s.kw), i = (t / s.kw) % s.kh, j = t % s.kw;
+          const long at = InputIndex(s, c, i, j, q / s.w_out, q % s.w_out);
+          const float xv = at < 0 ? 0.0f : x[n * s.x_sample_stride + static_cast<size_t>(at)];
+          const float product = w[co * k + t] * xv;
+          acc = acc + product;
+        }
+        acc = Canonical(acc);
+        y[n * s.y_sample_stride + co * p + q] = bias != nullptr ? Canonical(acc + bias[co]) : acc;
+      }
+    }
+  }
+  return y;
+}
+
+// Columns W^T dY (K = output channels from -0.0), then each input element from +0.0 adds its
+// column entries in increasing (c, i, j, oy, ox) order.
+std::vector<float> InputGradReference(const simd::ConvShape& s, const std::vector<float>& dy,
+                                      const std::vector<float>& w) {
+  const size_t k = s.c_in * s.kh * s.kw, p = s.h_out * s.w_out;
+  std::vector<float> dx(s.samples * s.x_sample_stride, 0.0f);
+  for (size_t n = 0; n < s.samples; ++n) {
+    for (size_t t = 0; t < k; ++t) {
+      const size_t c = t / (s.kh * s.kw), i = (t / s.kw) % s.kh, j = t % s.kw;
+      for (size_t q = 0; q < p; ++q) {
+        float col = -0.0f;
+        for (size_t co = 0; co < s.c_out; ++co) {
+          const float product = w[co * k + t] * dy[n * s.y_sample_stride + co * p + q];
+          col = col + product;
+        }
+        const long at = InputIndex(s, c, i, j, q / s.w_out, q % s.w_out);
+        if (at < 0) continue;
+        float& target = dx[n * s.x_sample_stride + static_cast<size_t>(at)];
+        target = Canonical(target + Canonical(col));
+      }
+    }
+  }
+  return dx;
+}
+
+// Per group of samples: sum over (sample, oy, ox) from -0.0; groups combined pairwise.
+std::vector<float> WeightGradReference(const simd::ConvShape& s, const std::vector<float>& dy,
+                                       const std::vector<float>& x, size_t per_group) {
+  const size_t k = s.c_in * s.kh * s.kw, p = s.h_out * s.w_out;
+  const size_t groups = (s.samples + per_group - 1) / per_group;
+  std::vector<std::vector<float>> partials(groups, std::vector<float>(s.c_out * k));
+  for (size_t g = 0; g < groups; ++g) {
+    for (size_t co = 0; co < s.c_out; ++co) {
+      for (size_t t = 0; t < k; ++t) {
+        const size_t c = t / (s.kh * s.kw), i = (t / s.kw) % s.kh, j = t % s.kw;
+        float acc = -0.0f;
+        for (size_t n = g * per_group; n < s.samples && n < (g + 1) * per_group; ++n) {
+          for (size_t q = 0; q < p; ++q) {
+            const long at = InputIndex(s, c, i, j, q / s.w_out, q % s.w_out);
+            const float xv = at < 0 ? 0.0f : x[n * s.x_sample_stride + static_cast<size_t>(at)];
+            const float product = dy[n * s.y_sample_stride + co * p + q] * xv;
+            acc = acc + product;
+          }
+        }
+        partials[g][co * k + t] = Canonical(acc);
+      }
+    }
+  }
+  for (size_t count = groups; count > 1;) {
+    size_t next = 0;
+    for (size_t i = 0; i + 1 < count; i += 2, ++next) {
+      for (size_t e = 0; e < s.c_out * k; ++e) partials[next][e] = Canonical(partials[i][e] + partials[i + 1][e]);
+    }
+    if (count % 2 == 1) partials[next++] = partials[count - 1];
+    count = next;
+  }
+  return partials[0];
+}
+
+void ExpectSameBits(const std::vector<float>& got, const std::vector<float>& want, const std::string& what,
+                    const Case& c) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (Bits(got[i]) != Bits(want[i])) {
+      std::ostringstream m;
+      m << what << " n=" << c.n << " c_in=" << c.c_in << " " << c.h << "x" << c.w << " c_out=" << c.c_out << " k="
+        << c.kh << "x" << c.kw << " stride=" << c.stride << " pad=" << c.pad_h << "," << c.pad_w
+        << " dilation=" << c.dilation << ": element " << i << " is " << got[i] << " (0x" << std::hex
+        << Bits(got[i]) << "), want " << want[i] << " (0x" << Bits(want[i]) << ")";
+      FAIL(m.str());
+    }
+  }
+}
+
+const std::vector<Case>& Cases() {
+  static const std::vector<Case> cases = {
+      // n, c_in, h, w, c_out, kh, kw, stride, pad_h, pad_w, dilation
+      {3, 1, 28, 28, 6, 5, 5, 1, 2, 2, 1},    // LeNet-5's first convolution
+      {3, 6, 14, 14, 16, 5, 5, 1, 0, 0, 1},   // and its second
+      {2, 3, 7, 9, 1, 3, 3, 1, 1, 1, 1},
+      {2, 2, 6, 5, 7, 3, 2, 1, 0, 1, 1},
+      {1, 4, 9, 9, 9, 3, 3, 1, 2, 2, 2},      // dilation
+      {2, 5, 4, 4, 13, 1, 1, 1, 0, 0, 1},     // 1x1
+      {1, 2, 5, 11, 17, 5, 3, 1, 2, 1, 1},
+      {2, 3, 3, 3, 8, 3, 3, 1, 1, 1, 1},
+      {1, 1, 1, 1, 3, 1, 1, 1, 0, 0, 1},
+      {2, 27, 6, 6, 5, 2, 2, 1, 0, 0, 1},     // many taps per tile
+      {1, 3, 20, 3, 4, 3, 3, 1, 0, 1, 1},
+  };
+  return cases;
+}
+
+// Stride 1 (the direct paths) and other strides (the columns paths).
+std::vector<Case> AllCases() {
+  std::vector<Case> cases = Cases();
+  cases.push_back({5, 3, 9, 8, 6, 3, 3, 2, 1, 0, 1});    // stride 2
+  cases.push_back({3, 2, 11, 11, 4, 3, 2, 3, 1, 1, 2});  // stride 3, dilation 2
+  cases.push_back({2, 4, 8, 8, 9, 2, 2, 2, 0, 0, 1});
+  return cases;
+}
+
+TEST_CASE("direct convolution forward equals im2col + GEMM + bias, every target") {
+  testing::ForEachTarget([&](const simd::Target&) {
+    for (const Case& c : AllCases()) {
+      const simd::ConvShape s = ShapeOf(c);
+      const std::vector<float> x = Values(s.samples * s.x_sample_stride, 1, true);
+      const std::vector<float> w = Values(s.c_out * s.c_in * s.kh * s.kw, 2, true);
+      const std::vector<float> bias = Values(s.c_out, 3);
+      std::vector<float> y(s.samples * s.y_sample_stride, 123.0f);
+      simd::ConvForward(s, x.data(), w.data(), bias.data(), y.data());
+      ExpectSameBits(y, ForwardReference(s, x, w, bias.data()), "forward", c);
+      simd::ConvForward(s, x.data(), w.data(), nullptr, y.data());
+      ExpectSameBits(y, ForwardReference(s, x, w, nullptr), "forward without bias", c);
+    }
+  });
+}
+
+TEST_CASE("direct convolution input gradient equals W^T dY + col2im, every target") {
+  testing::ForEachTarget([&](const simd::Target&) {
+    for (const Case& c : AllCases()) {
+      const simd::ConvShape s = ShapeOf(c);
+      const std::vector<float> dy = Values(s.samples * s.y_sample_stride, 4, true);
+      // Finite weights (the padded-frame path at stride 1), then infinities and NaNs (columns).
+      for (bool specials : {false, true}) {
+        const std::vector<float> w = Values(s.c_out * s.c_in * s.kh * s.kw, 5, specials);
+        std::vector<float> dx(s.samples * s.x_sample_stride, 123.0f);
+        simd::ConvInputGrad(s, dy.data(), w.data(), dx.data());
+        ExpectSameBits(dx, InputGradReference(s, dy, w), specials ? "input gradient, weights not finite" : "input gradient", c);
+      }
+    }
+  });
+}
+
+TEST_CASE("the input gradient keeps the columns' bits where an infinite weight meets an empty tap") {
+  // 3x3 input, 3x3 kernel, no padding: one output position; the corner input element is reached
+  // only by tap (0, 0). An infinite weight at tap (2, 2) must not reach it (Inf * 0 is NaN).
+  simd::ConvShape s = ShapeOf({1, 1, 3, 3, 1, 3, 3, 1, 0, 0, 1});
+  std::vector<float> w(9, 1.0f), dy(1, 2.0f), dx(9, 0.0f);
+  w[8] = __builtin_inff();
+  simd::ConvInputGrad(s, dy.data(), w.data(), dx.data());
+  CHECK(dx[0] == 2.0f);
+  CHECK(dx[8] == __builtin_inff());
+  s = ShapeOf({1, 1, 4, 4, 1, 3, 3, 1, 0, 0, 1});  // four output positions; dx[0] only from (0, 0)
+  std::vector<float> dy4(4, 1.0f), dx4(16, 0.0f);
+  simd::ConvInputGrad(s, dy4.data(), w.data(), dx4.data());
+  CHECK(dx4[0] == 1.0f);
+  CHECK(dx4[15] == __builtin_inff());
+}
+
+TEST_CASE("direct convolution weight gradient equals the batch-grouped GEMM, every target and stride") {
+  std::vector<Case> cases = AllCases();
+  cases.push_back({9, 1, 28, 28, 6, 5, 5, 1, 2, 2, 1});  // groups of 4: 4, 4, 1
+  testing::ForEachTarget([&](const simd::Target&) {
+    for (const Case& c : cases) {
+      const simd::ConvShape s = ShapeOf(c);
+      const std::vector<float> dy = Values(s.samples * s.y_sample_stride, 6, true);
+      const std::vector<float> x = Values(s.samples * s.x_sample_stride, 7, true);
+      for (size_t per_group : {size_t{1}, size_t{2}, size_t{4}, size_t{32}}) {
+        std::vector<float> dw(s.c_out * s.c_in * s.kh * s.kw, 123.0f);
+        simd::ConvWeightGrad(s, dy.data(), x.data(), per_group, dw.data());
+        ExpectSameBits(dw, WeightGradReference(s, dy, x, per_group), "weight gradient", c);
+      }
+    }
+  });
+}
+
+TEST_CASE("direct convolution gives the same bits for 1, 2 and 3 threads") {
+  const Case c{40, 6, 14, 14, 16, 5, 5, 1, 0, 0, 1};
+  const simd::ConvShape s = ShapeOf(c);
+  const std::vector<float> x = Values(s.samples * s.x_sample_stride, 8);
+  const std::vector<float> w = Values(s.c_out * s.c_in * s.kh * s.kw, 9);
+  const std::vector<float> dy = Values(s.samples * s.y_sample_stride, 10);
+  const std::vector<float> bias = Values(s.c_out, 11);
+  const std::vector<float> y_want = ForwardReference(s, x, w, bias.data());
+  const std::vector<float> dx_want = InputGradReference(s, dy, w);
+  const std::vector<float> dw_want = WeightGradReference(s, dy, x, 32);
+  for (size_t threads : {1, 2, 3}) {
+    simd::ThreadPool pool(threads);
+    INFO("threads " << threads);
+    std::vector<float> y(y_want.size()), dx(dx_want.size()), dw(dw_want.size());
+    simd::ConvForward(s, x.data(), w.data(), bias.data(), y.data(), &pool);
+    simd::ConvInputGrad(s, dy.data(), w.data(), dx.data(), &pool);
+    simd::ConvWeightGrad(s, dy.data(), x.data(), 32, dw.data(), &pool);
+    ExpectSameBits(y, y_want, "forward", c);
+    ExpectSameBits(dx, dx_want, "input gradient", c);
+    ExpectSameBits(dw, dw_want, "weight gradient", c);
+  }
+}
+
+}  // namespace
+}  // namespace lockstep

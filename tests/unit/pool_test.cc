@@ -1,0 +1,96 @@
+// The vectorised 2x2 max pooling (simd/pool.h) against the row-major scan of the contract: the
+// same values (canonical NaN) and argmax on every target, for odd and even sizes, ties, NaNs and
+// signed zeros, and for 1, 2 and 3 threads.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "simd/pool.h"
+#include "simd/thread_pool.h"
+#include "tests/unit/float_bits.h"
+#include "tests/unit/for_each_target.h"
+
+namespace lockstep {
+namespace {
+
+using testing::Bits;
+
+bool After(float a, float b) {
+  if (a != a || b != b) return a != a && b == b;
+  if (a == b) return a == 0.0f && !__builtin_signbit(a) && __builtin_signbit(b);
+  return a > b;
+}
+
+// The window's first maximum in row-major order.
+void Reference(const std::vector<float>& x, size_t planes, size_t h, size_t w, std::vector<float>* out,
+               std::vector<int64_t>* argmax) {
+  const size_t ho = h / 2, wo = w / 2;
+  out->assign(planes * ho * wo, 0.0f);
+  argmax->assign(planes * ho * wo, -1);
+  for (size_t p = 0; p < planes; ++p) {
+    for (size_t oy = 0; oy < ho; ++oy) {
+      for (size_t ox = 0; ox < wo; ++ox) {
+        size_t best = 2 * oy * w + 2 * ox;
+        for (size_t i = 0; i < 2; ++i) {
+          for (size_t j = 0; j < 2; ++j) {
+            const size_t at = (2 * oy + i) * w + 2 * ox + j;
+            if (After(x[p * h * w + at], x[p * h * w + best])) best = at;
+          }
+        }
+        const float v = x[p * h * w + best];
+        (*out)[(p * ho + oy) * wo + ox] = v != v ? testing::FromBits(0x7FC00000u) : v;
+        (*argmax)[(p * ho + oy) * wo + ox] = static_cast<int64_t>(best);
+      }
+    }
+  }
+}
+
+// Few distinct values, so windows hold ties, NaNs of any payload and zeros of both signs.
+std::vector<float> TieHeavy(size_t n, uint32_t seed) {
+  static const uint32_t kValues[] = {0x00000000u, 0x80000000u, 0x3F800000u, 0xBF800000u, 0x7FC00000u,
+                                     0xFFC00001u, 0x7F800000u, 0xFF800000u, 0x40000000u, 0x00000001u};
+  std::vector<float> out(n);
+  uint32_t state = seed * 2654435761u + 99u;
+  for (size_t i = 0; i < n; ++i) {
+    state = state * 1664525u + 1013904223u;
+    out[i] = testing::FromBits(kValues[(state >> 16) % 10]);
+  }
+  return out;
+}
+
+void Check(size_t planes, size_t h, size_t w, uint32_t seed, simd::ThreadPool* pool) {
+  const std::vector<float> x = TieHeavy(planes * h * w, seed);
+  std::vector<float> want;
+  std::vector<int64_t> want_argmax;
+  Reference(x, planes, h, w, &want, &want_argmax);
+  std::vector<float> got(want.size() + 1, 5.0f);  // one sentinel past the end
+  std::vector<int64_t> got_argmax(want.size() + 1, 7);
+  simd::MaxPool2x2(x.data(), planes, h, w, h / 2, w / 2, got.data(), got_argmax.data(), pool);
+  INFO("planes " << planes << " h " << h << " w " << w);
+  for (size_t i = 0; i < want.size(); ++i) {
+    REQUIRE(Bits(got[i]) == Bits(want[i]));
+    REQUIRE(got_argmax[i] == want_argmax[i]);
+  }
+  CHECK(got.back() == 5.0f);
+  CHECK(got_argmax.back() == 7);
+}
+
+TEST_CASE("2x2 max pooling equals the row-major scan on every target") {
+  testing::ForEachTarget([&](const simd::Target&) {
+    const size_t sizes[][3] = {{3, 28, 28}, {5, 10, 10}, {2, 7, 9}, {1, 2, 2}, {4, 3, 70}, {2, 66, 5}, {1, 1, 8}};
+    uint32_t seed = 1;
+    for (const auto& s : sizes) Check(s[0], s[1], s[2], seed++, nullptr);
+  });
+}
+
+TEST_CASE("2x2 max pooling gives the same bits for 1, 2 and 3 threads") {
+  for (size_t threads : {1, 2, 3}) {
+    simd::ThreadPool pool(threads);
+    INFO("threads " << threads);
+    Check(600, 28, 28, 11, &pool);
+    Check(37, 10, 11, 12, &pool);
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
