@@ -177,6 +177,7 @@ TEST_CASE("out of device memory: the free segments go back and the request is tr
   f.allocator.Release(b);
 }
 
+#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)  // the single-thread WebAssembly builds start no threads
 TEST_CASE("threads allocating and releasing at once leave it consistent") {
   Fresh f;
   std::vector<std::thread> threads;
@@ -200,6 +201,7 @@ TEST_CASE("threads allocating and releasing at once leave it consistent") {
   CHECK(f.allocator.Stats().held_bytes == 0);
   CHECK(f.allocator.Stats().device_allocations == f.allocator.Stats().device_releases);
 }
+#endif
 
 TEST_CASE("tensor storage comes from the device's caching allocator") {
   CachingAllocator& cpu = AllocatorOf(Device::Cpu());
