@@ -24,7 +24,7 @@ if(EMSCRIPTEN)
   endif()
   # C++ exceptions carry lockstep::Error to the caller (and, through the bindings, to JavaScript
   # as an Error); WebAssembly's native exception handling is the cheap form (Node 17+, current
-  # browsers).
+  # browsers). With pthreads it needs cmake/LockstepWasmThreads.cmake.
   add_compile_options(-fwasm-exceptions)
   add_link_options(-fwasm-exceptions)
   # Programs (tests, tools, examples) run under Node: no fetch of the .wasm (Node 18+ has a global
@@ -32,6 +32,16 @@ if(EMSCRIPTEN)
   # test data. The npm package's module (bindings/wasm) sets LOCKSTEP_JS_LIBRARY and links its own
   # way.
   set(lockstep_node_program_flags -sSINGLE_FILE=1 -sWASM_ASYNC_COMPILATION=0 -sNODERAWFS=1 -sEXIT_RUNTIME=1)
+  if(LOCKSTEP_WASM_THREADS)
+    # Kernel threads are pthreads: Web Workers (worker_threads in Node) sharing the module's memory.
+    # Every object needs atomics and shared memory, so the flag goes on every compile and link.
+    add_compile_options(-pthread)
+    add_link_options(-pthread)
+    string(APPEND LOCKSTEP_PLATFORM "-threads")
+    # Programs run main() on a worker, so the JavaScript thread stays free to start a worker for
+    # each new pthread (a main() that blocked there would wait for workers that never load).
+    list(APPEND lockstep_node_program_flags -sPROXY_TO_PTHREAD=1)
+  endif()
   add_link_options(-sALLOW_MEMORY_GROWTH=1
                    "$<$<NOT:$<BOOL:$<TARGET_PROPERTY:LOCKSTEP_JS_LIBRARY>>>:${lockstep_node_program_flags}>")
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")

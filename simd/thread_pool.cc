@@ -9,8 +9,8 @@ namespace lockstep {
 namespace simd {
 
 ThreadPool::ThreadPool(size_t num_threads) {
-#ifdef __EMSCRIPTEN__
-  num_threads = 1;  // the WebAssembly builds are single-threaded
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+  num_threads = 1;  // the single-thread WebAssembly builds have no threads to start
 #endif
   for (size_t w = 1; w < num_threads; ++w) workers_.emplace_back([this, w] { WorkerLoop(w); });
 }

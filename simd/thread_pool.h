@@ -64,9 +64,10 @@ class ThreadPool {
 
 // The pool kernels use unless given one. Its size comes from SetDefaultThreadCount, else the
 // LOCKSTEP_NUM_THREADS environment variable, else the number of hardware threads (always 1 in
-// WebAssembly). Safe from any thread: the pool is created once under a lock, and a caller holds
-// its pool for as long as it uses it, so SetDefaultThreadCount from another thread takes effect
-// for the next kernel call and frees the old pool only when its last user is done.
+// the single-thread WebAssembly builds; the pthreads build runs its threads as Web Workers).
+// Safe from any thread: the pool is created once under a lock, and a caller holds its pool for
+// as long as it uses it, so SetDefaultThreadCount from another thread takes effect for the next
+// kernel call and frees the old pool only when its last user is done.
 std::shared_ptr<ThreadPool> DefaultThreadPool();
 void SetDefaultThreadCount(size_t num_threads);
 // The default pool's size, without creating it if it does not exist yet.

@@ -4,8 +4,10 @@
 // example (`initial model hash`, `trained model hash`, `test logits hash`, `test accuracy`), so
 // tools/check-matrix compares them with the golden file like any other platform.
 //
-// Usage: node tools/browser-run.mjs --browser chromium|firefox [--build simd|scalar]
-//                                   [--run short|full]
+// Usage: node tools/browser-run.mjs --browser chromium|firefox [--build simd|scalar|threads|auto]
+//                                   [--threads 1|2|4|8] [--run short|full]
+// The page is served cross-origin isolated, so the threads build can run (--threads: its kernel
+// threads; the page's "engine" line, printed first, says which build ran with how many).
 // Chromium is Debian's /usr/bin/chromium, Firefox is Debian's /usr/bin/firefox-esr; both are driven
 // by puppeteer-core (Chromium over the DevTools protocol, Firefox over WebDriver BiDi). Needs the npm
 // package (tools/build-npm-package) and the MNIST files. Exit status: 0 when the page finished,
@@ -28,7 +30,8 @@ const browsers = {
                          'toolkit.telemetry.enabled': false, 'browser.shell.checkDefaultBrowser': false },
   },
 };
-const choices = { '--browser': Object.keys(browsers), '--build': ['simd', 'scalar'], '--run': ['short', 'full'] };
+const choices = { '--browser': Object.keys(browsers), '--build': ['simd', 'scalar', 'threads', 'auto'],
+                  '--threads': ['1', '2', '4', '8'], '--run': ['short', 'full'] };
 
 function parse(argv) {
   const options = { '--build': 'simd', '--run': 'short' };
@@ -41,6 +44,9 @@ function parse(argv) {
     options[name] = value;
   }
   if (!options['--browser']) throw new Error(`--browser is required (${choices['--browser'].join(' or ')})`);
+  if (options['--threads'] && !['threads', 'auto'].includes(options['--build'])) {
+    throw new Error(`--threads needs --build threads or auto, got --build ${options['--build']}`);
+  }
   return options;
 }
 
@@ -58,7 +64,8 @@ async function main() {
     const page = await browser.newPage();
     const problems = [];
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    await page.goto(`${url}?run=${options['--run']}&build=${options['--build']}&autostart=1`);
+    const threads = options['--threads'] ? `&threads=${options['--threads']}` : '';
+    await page.goto(`${url}?run=${options['--run']}&build=${options['--build']}${threads}&autostart=1`);
     const minutes = options['--run'] === 'full' ? 30 : 3;
     await page.waitForSelector('#verdict[data-verdict]', { timeout: minutes * 60_000 });
     const mine = (key) => page.$eval(`tr[data-key="${key}"] td.mine`, (e) => e.textContent.trim());
@@ -69,6 +76,14 @@ async function main() {
     console.log(`trained model hash  ${await mine('trained')}`);
     console.log(`test accuracy       ${await mine('accuracy')}`);
     console.log(`test logits hash    ${await mine('logits')}`);
+    // The page must have run what was asked for: a fallback to another build is a failure here.
+    const ran = await page.$eval('#engine', (e) => ({ build: e.dataset.build, threads: e.dataset.threads }));
+    if (options['--build'] !== 'auto' && ran.build !== options['--build']) {
+      problems.push(`the page ran the ${ran.build} build, not ${options['--build']}`);
+    }
+    if (options['--threads'] && ran.build === 'threads' && ran.threads !== options['--threads']) {
+      problems.push(`the page ran ${ran.threads} threads, not ${options['--threads']}`);
+    }
     for (const p of problems) console.error(`browser-run: ${p}`);
     return problems.length ? 1 : 0;
   } catch (e) {

@@ -33,7 +33,11 @@ function setRunning(running) {
   $('stop').disabled = !running;
   $('run').disabled = running;
   $('build').disabled = running;
+  $('threads').disabled = running;
 }
+
+// What the worker is asked to load: the build, and the thread count for the threads build.
+const engineChoice = () => ({ build: $('build').value, threads: $('threads').value ? Number($('threads').value) : undefined });
 
 function showGolden(run) {
   for (const row of document.querySelectorAll('#results tbody tr')) {
@@ -74,11 +78,19 @@ function showResult({ run, build, hashes, bytes }) {
 worker.onmessage = ({ data }) => {
   if (onnxPanel?.handle(data)) return;
   switch (data.type) {
-    case 'engine':
-      $('engine').textContent = `engine ${data.info.version}, contract v${data.info.contractVersion}, ` +
-          `WebAssembly ${data.info.build} (${data.info.simdTarget})`;
+    case 'engine': {
+      const { info } = data;
+      $('engine').textContent = `engine ${info.version}, contract v${info.contractVersion}, ` +
+          `WebAssembly ${info.build} (${info.simdTarget}), ${info.threads} ${info.threads === 1 ? 'thread' : 'threads'}`;
+      $('engine').dataset.build = info.build;
+      $('engine').dataset.threads = info.threads;
+      // The fallback, said plainly: which build runs instead, and why.
+      $('threads-note').textContent = info.threadsUnavailable
+        ? `Threads unavailable, so the single-thread ${info.build} build runs: ${info.threadsUnavailable}.`
+        : info.build === 'threads' ? `The kernels run on ${info.threads} threads (Web Workers sharing memory); the bits do not depend on how many.` : '';
       $('start').disabled = false;
       break;
+    }
     case 'progress':
       if (data.step === 1) chart.reset(data.totalSteps);
       chart.push(data.loss);
@@ -132,7 +144,7 @@ function start() {
   setRunning(true);
   showGolden(run);
   $('progress-text').textContent = 'loading the data…';
-  worker.postMessage({ type: 'train', run, build: $('build').value });
+  worker.postMessage({ type: 'train', run, ...engineChoice() });
 }
 
 function hashFile(file) {
@@ -162,15 +174,17 @@ $('clear').addEventListener('click', () => {
   $('probabilities').replaceChildren();
 });
 
-// ?run=short&build=scalar&autostart=1 preselects (the browser test uses them); ?onnx=NAME loads
-// that sample ONNX model.
+// ?run=short&build=scalar&threads=2&autostart=1 preselects (the browser test uses them);
+// ?onnx=NAME loads that sample ONNX model.
 if (params.get('run')) $('run').value = params.get('run');
 if (params.get('build')) $('build').value = params.get('build');
+if (params.get('threads')) $('threads').value = params.get('threads');
 golden = await loadGolden();
 await onnxPanel.loadGolden();
 showGolden($('run').value);
 $('verdict').textContent = 'no result yet';
-worker.postMessage({ type: 'init', build: $('build').value });
+worker.postMessage({ type: 'init', ...engineChoice() });
+for (const id of ['build', 'threads']) $(id).addEventListener('change', () => worker.postMessage({ type: 'init', ...engineChoice() }));
 if (params.get('onnx')) {
   $('onnx-sample').value = params.get('onnx');
   onnxPanel.loadSample(params.get('onnx'));

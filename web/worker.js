@@ -16,12 +16,27 @@ async function fetchBytes(url) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
-async function engine(build) {
-  if (!ls || (build !== 'auto' && ls.info.build !== build)) {
+// The engine for a build ('auto', 'threads', 'simd' or 'scalar') and, for the threads build, a
+// thread count (undefined: one per core); the current one if it fits, else a new one. One request
+// at a time: a second one made while an engine loads waits for it, so no engine is loaded twice.
+let engineRequests = Promise.resolve();
+function engine(build, threads) {
+  const next = engineRequests.then(() => engineNow(build, threads));
+  engineRequests = next.catch(() => {});
+  return next;
+}
+
+async function engineNow(build, threads) {
+  const fits = ls && (build === 'auto' || ls.info.build === build) &&
+      (threads === undefined || ls.info.build !== 'threads' || ls.info.threads === threads);
+  if (!fits) {
     replaceModel(null);  // a model belongs to the engine instance that made it
     onnxModel?.dispose();
     onnxModel = null;
-    ls = await load({ build, baseUrl: new URL('./lockstep/', self.location.href) });
+    ls?.dispose();  // the threads build's workers
+    ls = null;
+    ls = await load({ build, threads: build === 'simd' || build === 'scalar' ? undefined : threads,
+                      baseUrl: new URL('./lockstep/', self.location.href) });
     post({ type: 'engine', info: ls.info });
   }
   return ls;
@@ -32,8 +47,8 @@ function replaceModel(next) {
   model = next;
 }
 
-async function train({ build, run }) {
-  const e = await engine(build);
+async function train({ build, threads, run }) {
+  const e = await engine(build, threads);
   const [trainImages, trainLabels, testImages, testLabels] = await Promise.all(
       ['train-images.idx', 'train-labels.idx', 'test-images.idx', 'test-labels.idx'].map((f) => fetchBytes(`./data/mnist/${f}`)));
   const train = e.Dataset.fromIdx(trainImages, trainLabels, { normalize: true });
@@ -172,7 +187,7 @@ async function onnxRun(message) {
 self.onmessage = async ({ data }) => {
   try {
     if (data.type === 'stop') controller?.abort(new Error('stopped'));
-    else if (data.type === 'init') await engine(data.build ?? 'auto');
+    else if (data.type === 'init') await engine(data.build ?? 'auto', data.threads);
     else if (data.type === 'train') await train(data);
     else if (data.type === 'checkpoint') await checkpoint(data);
     else if (data.type === 'classify') classify(data);

@@ -1,8 +1,10 @@
 // The web demo in Debian's Chromium (headless, driven by playwright-core): a shortened training
 // run in the page's Web Worker must show the golden hashes with a match verdict, a drawn digit
 // must get a prediction, a dropped checkpoint must get its hash, and the ONNX panel must show the
-// native output hashes of the four sample models (and run LeNet-5 on the drawn digit). Saves a
-// screenshot to build/web/demo.png. Needs the npm package (tools/build-npm-package), the MNIST
+// native output hashes of the four sample models (and run LeNet-5 on the drawn digit); with each
+// build, the threads build on 4 threads (the page is served cross-origin isolated). Served
+// without isolation, the page falls back to the single-thread build and says why. Saves
+// screenshots to build/web/demo-*.png. Needs the npm package (tools/build-npm-package), the MNIST
 // files and the ONNX models (.deps/onnx).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,29 +13,33 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { golden, goldenOnnx, outDir, startServer } from './demo_server.mjs';
 
-for (const build of ['simd', 'scalar']) {
+const launch = () => chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+         '--disable-sync', '--no-first-run'],
+});
+
+for (const build of ['simd', 'scalar', 'threads']) {
   test(`web demo in headless Chromium (${build}): golden hashes, match verdict, digit, checkpoint`, async () => {
     const expected = golden().short;
     const { server, url } = await startServer();
-    const browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-             '--disable-sync', '--no-first-run'],
-    });
+    const browser = await launch();
     const problems = [];
     try {
       const page = await browser.newPage({ viewport: { width: 1000, height: 1600 } });
       page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
       page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
       page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()} for ${r.url()}`); });
-      await page.goto(`${url}?run=short&build=${build}&autostart=1`);
+      const threads = build === 'threads' ? 4 : 1;
+      await page.goto(`${url}?run=short&build=${build}${build === 'threads' ? `&threads=${threads}` : ''}&autostart=1`);
 
       await page.waitForSelector('#verdict[data-verdict]', { timeout: 120_000 });
       assert.equal(await page.getAttribute('#verdict', 'data-verdict'), 'match', await page.textContent('#verdict'));
       for (const key of ['initial', 'trained', 'logits', 'accuracy']) {
         assert.equal((await page.textContent(`tr[data-key="${key}"] td.mine`)).trim(), expected[key], key);
       }
-      assert.match(await page.textContent('#engine'), new RegExp(`WebAssembly ${build}`));
+      assert.match(await page.textContent('#engine'), new RegExp(`WebAssembly ${build} .*, ${threads} threads?$`));
+      assert.equal(await page.getAttribute('#engine', 'data-threads'), String(threads));
 
       // Draw a "1": a vertical stroke down the middle of the pad.
       const box = await page.locator('#pad').boundingBox();
@@ -84,3 +90,35 @@ for (const build of ['simd', 'scalar']) {
     }
   });
 }
+
+// Without the cross-origin isolation headers a page cannot share memory with workers: 'auto' runs
+// the single-thread SIMD128 build, gives the same golden hashes and says why it did not take the
+// threads build; asking for the threads build there is an error the page shows.
+test('web demo in headless Chromium, not cross-origin isolated: the fallback to one thread', async () => {
+  const expected = golden().short;
+  const { server, url } = await startServer({ isolated: false });
+  const browser = await launch();
+  const problems = [];
+  try {
+    const page = await browser.newPage();
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    await page.goto(`${url}?run=short&build=auto&autostart=1`);
+    await page.waitForSelector('#verdict[data-verdict]', { timeout: 120_000 });
+    assert.equal(await page.evaluate(() => crossOriginIsolated), false);
+    assert.equal(await page.getAttribute('#verdict', 'data-verdict'), 'match', await page.textContent('#verdict'));
+    assert.equal((await page.textContent('tr[data-key="trained"] td.mine')).trim(), expected.trained);
+    assert.equal(await page.getAttribute('#engine', 'data-build'), 'simd');
+    assert.equal(await page.getAttribute('#engine', 'data-threads'), '1');
+    assert.match(await page.textContent('#threads-note'),
+                 /Threads unavailable, so the single-thread simd build runs: the page is not cross-origin isolated/);
+
+    await page.selectOption('#build', 'threads');
+    await page.waitForFunction(() => /^error: /.test(document.getElementById('progress-text').textContent), null,
+                               { timeout: 30_000 });
+    assert.match(await page.textContent('#progress-text'), /build 'threads' was asked for, but the page is not cross-origin isolated/);
+    assert.deepEqual(problems, []);
+  } finally {
+    await browser.close();
+    server.kill();
+  }
+});

@@ -28,8 +28,11 @@ export function goldenOnnx() {
   return table;
 }
 
-export function startServer() {
-  const server = spawn(process.execPath, [path.join(root, 'tools/serve-web.mjs'), '--port', '0'],
+// options.isolated: false serves without the cross-origin isolation headers (the page then falls
+// back to a single-thread build).
+export function startServer({ isolated = true } = {}) {
+  const server = spawn(process.execPath, [path.join(root, 'tools/serve-web.mjs'), '--port', '0',
+                                          ...(isolated ? [] : ['--no-isolation'])],
                        { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';

@@ -15,13 +15,21 @@ export interface LockstepError extends Error {
   kind: ErrorKind;
 }
 
-/** Which WebAssembly build to load: both give identical bits; 'simd' is faster. */
-export type Build = 'auto' | 'simd' | 'scalar';
+/**
+ * Which WebAssembly build to load: all give identical bits. 'threads' (SIMD128, kernels split
+ * over Web Workers) is the fastest, then 'simd', then 'scalar'.
+ */
+export type Build = 'auto' | 'threads' | 'simd' | 'scalar';
 
 export interface LoadOptions {
-  /** Default 'auto': SIMD128 where the engine validates it, else scalar. */
+  /**
+   * Default 'auto': 'threads' where memory can be shared with workers (Node; a cross-origin
+   * isolated page), else SIMD128 where the engine validates it, else scalar.
+   */
   build?: Build;
-  /** Where lockstep-{simd,scalar}.{mjs,wasm} are served; default: next to index.js. */
+  /** Kernel threads of the threads build, 1 to 64 (default: one per core, at most 8); 1 for the others. */
+  threads?: number;
+  /** Where lockstep-{threads,simd,scalar}.{mjs,wasm} are served; default: next to index.js. */
   baseUrl?: string | URL;
 }
 
@@ -29,6 +37,10 @@ export interface LoadOptions {
 export function load(options?: LoadOptions): Promise<Lockstep>;
 /** Whether this JavaScript engine can run the SIMD128 build. */
 export function simdSupported(): boolean;
+/** Whether the threads build can run here (SIMD128, shared memory, workers; a page must be cross-origin isolated). */
+export function threadsSupported(): boolean;
+/** Why the threads build cannot run here, or null where it can. */
+export function threadsUnavailableReason(): string | null;
 /** Runs fn and disposes every engine object it created except those in its (synchronous) result. */
 export function scope<T>(fn: () => T): T;
 
@@ -438,7 +450,11 @@ export interface Info {
   contractVersion: number;
   simdTarget: string;
   platform: string;
-  build: 'simd' | 'scalar';
+  build: 'threads' | 'simd' | 'scalar';
+  /** The kernel threads in use (1 for the single-thread builds). */
+  threads: number;
+  /** Why load() with build 'auto' did not take the threads build; null when it did or a build was named. */
+  threadsUnavailable: string | null;
 }
 
 /** A graph input or output as the .onnx file declares it; a string dimension is a named one. */

@@ -1,6 +1,6 @@
 // lockstep: bitwise-reproducible training in JavaScript. `await load()` gives an engine whose
 // results (tensors, model hashes) are bit for bit those of the native library on any CPU.
-import { instantiate, simdSupported } from './loader.js';
+import { instantiate, simdSupported, threadsSupported, threadsUnavailableReason } from './loader.js';
 import { Owned, scope } from './lifetime.js';
 import { makeTensorApi } from './tensor.js';
 import { makeNnApi } from './nn.js';
@@ -10,16 +10,28 @@ import { makeGptApi } from './gpt.js';
 import { makeOnnxApi } from './onnx.js';
 import * as check from './check.js';
 
-export { simdSupported, scope, Owned };
+export { simdSupported, threadsSupported, threadsUnavailableReason, scope, Owned };
 
-// options.build: 'auto' | 'simd' | 'scalar'; options.baseUrl: where the .wasm files are served.
+// The most kernel threads a threads build may be asked for.
+const MAX_THREADS = 64;
+
+// options.build: 'auto' | 'threads' | 'simd' | 'scalar'; options.threads: kernel threads of the
+// threads build (1 to 64; default one per core, at most 8); options.baseUrl: where the .wasm files
+// are served.
 export async function load(options) {
-  const o = check.options(options, 'load', ['build', 'baseUrl']);
-  if (o.build !== undefined) check.oneOf(o.build, 'load', 'build', ['auto', 'simd', 'scalar']);
+  const o = check.options(options, 'load', ['build', 'threads', 'baseUrl']);
+  if (o.build !== undefined) check.oneOf(o.build, 'load', 'build', ['auto', 'threads', 'simd', 'scalar']);
+  if (o.threads !== undefined) {
+    check.integer(o.threads, 'load', 'threads', { min: 1, max: MAX_THREADS });
+    if (o.threads > 1 && (o.build === 'simd' || o.build === 'scalar')) {
+      throw check.rangeError(`load: threads must be 1 with build '${o.build}' (one thread), got ${o.threads}; ` +
+                             "build 'threads' runs more");
+    }
+  }
   if (o.baseUrl !== undefined && typeof o.baseUrl !== 'string' && !(o.baseUrl instanceof URL)) {
     throw check.typeError(`load: baseUrl must be a string or a URL, got ${check.describe(o.baseUrl)}`);
   }
-  const { engine, flavour } = await instantiate(o);
+  const { engine, flavour, threads, threadsUnavailable } = await instantiate(o);
 
   // Default generators per stream name under one seed, as torch.manual_seed; `dropouts` counts
   // the Dropout layers made with them (the k-th draws from the stream "dropout/k"). generator()
@@ -39,10 +51,24 @@ export async function load(options) {
   const trainApi = makeTrainApi(engine, tensors, nnApi, { optim });
   const gpt = makeGptApi(engine, nnApi);
   const onnxApi = makeOnnxApi(engine, tensors, nnApi);
-  const info = { ...engine.info(), build: flavour };
+  // threads: the kernel threads in use; threadsUnavailable: why load() with build 'auto' did not
+  // take the threads build (null when it did, or when a build was named).
+  const info = { ...engine.info(), build: flavour, threads, threadsUnavailable };
 
+  let disposed = false;
   return Object.freeze({
     info,
+    // Stops the threads build's workers; the engine keeps working, on one thread. A page or
+    // program that loads engines one after another calls it on the one it leaves (the workers of
+    // a threads build hold its memory, so dropping the engine alone frees nothing). Nothing to
+    // stop in the single-thread builds.
+    dispose() {
+      if (disposed || flavour !== 'threads') return;
+      disposed = true;
+      engine.setThreads(1, threads);  // joins the kernel threads, which hands their workers back
+      engine.PThread.terminateAllThreads();
+    },
+    ...(typeof Symbol.dispose === 'symbol' ? { [Symbol.dispose]() { this.dispose(); } } : {}),
     ...tensors,
     ...nnApi,
     optim,

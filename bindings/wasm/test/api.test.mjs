@@ -130,7 +130,7 @@ for (const build of builds) {
   });
 }
 
-test('both builds give identical bits for a LeNet-5 forward and backward pass', async () => {
+test('every build gives identical bits for a LeNet-5 forward and backward pass', async () => {
   const results = [];
   for (const build of builds) {
     const ls = await loadLockstep({ build });

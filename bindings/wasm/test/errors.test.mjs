@@ -46,7 +46,7 @@ for (const build of builds) {
 }
 
 test('load() rejects an unknown build name', async () => {
-  await assert.rejects(loadLockstep({ build: 'avx' }), /build must be 'auto', 'simd' or 'scalar', got "avx"/);
+  await assert.rejects(loadLockstep({ build: 'avx' }), /build must be 'auto', 'threads', 'simd' or 'scalar', got "avx"/);
 });
 
 test('fit() stops when its AbortSignal fires', async () => {

@@ -1,5 +1,5 @@
 // The GPT example through the npm package: 50 steps of the "tiny" configuration with dropout give
-// the golden losses, loss estimates, hashes and sample (tests/golden/gpt.txt) with both builds.
+// the golden losses, loss estimates, hashes and sample (tests/golden/gpt.txt) with every build.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -33,4 +33,6 @@ export function mnistDatasets(ls) {
   };
 }
 
-export const builds = ['simd', 'scalar'];
+// The package's three builds; 'threads' runs with load()'s default thread count (one per core;
+// threads.test.mjs runs 1, 2 and 4 threads explicitly).
+export const builds = ['simd', 'scalar', 'threads'];

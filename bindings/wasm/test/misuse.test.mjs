@@ -1,4 +1,4 @@
-// Misuse of the npm package, with both WebAssembly builds: every bad argument, option and call
+// Misuse of the npm package, with every WebAssembly build: every bad argument, option and call
 // order is refused with a clear error (TypeError or RangeError from the JavaScript layer, an Error
 // with its kind from the engine), and afterwards the module still works and an earlier result (a
 // trained model's hash, and the same training recomputed) is unchanged.
@@ -318,8 +318,8 @@ for (const build of builds) {
 
   test(`${build}: load, fit, mnistReferenceRun and gpt.train reject bad options`, async () => {
     const { ls, earlier, earlierHash } = await setup(build);
-    await rejectsLike(loadLockstep({ build: 5 }), TypeError, /load: build must be 'auto', 'simd' or 'scalar', got 5/);
-    await rejectsLike(loadLockstep({ builds: 'simd' }), TypeError, /unknown option 'builds' for load; accepted: build, baseUrl/);
+    await rejectsLike(loadLockstep({ build: 5 }), TypeError, /load: build must be 'auto', 'threads', 'simd' or 'scalar', got 5/);
+    await rejectsLike(loadLockstep({ builds: 'simd' }), TypeError, /unknown option 'builds' for load; accepted: build, threads, baseUrl/);
     await rejectsLike(loadLockstep('simd'), TypeError, /load: options must be an object/);
     await rejectsLike(loadLockstep({ baseUrl: 5 }), TypeError, /load: baseUrl must be a string or a URL, got 5/);
     const model = ls.models.mlp({ seed: 1 });

@@ -1,5 +1,5 @@
 // The MNIST reference run in Node through the npm package gives the golden hashes (the ones the
-// native build produced) with both WebAssembly builds: the shortened run, then the full 20 epochs.
+// native build produced) with every WebAssembly build: the shortened run, then the full 20 epochs.
 // LOCKSTEP_SKIP_FULL_MNIST=1 runs the shortened run only (for quick local iterations).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

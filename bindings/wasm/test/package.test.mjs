@@ -25,8 +25,8 @@ test('the tarball installs into a fresh project and trains with the golden hashe
       import { load } from 'lockstep';
       import { readFileSync } from 'node:fs';
       const read = (f) => new Uint8Array(readFileSync(${JSON.stringify(dataDir)} + '/' + f));
-      for (const build of ['simd', 'scalar']) {
-        const ls = await load({ build });
+      for (const build of ['simd', 'scalar', 'threads']) {
+        const ls = await load(build === 'threads' ? { build, threads: 2 } : { build });
         const train = ls.Dataset.fromIdx(read('train-images.idx'), read('train-labels.idx'), { normalize: true });
         const test = ls.Dataset.fromIdx(read('test-images.idx'), read('test-labels.idx'), { normalize: true });
         const r = await ls.mnistReferenceRun({ train, test, maxSteps: 3, maxTest: 100 });
@@ -34,7 +34,7 @@ test('the tarball installs into a fresh project and trains with the golden hashe
       }
     `);
     const lines = execFileSync('node', ['consumer.mjs'], { cwd: project, encoding: 'utf8' }).trim().split('\n');
-    assert.equal(lines.length, 2);
+    assert.equal(lines.length, 3);
     for (const line of lines) {
       const r = JSON.parse(line);
       assert.deepEqual([r.initial, r.trained, r.logits], [golden.initial, golden.trained, golden.logits], r.build);
@@ -69,7 +69,7 @@ test('the tarball installs into a fresh project and trains with the golden hashe
 // operators; docs/onnx.md) adds about 0.25 MB (about 100 KB gzipped). ONNX Runtime Web's module is
 // 14 MB.
 test('each .wasm is at most 1.25 MB', () => {
-  for (const flavour of ['simd', 'scalar']) {
+  for (const flavour of ['simd', 'scalar', 'threads']) {
     const file = path.join(packageDir, `lockstep-${flavour}.wasm`);
     const bytes = statSync(file).size;
     const gzipped = gzipSync(readFileSync(file), { level: 9 }).length;
