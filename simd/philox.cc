@@ -20,14 +20,29 @@ PhiloxCounter BlockAt(uint64_t seed, uint64_t stream, uint64_t block) {
                        {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)});
 }
 
-// Calls f(i, word) for the n words starting at word index `first`, one block per four words.
+// Calls f(i, word) for the n words starting at word index `first`: whole runs of blocks are drawn
+// by PhiloxBlocks into a buffer (a block per SIMD lane), the partial blocks at either end and runs
+// that would wrap the block counter's low word one block at a time.
 template <class Func>
 void ForEachWord(uint64_t seed, uint64_t stream, uint64_t first, size_t n, const Func& f) {
+  constexpr size_t kRunBlocks = 256;
+  uint32_t words[4 * kRunBlocks];
+  const size_t lanes = PhiloxBlockLanes();
   size_t i = 0;
   while (i < n) {
     const uint64_t index = first + i;
-    const PhiloxCounter block = BlockAt(seed, stream, index / 4);
-    for (unsigned w = static_cast<unsigned>(index % 4); w < 4 && i < n; ++w, ++i) f(i, block[w]);
+    const uint64_t block = index / 4;
+    size_t run = (n - i) / 4;
+    if (run > kRunBlocks) run = kRunBlocks;
+    run -= run % lanes;
+    const bool wraps = (block & 0xFFFFFFFFull) + run > 0x100000000ull;
+    if (index % 4 == 0 && run != 0 && !wraps) {
+      PhiloxBlocks(seed, stream, block, run, words);
+      for (size_t w = 0; w < 4 * run; ++w, ++i) f(i, words[w]);
+      continue;
+    }
+    const PhiloxCounter one = BlockAt(seed, stream, block);
+    for (unsigned w = static_cast<unsigned>(index % 4); w < 4 && i < n; ++w, ++i) f(i, one[w]);
   }
 }
 
@@ -79,9 +94,13 @@ void PhiloxDropoutMask(uint64_t seed, uint64_t stream, uint64_t first, float p, 
                        size_t n) {
   const uint32_t threshold = DropoutThreshold(p);
   const float scale = p >= 1.0f ? 0.0f : 1.0f / (1.0f - p);
-  ForEachWord(seed, stream, first, n, [&](size_t i, uint32_t word) {
-    out[i] = (word >> 8) >= threshold ? scale : 0.0f;
-  });
+  constexpr size_t kChunk = 1024;
+  uint32_t words[kChunk];
+  for (size_t i = 0; i < n; i += kChunk) {
+    const size_t m = n - i < kChunk ? n - i : kChunk;
+    PhiloxUint32(seed, stream, first + i, words, m);
+    DropoutFromWords(words, m, threshold, scale, out + i);
+  }
 }
 
 }  // namespace simd

@@ -47,6 +47,14 @@ void PhiloxDropoutMask(uint64_t seed, uint64_t stream, uint64_t first, float p, 
 // The keep threshold of PhiloxDropoutMask: round(p * 2^24) for p in [0, 1].
 uint32_t DropoutThreshold(float p);
 
+// Words 4 first_block .. 4 (first_block + blocks) - 1 of a stream, one block per SIMD lane
+// (philox_blocks.cc): the words of Philox4x32_10, for the functions above. blocks must be a
+// multiple of PhiloxBlockLanes(), and the block counter's low word must not wrap inside a call.
+void PhiloxBlocks(uint64_t seed, uint64_t stream, uint64_t first_block, size_t blocks, uint32_t* out);
+size_t PhiloxBlockLanes();
+// out[i] = scale where (words[i] >> 8) >= threshold, else +0 (PhiloxDropoutMask's last step).
+void DropoutFromWords(const uint32_t* words, size_t n, uint32_t threshold, float scale, float* out);
+
 }  // namespace simd
 }  // namespace lockstep
 
