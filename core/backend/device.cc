@@ -39,10 +39,12 @@ struct LoadedDevice {
 };
 
 const LoadedDevice& LoadCuda(int index) {
-  static std::map<int, LoadedDevice> loaded;
+  // Never freed, like the CPU's allocator: tensors held by static objects are released after main
+  // returns, and the devices must outlive them.
+  static auto* const loaded = new std::map<int, LoadedDevice>;
   std::lock_guard<std::mutex> lock(device_mutex);
-  auto found = loaded.find(index);
-  if (found != loaded.end()) return found->second;
+  auto found = loaded->find(index);
+  if (found != loaded->end()) return found->second;
   const std::string name = "cuda:" + std::to_string(index);
   std::string why;
   const DevicePlugin* plugin = LoadCudaPlugin(&why);
@@ -58,7 +60,7 @@ const LoadedDevice& LoadCuda(int index) {
                                       << " bytes); this lockstep needs version "
                                       << backend::kKernelTableAbi << " ("
                                       << sizeof(backend::KernelTable) << " bytes): rebuild it");
-  return loaded[index] = LoadedDevice{table, new backend::CachingAllocator(table->alloc, table->release)};
+  return (*loaded)[index] = LoadedDevice{table, new backend::CachingAllocator(table->alloc, table->release)};
 }
 
 }  // namespace
