@@ -22,7 +22,7 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 nice ninja -C "$build" lockstep_gemm_bench lockstep_peak_flops lockstep_train_bench lockstep_data_parallel_bench \
   lockstep_cli lockstep_python >/dev/null
-[ -f "$root/build/npm/package/lockstep-simd.wasm" ] || "$root/tools/build-npm-package" >/dev/null
+[ -f "$root/build/npm/package/lockstep-threads.wasm" ] || "$root/tools/build-npm-package" >/dev/null
 
 echo "== GEMM"
 "$root/bench/run-gemm.sh" --clock cpu "${quick[@]}"

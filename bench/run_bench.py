@@ -215,6 +215,22 @@ def main():
 
     onnx_rows(args, simd, ort_ready, rows, notes)
 
+    # --- WebAssembly threads (docs/wasm-threads.md): the LeNet-5 step on 2 workers against 1 ------
+    if os.path.exists(os.path.join(ROOT, "build", "npm", "package", "lockstep-threads.wasm")):
+        wsteps = ["--steps", "5" if args.quick else "15", "--samples", "3"]
+        rates = {1: [], 2: []}
+        for r in range(args.rounds):
+            for t in ([1, 2] if r % 2 == 0 else [2, 1]):
+                out = run(["node", os.path.join(ROOT, "bench", "wasm", "lenet_lockstep.mjs"), "--build", "threads",
+                           "--threads", str(t)] + wsteps)[0]
+                rates[t].append(float(re.search(r"train steps/s median=([0-9.]+)", out).group(1)))
+        a, b = statistics.median(rates[2]), statistics.median(rates[1])
+        print("  wasm threads: %s (2 threads) vs %s (1 thread) steps/s" % (rates[2], rates[1]), flush=True)
+        rows.append(("WebAssembly threads build (Node): LeNet-5 training step on 2 threads vs 1 (target >= 1.6)",
+                     "%.1f steps/s" % a, "%.1f steps/s on 1 thread" % b, a / b))
+    else:
+        notes.append("The npm package has no threads module (tools/build-npm-package): no WebAssembly threads row.")
+
     # --- Python: per-call overhead of a small op (10^5 calls of a + b on 4 elements) -------------
     package = os.path.join(args.build, "python")
     extension = glob.glob(os.path.join(package, "lockstep", "_C*.so"))
@@ -265,7 +281,7 @@ def main():
         rows.append(("Python extension: stripped lockstep/_C*.so vs PyTorch installed", "%.2f MB" % (ext_size / 1e6),
                      "%.0f MB" % (torch_size / 1e6), torch_size / ext_size))
     pkg = os.path.join(ROOT, "build", "npm", "package")
-    for flavour in ("simd", "scalar"):
+    for flavour in ("simd", "scalar", "threads"):
         wasm = os.path.join(pkg, "lockstep-%s.wasm" % flavour)
         if os.path.exists(wasm):
             raw = open(wasm, "rb").read()
