@@ -81,6 +81,19 @@ HWY_INLINE hn::Vec<DF> Lookup64(DF df, const float* HWY_RESTRICT table, VI idx) 
   return hn::GatherIndex(df, table, idx);
 }
 
+// table[idx] for a 128-entry table (64-byte aligned), idx in [0, 127].
+template <class DF, class VI>
+HWY_INLINE hn::Vec<DF> Lookup128(DF df, const float* HWY_RESTRICT table, VI idx) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if constexpr (hn::MaxLanes(DF()) == 16) {  // both halves by permutes (bits 0-5), a blend on bit 6
+    const hn::RebindToSigned<DF> di;
+    const auto upper = hn::RebindMask(df, hn::TestBit(hn::BitCast(di, idx), hn::Set(di, 64)));
+    return hn::IfThenElse(upper, Lookup64(df, table + 64, idx), Lookup64(df, table, idx));
+  }
+#endif
+  return hn::GatherIndex(df, table, idx);
+}
+
 // Ziv's test: s + l approximates y with |y - (s + l)| <= bound. Returns RN(s + (l - bound)) and
 // sets `undecided` where RN(s + (l + bound)) differs from it. Rounding is monotonic, so where the
 // two agree every real in [s + l - bound, s + l + bound] rounds to the same float. (bound carries
@@ -188,6 +201,56 @@ struct ErfFast {
                                      hn::IfThenElse(one, hn::CopySignToAbs(hn::Set(df, 1.0f), x), x));
     const auto zero_or_special = hn::Or(hn::Or(one, IsNaNMask(df, x)), hn::Eq(x, hn::Zero(df)));
     undecided = hn::Or(hn::And(in_domain, undecided_test), hn::Not(hn::Or(in_domain, zero_or_special)));
+    return hn::IfThenElse(in_domain, r, special);
+  }
+};
+
+// gelu(x) = x Phi(x) for -4.03125 <= x < 3.96875 (|x| >= 2^-60): Phi in 128 pieces i = round(16 x),
+// h = x - i/16 (exact, |h| <= 1/32), Phi = P0 + P1 h + h^2 Q(h) evaluated as s + l like erf above
+// (no cancellation for x < 0: Phi itself is tabulated, not 1 + erf). The product x (s + l) = S + L:
+// x = xh + xl and s = sh + sl cut to 12 bits, so xh sh, xh sl, xl sh and xl sl are exact; S + E =
+// xh sh + RN(xh sl + xl sh) (Fast2Sum) and L = E + (xl sl + x l). The bound is |S| times the
+// piece's relative bound. Outside: x from 5.5 (x - x Phi(x) < ulp(x)/4 there, so the result is x;
+// +inf included), +-0 for +-0, NaN for NaN; the rest (x < -4.03125, the band up to 5.5, tiny |x|)
+// goes to float64.
+struct GeluErfFast {
+  template <class DF, class V = hn::Vec<DF>>
+  HWY_INLINE V Eval(DF df, V x, hn::Mask<DF>& undecided) const {
+    const hn::RebindToSigned<DF> di;
+    const auto in_range = hn::And(hn::Ge(x, hn::Set(df, -4.03125f)), hn::Lt(x, hn::Set(df, 3.96875f)));
+    const auto in_domain = hn::And(in_range, hn::Ge(hn::Abs(x), hn::Set(df, 0x1p-60f)));
+    const V a = hn::IfThenElse(in_domain, x, hn::Set(df, 1.0f));
+    hn::Vec<decltype(di)> i;
+    const V kf = RoundToInt(df, hn::Mul(a, hn::Set(df, 16.0f)), i);
+    const auto j = hn::Sub(i, hn::Set(di, ft::kGeluFirstPiece));
+    const V h = hn::Sub(a, hn::Mul(kf, hn::Set(df, 0.0625f)));
+    const V hh = HighBits<12>(df, h);
+    const float(*coef)[ft::kGeluPieces] = ft::kGeluCoef;
+    V q = Lookup128(df, coef[8], j);
+    q = hn::Add(Lookup128(df, coef[7], j), hn::Mul(h, q));
+    q = hn::Add(Lookup128(df, coef[6], j), hn::Mul(h, q));
+    q = hn::Add(Lookup128(df, coef[5], j), hn::Mul(h, q));
+    q = hn::Add(Lookup128(df, coef[4], j), hn::Mul(h, q));
+    q = hn::Mul(hn::Mul(h, h), q);
+    const V p0h = Lookup128(df, coef[0], j), p1h = Lookup128(df, coef[2], j);
+    V s, e;
+    FastTwoSum(p0h, hn::Mul(p1h, hh), s, e);
+    const V a2 = hn::Add(hn::Mul(p1h, hn::Sub(h, hh)), hn::Mul(Lookup128(df, coef[3], j), h));
+    const V l = hn::Add(hn::Add(e, hn::Add(a2, Lookup128(df, coef[1], j))), q);
+    // x (s + l) = S + L.
+    const V xh = HighBits<12>(df, a), xl = hn::Sub(a, xh);
+    const V sh = HighBits<12>(df, s), sl = hn::Sub(s, sh);
+    V big_s, big_e;
+    FastTwoSum(hn::Mul(xh, sh), hn::Add(hn::Mul(xh, sl), hn::Mul(xl, sh)), big_s, big_e);
+    const V big_l = hn::Add(big_e, hn::Add(hn::Mul(xl, sl), hn::Mul(a, l)));
+    hn::Mask<DF> undecided_test;
+    const V bound = hn::Mul(hn::Abs(big_s), Lookup128(df, coef[9], j));
+    const V r = Decide(df, big_s, big_l, bound, undecided_test);
+    const auto nan = IsNaNMask(df, x);
+    const auto identity = hn::Or(hn::Ge(x, hn::Set(df, 5.5f)), hn::Eq(x, hn::Zero(df)));
+    const V special = hn::IfThenElse(nan, CanonicalNaN(df), x);
+    const auto decided_outside = hn::Or(identity, nan);
+    undecided = hn::Or(hn::And(in_domain, undecided_test), hn::Not(hn::Or(in_domain, decided_outside)));
     return hn::IfThenElse(in_domain, r, special);
   }
 };

@@ -233,6 +233,111 @@ void EmitErf() {
   fprintf(out, "};\n\n");
 }
 
+// ---- gelu (erf form): gelu(x) = x Phi(x), 128 pieces of Phi centred at i/16, -64 <= i <= 63 ----
+constexpr int kGeluPieces = 128;
+constexpr int kGeluFirstPiece = -64;
+constexpr int kGeluDegree = 6;
+
+M Phi(const M& x) {  // Phi(x) = erfc(-x / sqrt 2) / 2, no cancellation for x < 0
+  M r, t, two(2.0);
+  mpfr_sqrt(t.v, two.v, MPFR_RNDN);
+  t = M(0.0) - x / t;
+  mpfr_erfc(r.v, t.v, MPFR_RNDN);
+  return r / two;
+}
+
+void EmitGelu() {
+  Fn f = Phi;
+  // Rows: P0Hi, P0Lo, P1Hi, P1Lo, P2 .. P6, relative bound.
+  constexpr int kRows = 4 + (kGeluDegree - 1) + 1;
+  std::vector<std::vector<float>> rows(kRows, std::vector<float>(kGeluPieces));
+  double worst_bound = 0, worst_approx = 0;
+  for (int j = 0; j < kGeluPieces; ++j) {
+    const int i = j + kGeluFirstPiece;
+    const M c(i / 16.0), w(1.0 / 32);
+    const std::vector<M> b = ChebFit(f, c, w, kGeluDegree, false);
+    const float p0h = b[0].f(), p0l = (b[0] - M(p0h)).f();
+    const float p1h = RoundToBits(b[1], 12), p1l = (b[1] - M(p1h)).f();
+    std::vector<float> pk(kGeluDegree + 1);
+    for (int k = 2; k <= kGeluDegree; ++k) pk[k] = b[k].f();
+    rows[0][j] = p0h;
+    rows[1][j] = p0l;
+    rows[2][j] = p1h;
+    rows[3][j] = p1l;
+    for (int k = 2; k <= kGeluDegree; ++k) rows[2 + k][j] = pk[k];
+    // Relative bound on x Phi(x): at each sample point, Phi's approximation error (float
+    // polynomial, exact evaluation) and the roundings of Phi's s + l (as for erf), then those of the
+    // product x (s + l) = S + L (math_fast-inl.h, GeluErfFast), over x Phi(x). Every term scales
+    // with |x|, so it is divided out.
+    double rel = 0;
+    const int samples = 4000;
+    for (int sidx = 0; sidx <= samples; ++sidx) {
+      const M h = w * M(2.0 * sidx / samples - 1.0);
+      const M x = c + h;
+      const double hd = std::fabs(h.d());
+      double qv = std::fabs(pk[kGeluDegree]), dq = 0;
+      for (int k = kGeluDegree - 1; k >= 2; --k) {
+        const double prod = hd * qv, next = std::fabs(pk[k]) + prod;
+        dq = hd * dq + kU * prod + kU * next;
+        qv = next;
+      }
+      M p(static_cast<double>(pk[kGeluDegree]));
+      for (int k = kGeluDegree - 1; k >= 2; --k) p = p * h + M(static_cast<double>(pk[k]));
+      const double qd = std::fabs((p * h * h).d());
+      p = p * h * h + (M(p1h) + M(p1l)) * h + M(p0h) + M(p0l);
+      const M fx = f(x);
+      const double y = std::fabs(fx.d());  // Phi(x) > 0
+      const double approx = std::fabs((p - fx).d());
+      worst_approx = std::max(worst_approx, approx / y);
+      // Phi's s + l, as erf's: q = RN(RN(h^2) Q); a1 = RN(P1Lo h); a2 = RN(P1Hi hl + a1) (P1Hi hl
+      // exact); a3 = RN(a2 + P0Lo); a4 = RN(e + a3) (e: Fast2Sum error, at most u |s|); l = RN(a4 + q).
+      const double err_q = kU * qd + hd * hd * dq + kU * hd * hd * qv + kU * qd;
+      const double a1 = std::fabs(p1l) * hd;
+      const double a2 = std::fabs(p1h) * hd * 0x1p-11 + a1;
+      const double a3 = a2 + std::fabs(p0l);
+      const double a4 = kU * y * 1.01 + a3;
+      const double l = a4 + qd;
+      const double representation = kU * std::fabs(p0l) + kU * std::fabs(p1l) * hd;
+      const double err_phi = approx + err_q + kU * (a1 + a2 + a3 + a4 + l) + representation;
+      // The product, per unit of |x|: x = xh + xl, s = sh + sl (12-bit truncations, so xh sh, xh sl,
+      // xl sh and xl sl are exact); B = RN(xh sl + xl sh) (|B| <= 2^-10 |x s|); S + E = xh sh + B
+      // (Fast2Sum); C = xl sl (exact, <= 2^-22 |x s|); m1 = RN(x l); m2 = RN(C + m1);
+      // L = RN(E + m2).
+      const double sv = y * 1.01 + l;
+      const double mb = 0x1p-10 * sv, mc = 0x1p-22 * sv, m1 = l * (1 + kU), m2 = mc + m1;
+      const double ml = kU * sv + m2;
+      const double err_prod = kU * mb + kU * (m1 + m2 + ml);
+      rel = std::max(rel, (err_phi + err_prod) / y);
+    }
+    // The test multiplies by |S| >= |x Phi(x)| (1 - 2^-20).
+    const double bound = kSafety * rel * (1 + 0x1p-20);
+    rows[kRows - 1][j] = static_cast<float>(bound);
+    worst_bound = std::max(worst_bound, bound);
+  }
+  fprintf(out,
+          "// ---- gelu (erf form), -4.03125 <= x < 3.96875 ----\n"
+          "// gelu(x) = x Phi(x); piece i = round(16 x), h = x - i/16 (exact), |h| <= 1/32, table index\n"
+          "// i + %d; Phi = P0 + P1 h + h^2 (P2 + ... + P%d h^%d), Chebyshev interpolants (MPFR);\n"
+          "// P0 = P0Hi + P0Lo, P1 = P1Hi (12 bits) + P1Lo. Rows of kGeluCoef: P0Hi, P0Lo, P1Hi, P1Lo,\n"
+          "// P2 .. P%d, then the piece's relative error bound of S + L = x (s + l) (analysis times %g).\n"
+          "// Worst approximation error of Phi %a (2^%.1f),\n// worst bound %a (2^%.1f).\n",
+          -kGeluFirstPiece, kGeluDegree, kGeluDegree - 2, kGeluDegree, kSafety, worst_approx,
+          std::log2(worst_approx), worst_bound, std::log2(worst_bound));
+  fprintf(out, "constexpr int kGeluPieces = %d;\nconstexpr int kGeluFirstPiece = %d;\n"
+               "constexpr int kGeluRows = %d;\n", kGeluPieces, kGeluFirstPiece, kRows);
+  fprintf(out, "alignas(64) static const float kGeluCoef[%d][%d] = {\n", kRows, kGeluPieces);
+  for (int r = 0; r < kRows; ++r) {
+    fprintf(out, "  {\n");
+    for (int j = 0; j < kGeluPieces; ++j) {
+      if (j % 4 == 0) fprintf(out, "    ");
+      fprintf(out, "%s,", HexF(rows[r][j]).c_str());
+      fprintf(out, (j % 4 == 3) ? "\n" : " ");
+    }
+    fprintf(out, "  },\n");
+  }
+  fprintf(out, "};\n\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -255,6 +360,7 @@ int main(int argc, char** argv) {
           mpfr_get_version());
   EmitExp();
   EmitErf();
+  EmitGelu();
   fprintf(out, "}  // namespace math_fast_tables\n}  // namespace simd\n}  // namespace lockstep\n\n"
                "#endif  // LOCKSTEP_SIMD_MATH_FAST_TABLES_H_\n");
   if (fclose(out) != 0) {
