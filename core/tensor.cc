@@ -83,7 +83,8 @@ Tensor Tensor::Ones(const Shape& shape) { return Full(shape, 1.0f); }
 Tensor Tensor::Full(const Shape& shape, float value) {
   Tensor t = Empty(shape);
   float* p = t.data_f32();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = value;
+  const int64_t n = t.numel();  // out of line: once, not per element
+  for (int64_t i = 0; i < n; ++i) p[i] = value;
   return t;
 }
 
