@@ -22,7 +22,7 @@ constexpr double kNaN = __builtin_nan("");
 
 // float32 without NaN or infinity (almost every op output): one integer pass for the NaN/Inf
 // count and the min and max (on the integer line where floats are ordered as their values), one
-// pass with eight float64 accumulators. Returns false when the general loop is needed.
+// pass with thirty-two float64 accumulators. Returns false when the general loop is needed.
 LOCKSTEP_TRACE_CLONES bool FiniteFloatStatistics(const float* p, size_t n, Statistics* out) {
   const int32_t* bits = reinterpret_cast<const int32_t*>(p);
   size_t special = 0;
@@ -35,7 +35,7 @@ LOCKSTEP_TRACE_CLONES bool FiniteFloatStatistics(const float* p, size_t n, Stati
     hi_key = key > hi_key ? key : hi_key;
   }
   if (special != 0 || n == 0) return false;
-  constexpr size_t kLanes = 8;
+  constexpr size_t kLanes = 32;  // docs/diagnostics.md: accumulators by element index mod 32
   double sums[kLanes] = {}, squares[kLanes] = {};
   size_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
@@ -71,7 +71,7 @@ template <class T>
 Statistics GeneralStatistics(const T* p, size_t n) {
   long long nans = 0, infs = 0, finite = 0;
   double lo = __builtin_inf(), hi = -__builtin_inf();
-  constexpr size_t kLanes = 8;
+  constexpr size_t kLanes = 32;  // docs/diagnostics.md: accumulators by element index mod 32
   double sums[kLanes] = {}, squares[kLanes] = {};
   for (size_t i = 0; i < n; ++i) {
     const double v = static_cast<double>(p[i]);

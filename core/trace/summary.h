@@ -3,7 +3,7 @@
 // counts), as the JSON fields of docs/diagnostics.md. This runs on every op output while tracing,
 // so its loops are written for the compiler to vectorise, and on x86-64 they are compiled for
 // several instruction-set levels and chosen at run time; every version gives the same bits (the
-// hash is integer arithmetic, the float64 sums use eight accumulators combined in a fixed order).
+// hash is integer arithmetic, the float64 sums use thirty-two accumulators combined in a fixed order).
 #ifndef LOCKSTEP_CORE_TRACE_SUMMARY_H_
 #define LOCKSTEP_CORE_TRACE_SUMMARY_H_
 
