@@ -20,36 +20,43 @@ namespace {
 
 constexpr double kNaN = __builtin_nan("");
 
-// float32 without NaN or infinity (almost every op output): one integer pass for the NaN/Inf
-// count and the min and max (on the integer line where floats are ordered as their values), one
-// pass with thirty-two float64 accumulators. Returns false when the general loop is needed.
+// float32 without NaN or infinity (almost every op output), in one pass over the data. Returns
+// false when the general loop is needed.
 LOCKSTEP_TRACE_CLONES bool FiniteFloatStatistics(const float* p, size_t n, Statistics* out) {
+  if (n == 0) return false;
   const int32_t* bits = reinterpret_cast<const int32_t*>(p);
-  size_t special = 0;
-  int32_t lo_key = INT32_MAX, hi_key = INT32_MIN;
-  for (size_t i = 0; i < n; ++i) {
-    const int32_t b = bits[i];
-    special += (b & 0x7F800000) == 0x7F800000;
-    const int32_t key = b ^ ((b >> 31) & 0x7FFFFFFF);
-    lo_key = key < lo_key ? key : lo_key;
-    hi_key = key > hi_key ? key : hi_key;
-  }
-  if (special != 0 || n == 0) return false;
+  // One pass, lane k taking the elements with index k mod kLanes: the NaN/Inf count and the min
+  // and max keys per lane (on the integer line where floats are ordered as their values), and the
+  // float64 sums. A special value voids the sums; the general loop then starts again.
   constexpr size_t kLanes = 32;  // docs/diagnostics.md: accumulators by element index mod 32
   double sums[kLanes] = {}, squares[kLanes] = {};
-  size_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (size_t k = 0; k < kLanes; ++k) {
-      const double v = p[i + k];
-      sums[k] += v;
-      squares[k] += v * v;
-    }
+  int32_t lo_keys[kLanes], hi_keys[kLanes], specials[kLanes] = {};
+  for (size_t k = 0; k < kLanes; ++k) {
+    lo_keys[k] = INT32_MAX;
+    hi_keys[k] = INT32_MIN;
   }
-  for (size_t k = 0; i < n; ++i, ++k) {
+  auto visit = [&](size_t k, size_t i) {
+    const int32_t b = bits[i];
+    specials[k] |= (b & 0x7F800000) == 0x7F800000;
+    const int32_t key = b ^ ((b >> 31) & 0x7FFFFFFF);
+    lo_keys[k] = key < lo_keys[k] ? key : lo_keys[k];
+    hi_keys[k] = key > hi_keys[k] ? key : hi_keys[k];
     const double v = p[i];
     sums[k] += v;
     squares[k] += v * v;
+  };
+  size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (size_t k = 0; k < kLanes; ++k) visit(k, i + k);
   }
+  for (size_t k = 0; i < n; ++i, ++k) visit(k, i);
+  int32_t lo_key = INT32_MAX, hi_key = INT32_MIN, special = 0;
+  for (size_t k = 0; k < kLanes; ++k) {
+    special |= specials[k];
+    lo_key = lo_keys[k] < lo_key ? lo_keys[k] : lo_key;
+    hi_key = hi_keys[k] > hi_key ? hi_keys[k] : hi_key;
+  }
+  if (special != 0) return false;
   double sum = 0, sum_of_squares = 0;
   for (size_t k = 0; k < kLanes; ++k) {
     sum += sums[k];

@@ -3,6 +3,8 @@
 // was made, and that bad trace files get clear errors.
 #include <doctest/doctest.h>
 
+#include <stdio.h>
+
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "core/ops.h"
 #include "core/optim/optimizer.h"
 #include "core/trace/bits_hash.h"
+#include "core/trace/summary.h"
 #include "core/trace/trace.h"
 #include "diagnostics/diff.h"
 #include "diagnostics/json_line.h"
@@ -141,6 +144,45 @@ TEST_CASE("the bits hash depends on every byte and the length, and on nothing el
   CHECK(trace::BitsHash(nullptr, 0).size() == 32);
   CHECK(diagnostics::UlpDistance(1.0f, 1.0000001f) == 1.0);
   CHECK(diagnostics::UlpDistance(-0.0f, 0.0f) == 0.0);
+}
+
+// A record's statistics (docs/diagnostics.md): min and max, and the mean and l2 from float64 sums
+// into 32 accumulators by element index mod 32, combined in order; NaN and infinity counted, not
+// summed. Every length around the pass's blocks, with and without special values.
+TEST_CASE("record statistics follow the documented definition") {
+  for (size_t n : {1, 2, 3, 31, 32, 33, 63, 64, 65, 97, 1000, 1001, 4099}) {
+    for (int special = 0; special < 3; ++special) {
+      std::vector<float> v(n);
+      for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 2654435761u) % 1000) / 7.0f - 60.0f;
+      if (special == 1 && n > 2) v[n / 2] = __builtin_nanf("");
+      if (special == 2 && n > 2) v[n - 1] = -__builtin_inff();
+      double sums[32] = {}, squares[32] = {}, lo = 1e300, hi = -1e300;
+      long long nans = 0, infs = 0, finite = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const double x = v[i];
+        if (x != x) { ++nans; continue; }
+        if (x - x != 0.0) { ++infs; continue; }
+        ++finite;
+        lo = x < lo ? x : lo;
+        hi = x > hi ? x : hi;
+        sums[i % 32] += x;
+        squares[i % 32] += x * x;
+      }
+      double sum = 0, sum_sq = 0;
+      for (int k = 0; k < 32; ++k) {
+        sum += sums[k];
+        sum_sq += squares[k];
+      }
+      INFO("n = " << n << ", special " << special);
+      const trace::Statistics s = trace::ComputeStatistics(DType::kFloat32, v.data(), n);
+      CHECK(s.min == lo);
+      CHECK(s.max == hi);
+      CHECK(s.mean == sum / static_cast<double>(finite));
+      CHECK(s.l2 == __builtin_sqrt(sum_sq));
+      CHECK(s.nan == nans);
+      CHECK(s.inf == infs);
+    }
+  }
 }
 
 }  // namespace
