@@ -12,14 +12,18 @@ failures=0
 RANDOM=20261201  # the kill points vary from run to run of the suite only through timing
 
 # killed_and_resumed NAME TRAIN_ARGS...: kills the run at random moments until one attempt
-# finishes, resuming from the state each time; compares with the uninterrupted run. An attempt that
-# was killed before it wrote a new state doubles the longest wait (a loaded machine may need more
-# than a second to load the data and reach the next checkpoint), so every run makes progress.
+# finishes, resuming from the state each time; compares with the uninterrupted run. Each wait is
+# 5-45% of the uninterrupted run's time, so a run of any speed is killed at least twice before an
+# attempt can finish. An attempt that was killed before it wrote a new state doubles the waits (a
+# loaded machine may need longer to load the data and reach the next checkpoint), so every run
+# makes progress.
 killed_and_resumed() {
   local name=$1; shift
   local state=$work/$name.state out=$work/$name.safetensors whole kills=0 attempts=0 status
-  local scale=1 before after
+  local scale=1 before after start span
+  start=$(date +%s.%N)
   whole=$("$cli" train "$@" 2>&1 | sed -n 's/^trained hash: *//p')
+  span=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
   if [ ${#whole} -ne 64 ]; then
     echo "FAIL: $name: the uninterrupted run gave no hash"; failures=$((failures + 1)); return
   fi
@@ -31,7 +35,7 @@ killed_and_resumed() {
       >"$work/$name.log" 2>&1 &
     local pid=$!
     before=$(sha256sum "$state" 2>/dev/null)
-    sleep "$(awk -v r=$((RANDOM % 90 + 10)) -v s=$scale 'BEGIN { printf "%.2f", r / 100 * s }')"
+    sleep "$(awk -v r=$((RANDOM % 41 + 5)) -v s=$scale -v t="$span" 'BEGIN { printf "%.3f", r / 100 * t * s }')"
     if kill -9 "$pid" 2>/dev/null; then
       wait "$pid" 2>/dev/null
       kills=$((kills + 1))
