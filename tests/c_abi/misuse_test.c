@@ -12,30 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int failures = 0;
-
-/* EXPECT(call, status, text): the call returns status and lockstep_last_error() contains text. */
-#define EXPECT(call, want, text)                                                                  \
-  do {                                                                                            \
-    const lockstep_status got_ = (call);                                                          \
-    const char* error_ = lockstep_last_error();                                                   \
-    if (got_ != (want) || strstr(error_, (text)) == NULL) {                                       \
-      printf("FAIL %s:%d: %s -> %s (want %s): %s\n", __FILE__, __LINE__, #call,                   \
-             lockstep_status_name(got_), lockstep_status_name(want), error_);                     \
-      ++failures;                                                                                 \
-    } else {                                                                                      \
-      printf("ok: %s -> %s\n", #call, lockstep_status_name(got_));                                \
-    }                                                                                             \
-  } while (0)
-#define REQUIRE_OK(call)                                                                          \
-  do {                                                                                            \
-    const lockstep_status s_ = (call);                                                            \
-    if (s_ != LOCKSTEP_OK) {                                                                      \
-      printf("FAIL %s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, lockstep_status_name(s_),    \
-             lockstep_last_error());                                                              \
-      exit(1);                                                                                    \
-    }                                                                                             \
-  } while (0)
+#include "expect.h"
 
 static const char* data_dir;
 static char work[512];
