@@ -7,7 +7,8 @@
 //                        [--trace-overhead 1] [--memory-stats 1]
 // With --trace-overhead 1, each sample runs the steps untraced and then traced (a trace kept in
 // memory: hashes and statistics of every op, docs/diagnostics.md) and the line reports both, the
-// overhead and the trace's bytes per step:
+// overhead and the trace's bytes per step. The overhead is the median of each sample's traced time
+// against its own untraced time: the two run back to back, so a shared machine's drift cancels.
 //   lockstep <model> threads=T traced steps/s median=M untraced median=U overhead=X% bytes/step=B
 // With --memory-stats 1 a second line gives the CPU's tensor storage (core/backend/caching_allocator.h):
 //   memory in_use=... held=... peak_in_use=... reused=... device_allocations=... device_releases=...
@@ -117,7 +118,7 @@ int main(int argc, char** argv) {
   const std::function<void()> step = model_name == "lenet" ? LenetStep(&model) : GptStep(&model);
   for (int i = 0; i < warmup; ++i) step();
   if (trace_overhead) {
-    std::vector<double> plain, traced;
+    std::vector<double> plain, traced, ratios;
     size_t bytes = 0;
     for (int s = 0; s < samples; ++s) {
       auto start = std::chrono::steady_clock::now();
@@ -132,12 +133,14 @@ int main(int argc, char** argv) {
       traced.push_back(steps / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       session.Finish();
       bytes = session.Bytes().size();
+      ratios.push_back(plain.back() / traced.back());
     }
     std::sort(plain.begin(), plain.end());
     std::sort(traced.begin(), traced.end());
-    const double p = plain[plain.size() / 2], t = traced[traced.size() / 2];
+    std::sort(ratios.begin(), ratios.end());
+    const double p = plain[plain.size() / 2], t = traced[traced.size() / 2], ratio = ratios[ratios.size() / 2];
     printf("lockstep %s threads=%d traced steps/s median=%.2f untraced median=%.2f overhead=%.1f%% bytes/step=%zu\n",
-           model_name.c_str(), threads, t, p, 100.0 * (p / t - 1.0), bytes / static_cast<size_t>(steps));
+           model_name.c_str(), threads, t, p, 100.0 * (ratio - 1.0), bytes / static_cast<size_t>(steps));
     return 0;
   }
   std::vector<double> rates;

@@ -36,19 +36,20 @@ inline uint64_t LittleEndianWord(const uint8_t* p) {
 #if defined(__x86_64__) && defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
-std::string BitsHash(const void* data, size_t bytes) {
-  constexpr uint64_t kP[2] = {0x9E3779B97F4A7C15ULL, 0xC2B2AE3D27D4EB4FULL};
-  constexpr uint64_t kQ[2] = {0xBF58476D1CE4E5B9ULL, 0x94D049BB133111EBULL};
+HashSums BitsHashTerms(const void* data, size_t bytes, uint64_t first_word) {
   const uint8_t* p = static_cast<const uint8_t*>(data);
   const size_t full = bytes / 8;
   uint64_t s0 = 0, s1 = 0;
+  // (i + 1) * P as running sums: one multiply per word and lane instead of two.
+  uint64_t step0 = (first_word + 1) * kHashP0, step1 = (first_word + 1) * kHashP1;
   // Full words without a branch in the loop (it vectorises where 64-bit multiplies do), then the
   // zero-padded last word.
   for (size_t i = 0; i < full; ++i) {
     const uint64_t w = LittleEndianWord(p + 8 * i);
-    const uint64_t n = static_cast<uint64_t>(i) + 1;
-    const uint64_t x0 = (w + n * kP[0]) * kQ[0];
-    const uint64_t x1 = (w + n * kP[1]) * kQ[1];
+    const uint64_t x0 = (w + step0) * kHashQ0;
+    const uint64_t x1 = (w + step1) * kHashQ1;
+    step0 += kHashP0;
+    step1 += kHashP1;
     s0 += x0 ^ (x0 >> 31);
     s1 += x1 ^ (x1 >> 31);
   }
@@ -56,19 +57,24 @@ std::string BitsHash(const void* data, size_t bytes) {
     uint8_t last[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     memcpy(last, p + 8 * full, bytes - 8 * full);
     const uint64_t w = LittleEndianWord(last);
-    const uint64_t n = static_cast<uint64_t>(full) + 1;
-    const uint64_t x0 = (w + n * kP[0]) * kQ[0];
-    const uint64_t x1 = (w + n * kP[1]) * kQ[1];
+    const uint64_t x0 = (w + step0) * kHashQ0;
+    const uint64_t x1 = (w + step1) * kHashQ1;
     s0 += x0 ^ (x0 >> 31);
     s1 += x1 ^ (x1 >> 31);
   }
-  const uint64_t h0 = Fmix64(s0 ^ (static_cast<uint64_t>(bytes) * kP[0]));
-  const uint64_t h1 = Fmix64(s1 ^ (static_cast<uint64_t>(bytes) * kP[1]));
+  return HashSums{s0, s1};
+}
+
+std::string FinishBitsHash(const HashSums& sums, size_t total_bytes) {
+  const uint64_t h0 = Fmix64(sums.s0 ^ (static_cast<uint64_t>(total_bytes) * kHashP0));
+  const uint64_t h1 = Fmix64(sums.s1 ^ (static_cast<uint64_t>(total_bytes) * kHashP1));
   char text[33];
   snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(h0),
            static_cast<unsigned long long>(h1));
   return text;
 }
+
+std::string BitsHash(const void* data, size_t bytes) { return FinishBitsHash(BitsHashTerms(data, bytes, 0), bytes); }
 
 }  // namespace trace
 }  // namespace lockstep

@@ -13,6 +13,7 @@
 #define LOCKSTEP_CORE_TRACE_BITS_HASH_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <string>
 
@@ -22,6 +23,22 @@ namespace trace {
 // data holds the tensor's elements in little-endian byte order (core/io/byte_order.h converts them
 // on a big-endian host).
 std::string BitsHash(const void* data, size_t bytes);
+
+// The hash in parts, for passes that split a tensor into pieces (the sums are wrapping additions,
+// so pieces may be added in any order) or that compute the words themselves.
+struct HashSums {
+  uint64_t s0 = 0, s1 = 0;
+  void Add(const HashSums& other) {
+    s0 += other.s0;
+    s1 += other.s1;
+  }
+};
+constexpr uint64_t kHashP0 = 0x9E3779B97F4A7C15ULL, kHashP1 = 0xC2B2AE3D27D4EB4FULL;
+constexpr uint64_t kHashQ0 = 0xBF58476D1CE4E5B9ULL, kHashQ1 = 0x94D049BB133111EBULL;
+// The terms of words first_word .. first_word + ceil(bytes / 8) - 1, read from data as above.
+HashSums BitsHashTerms(const void* data, size_t bytes, uint64_t first_word);
+// The hash of a tensor of total_bytes bytes from the sums of all its words' terms.
+std::string FinishBitsHash(const HashSums& sums, size_t total_bytes);
 
 }  // namespace trace
 }  // namespace lockstep

@@ -3,7 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <charconv>
 #include <map>
+#include <string_view>
+#include <unordered_map>
 #include <tuple>
 
 #include "core/contract.h"
@@ -23,7 +26,7 @@ namespace trace {
 namespace {
 thread_local Recorder* current = nullptr;
 
-void AppendJsonString(const std::string& text, std::string* out) {
+void AppendJsonString(std::string_view text, std::string* out) {
   out->push_back('"');
   for (const char c : text) {
     if (c == '"' || c == '\\') {
@@ -38,6 +41,12 @@ void AppendJsonString(const std::string& text, std::string* out) {
     }
   }
   out->push_back('"');
+}
+
+void AppendInteger(int64_t v, std::string* out) {
+  char text[24];
+  const std::to_chars_result r = std::to_chars(text, text + sizeof text, v);
+  out->append(text, r.ptr);
 }
 
 // The next float32 toward +infinity (for a finite or -infinity x).
@@ -101,21 +110,37 @@ class Recorder {
   // new_call: the first output of an op execution (its other outputs share the call index).
   void Record(int32_t module, const char* op, int out_index, bool new_call, const Tensor& t,
               const char* param = nullptr) {
-    const std::string path = module >= 0 && static_cast<size_t>(module) < paths_.size() ? paths_[module] : "";
-    const std::string key = std::string(phase_) + "\n" + path + "\n" + op;
-    const int64_t call = new_call ? calls_[key]++ : calls_[key] - 1;
-    const Tensor c = t.device() == Device::Cpu() ? t.Detach().Contiguous() : t.ToDevice(Device::Cpu());
-    std::string line = "{\"step\":" + std::to_string(step_) + ",\"phase\":\"" + phase_ + "\",\"module\":";
+    static const std::string kTopLevel;
+    const std::string& path = module >= 0 && static_cast<size_t>(module) < paths_.size() ? paths_[module] : kTopLevel;
+    key_.assign(phase_).append("\n").append(path).append("\n").append(op);
+    int64_t& calls = calls_[key_];
+    const int64_t call = new_call ? calls++ : calls - 1;
+    // Only read: a contiguous CPU tensor is used as it is (no new tensor per record).
+    const Tensor c = t.device() != Device::Cpu() ? t.ToDevice(Device::Cpu())
+                     : t.is_contiguous()         ? t
+                                                 : t.Detach().Contiguous();
+    // The line goes straight onto the trace: no temporary strings on this path, which runs for
+    // every op of every traced step.
+    std::string& line = lines_;
+    line += "{\"step\":";
+    AppendInteger(step_, &line);
+    line.append(",\"phase\":\"").append(phase_).append("\",\"module\":");
     AppendJsonString(path, &line);
     line += ",\"op\":";
     AppendJsonString(op, &line);
-    line += ",\"call\":" + std::to_string(call) + ",\"out\":" + std::to_string(out_index);
+    line += ",\"call\":";
+    AppendInteger(call, &line);
+    line += ",\"out\":";
+    AppendInteger(out_index, &line);
     if (param != nullptr) {
       line += ",\"param\":";
       AppendJsonString(param, &line);
     }
-    line += ",\"dtype\":\"" + std::string(DTypeString(c.dtype())) + "\",\"shape\":[";
-    for (size_t i = 0; i < c.shape().size(); ++i) line += (i ? "," : "") + std::to_string(c.shape()[i]);
+    line.append(",\"dtype\":\"").append(DTypeString(c.dtype())).append("\",\"shape\":[");
+    for (size_t i = 0; i < c.shape().size(); ++i) {
+      if (i > 0) line += ',';
+      AppendInteger(c.shape()[i], &line);
+    }
     const size_t n = static_cast<size_t>(c.numel());
     const void* data = c.dtype() == DType::kFloat32 ? static_cast<const void*>(c.data_f32())
                        : c.dtype() == DType::kInt32 ? static_cast<const void*>(c.data_i32())
@@ -132,19 +157,20 @@ class Recorder {
       summary_dtype_ = c.dtype();
     }
     line += summary_;
-    const std::string name = (param != nullptr ? std::string(param) : path) + "/" + op;
-    if (KeepValues(name)) {
-      line += ",\"values\":\"r" + std::to_string(records_) + "\"";
-      TensorRecord r;
-      r.name = "r" + std::to_string(records_);
-      r.dtype = c.dtype();
-      r.shape = c.shape();
-      r.data.resize(n * DTypeSize(c.dtype()));
-      CopyLittleEndian(r.data.data(), data, n, DTypeSize(c.dtype()));
-      values_.tensors.push_back(std::move(r));
+    if (options_.values_from > 0) {
+      const std::string name = (param != nullptr ? std::string(param) : path) + "/" + op;
+      if (KeepValues(name)) {
+        line += ",\"values\":\"r" + std::to_string(records_) + "\"";
+        TensorRecord r;
+        r.name = "r" + std::to_string(records_);
+        r.dtype = c.dtype();
+        r.shape = c.shape();
+        r.data.resize(n * DTypeSize(c.dtype()));
+        CopyLittleEndian(r.data.data(), data, n, DTypeSize(c.dtype()));
+        values_.tensors.push_back(std::move(r));
+      }
     }
     line += "}\n";
-    lines_ += line;
     ++records_;
   }
 
@@ -207,7 +233,8 @@ class Recorder {
   std::map<const nn::Module*, int32_t> module_index_;
   std::map<const TensorImpl*, std::string> param_names_;
   std::vector<int32_t> module_stack_;
-  std::map<std::string, int64_t> calls_;
+  std::unordered_map<std::string, int64_t> calls_;
+  std::string key_;  // calls_'s key, built in place
   int64_t step_ = 0;
   const char* phase_ = "forward";
   bool in_backward_ = false;

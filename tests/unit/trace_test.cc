@@ -15,6 +15,7 @@
 #include "core/trace/bits_hash.h"
 #include "core/trace/summary.h"
 #include "core/trace/trace.h"
+#include "simd/thread_pool.h"
 #include "diagnostics/diff.h"
 #include "diagnostics/json_line.h"
 #include "diagnostics/trace_file.h"
@@ -146,43 +147,87 @@ TEST_CASE("the bits hash depends on every byte and the length, and on nothing el
   CHECK(diagnostics::UlpDistance(-0.0f, 0.0f) == 0.0);
 }
 
-// A record's statistics (docs/diagnostics.md): min and max, and the mean and l2 from float64 sums
-// into 32 accumulators by element index mod 32, combined in order; NaN and infinity counted, not
-// summed. Every length around the pass's blocks, with and without special values.
+// Threads where the build can start them (the single-thread WebAssembly builds cannot).
+#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
+constexpr size_t kThreadCounts[] = {1, 2};
+#else
+constexpr size_t kThreadCounts[] = {1};
+#endif
+
+// A record's statistics (docs/diagnostics.md): min and max, and the mean and l2 from float64 sums:
+// each block of 2^14 elements into 32 accumulators by element index mod 32, combined in order, and
+// the blocks' sums added in order; NaN and infinity counted, not summed. Every length around the
+// pass's vectors and blocks, with and without special values, on 1 and 2 threads.
 TEST_CASE("record statistics follow the documented definition") {
-  for (size_t n : {1, 2, 3, 31, 32, 33, 63, 64, 65, 97, 1000, 1001, 4099}) {
+  constexpr size_t kBlock = 16384;
+  const size_t threads_before = simd::DefaultThreadCount();
+  for (size_t n : {1, 2, 3, 31, 32, 33, 63, 64, 65, 97, 1000, 1001, 4099, 16383, 16384, 16385, 40001}) {
     for (int special = 0; special < 3; ++special) {
       std::vector<float> v(n);
       for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 2654435761u) % 1000) / 7.0f - 60.0f;
       if (special == 1 && n > 2) v[n / 2] = __builtin_nanf("");
       if (special == 2 && n > 2) v[n - 1] = -__builtin_inff();
-      double sums[32] = {}, squares[32] = {}, lo = 1e300, hi = -1e300;
+      double sum = 0, sum_sq = 0, lo = 1e300, hi = -1e300;
       long long nans = 0, infs = 0, finite = 0;
-      for (size_t i = 0; i < n; ++i) {
-        const double x = v[i];
-        if (x != x) { ++nans; continue; }
-        if (x - x != 0.0) { ++infs; continue; }
-        ++finite;
-        lo = x < lo ? x : lo;
-        hi = x > hi ? x : hi;
-        sums[i % 32] += x;
-        squares[i % 32] += x * x;
+      for (size_t begin = 0; begin < n; begin += kBlock) {
+        double sums[32] = {}, squares[32] = {};
+        for (size_t i = begin; i < n && i < begin + kBlock; ++i) {
+          const double x = v[i];
+          if (x != x) { ++nans; continue; }
+          if (x - x != 0.0) { ++infs; continue; }
+          ++finite;
+          lo = x < lo ? x : lo;
+          hi = x > hi ? x : hi;
+          sums[i % 32] += x;
+          squares[i % 32] += x * x;
+        }
+        double block_sum = 0, block_sum_sq = 0;
+        for (int k = 0; k < 32; ++k) {
+          block_sum += sums[k];
+          block_sum_sq += squares[k];
+        }
+        sum += block_sum;
+        sum_sq += block_sum_sq;
       }
-      double sum = 0, sum_sq = 0;
-      for (int k = 0; k < 32; ++k) {
-        sum += sums[k];
-        sum_sq += squares[k];
+      for (size_t threads : kThreadCounts) {
+        simd::SetDefaultThreadCount(threads);
+        INFO("n = " << n << ", special " << special << ", threads " << threads);
+        const trace::Statistics s = trace::ComputeStatistics(DType::kFloat32, v.data(), n);
+        CHECK(s.min == lo);
+        CHECK(s.max == hi);
+        CHECK(s.mean == sum / static_cast<double>(finite));
+        CHECK(s.l2 == __builtin_sqrt(sum_sq));
+        CHECK(s.nan == nans);
+        CHECK(s.inf == infs);
+        // The summary's hash, computed block by block with the statistics, is the bits hash.
+        const std::string json = trace::SummaryJson(DType::kFloat32, v.data(), n);
+        CHECK(json.find("\"hash\":\"" + trace::BitsHash(v.data(), n * 4) + "\"") == 1);
       }
-      INFO("n = " << n << ", special " << special);
-      const trace::Statistics s = trace::ComputeStatistics(DType::kFloat32, v.data(), n);
-      CHECK(s.min == lo);
-      CHECK(s.max == hi);
-      CHECK(s.mean == sum / static_cast<double>(finite));
-      CHECK(s.l2 == __builtin_sqrt(sum_sq));
-      CHECK(s.nan == nans);
-      CHECK(s.inf == infs);
     }
   }
+  simd::SetDefaultThreadCount(threads_before);
+}
+
+TEST_CASE("integer records: the summary's hash is the bits hash, block by block on any thread count") {
+  const size_t threads_before = simd::DefaultThreadCount();
+  for (size_t n : {1, 3, 16384, 16385, 40001}) {
+    std::vector<int32_t> a(n);
+    std::vector<int64_t> b(n);
+    for (size_t i = 0; i < n; ++i) {
+      a[i] = static_cast<int32_t>(i * 2654435761u);
+      b[i] = static_cast<int64_t>(i) * -977;
+    }
+    for (size_t threads : kThreadCounts) {
+      simd::SetDefaultThreadCount(threads);
+      INFO("n = " << n << ", threads " << threads);
+      CHECK(trace::SummaryJson(DType::kInt32, a.data(), n).find(trace::BitsHash(a.data(), n * 4)) == 9);
+      CHECK(trace::SummaryJson(DType::kInt64, b.data(), n).find(trace::BitsHash(b.data(), n * 8)) == 9);
+      const trace::Statistics s = trace::ComputeStatistics(DType::kInt64, b.data(), n);
+      CHECK(s.min == static_cast<double>(b[n - 1]));
+      CHECK(s.max == 0.0);
+    }
+  }
+  simd::SetDefaultThreadCount(threads_before);
 }
 
 }  // namespace
