@@ -49,8 +49,9 @@ HWY_INLINE void PackB(const GemmArgs& g, size_t p0, size_t kc, size_t j0, size_t
   for (size_t c = 0; c < cols; c += nr) {
     const size_t valid = cols - c < nr ? cols - c : nr;
     for (size_t p = 0; p < kc; ++p) {
-      if (!g.trans_b && valid == nr) {
-        memcpy(out, g.b + (p0 + p) * g.ldb + j0 + c, nr * sizeof(float));
+      if (!g.trans_b) {  // a row of B: the valid columns, then zeros
+        memcpy(out, g.b + (p0 + p) * g.ldb + j0 + c, valid * sizeof(float));
+        for (size_t jj = valid; jj < nr; ++jj) out[jj] = 0.0f;
         out += nr;
         continue;
       }
@@ -59,32 +60,39 @@ HWY_INLINE void PackB(const GemmArgs& g, size_t p0, size_t kc, size_t j0, size_t
   }
 }
 
-// One register tile: c[6, 2N] (+)= ap[kc, 6] x bp[kc, 2N]. `accumulate` continues the sums
-// already in c (the previous K block), otherwise they start from -0.0, the exact identity, so
-// the first step yields a0*b0 exactly.
+// One register tile: c[6, 2N] (+)= a[6, kc] x bp[kc, 2N], where element (r, p) of the A tile is
+// a_rows[r][p * a_step]: a packed panel (a_step 6), or rows of a row-major A read in place
+// (a_step 1; no packing, whose transposing copy cost as much as the products at the examples'
+// small shapes). `accumulate` continues the sums already in c (the previous K block), otherwise
+// they start from -0.0, the exact identity, so the first step yields a0*b0 exactly.
 template <class D>
-HWY_INLINE void MicroKernel(D d, const float* HWY_RESTRICT ap, const float* HWY_RESTRICT bp,
+HWY_INLINE void MicroKernel(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
                             size_t kc, float* HWY_RESTRICT c, size_t ldc, bool accumulate) {
   const size_t N = hn::Lanes(d);
+  const float* HWY_RESTRICT a0 = a_rows[0];
+  const float* HWY_RESTRICT a1 = a_rows[1];
+  const float* HWY_RESTRICT a2 = a_rows[2];
+  const float* HWY_RESTRICT a3 = a_rows[3];
+  const float* HWY_RESTRICT a4 = a_rows[4];
+  const float* HWY_RESTRICT a5 = a_rows[5];
 #define LOCKSTEP_GEMM_INIT(r)                                                      \
   auto c##r##0 = accumulate ? hn::LoadU(d, c + r * ldc) : hn::Set(d, -0.0f);      \
   auto c##r##1 = accumulate ? hn::LoadU(d, c + r * ldc + N) : hn::Set(d, -0.0f);
   LOCKSTEP_GEMM_INIT(0) LOCKSTEP_GEMM_INIT(1) LOCKSTEP_GEMM_INIT(2)
   LOCKSTEP_GEMM_INIT(3) LOCKSTEP_GEMM_INIT(4) LOCKSTEP_GEMM_INIT(5)
 #undef LOCKSTEP_GEMM_INIT
-  for (size_t p = 0; p < kc; ++p) {
+  for (size_t p = 0, q = 0; p < kc; ++p, q += a_step) {
     const auto b0 = hn::LoadU(d, bp);
     const auto b1 = hn::LoadU(d, bp + N);
 #define LOCKSTEP_GEMM_STEP(r)                     \
   {                                               \
-    const auto a = hn::Set(d, ap[r]);             \
+    const auto a = hn::Set(d, a##r[q]);           \
     c##r##0 = hn::Add(c##r##0, hn::Mul(a, b0));   \
     c##r##1 = hn::Add(c##r##1, hn::Mul(a, b1));   \
   }
     LOCKSTEP_GEMM_STEP(0) LOCKSTEP_GEMM_STEP(1) LOCKSTEP_GEMM_STEP(2)
     LOCKSTEP_GEMM_STEP(3) LOCKSTEP_GEMM_STEP(4) LOCKSTEP_GEMM_STEP(5)
 #undef LOCKSTEP_GEMM_STEP
-    ap += kGemmRows;
     bp += 2 * N;
   }
   // NaN payloads differ between platforms; only the canonical NaN is ever stored.
@@ -105,16 +113,25 @@ HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, siz
                              const float* packed_b, float* packed_a) {
   const size_t nr = 2 * hn::Lanes(d);
   HWY_ALIGN float edge[kGemmRows * 2 * hn::MaxLanes(D())];
-  PackA(g, i0, rows, p0, kc, packed_a);
+  // A row-major A is read in place; a transposed one is packed (its panels are then contiguous).
+  const bool packed = g.trans_a;
+  if (packed) PackA(g, i0, rows, p0, kc, packed_a);
+  const size_t a_step = packed ? kGemmRows : 1;
   for (size_t jr = jr0; jr < jr0 + cols; jr += nr) {
     const size_t tile_cols = jr0 + cols - jr < nr ? jr0 + cols - jr : nr;
     const float* bp = packed_b + jr * kc;
     for (size_t ir = 0; ir < rows; ir += kGemmRows) {
       const size_t tile_rows = rows - ir < kGemmRows ? rows - ir : kGemmRows;
-      const float* ap = packed_a + ir * kc;
+      const float* a_rows[kGemmRows];
+      for (size_t r = 0; r < kGemmRows; ++r) {
+        // Rows past the edge repeat the last valid row in place (their sums are never stored);
+        // a packed panel holds zeros there.
+        a_rows[r] = packed ? packed_a + ir * kc + r
+                           : g.a + (i0 + ir + (r < tile_rows ? r : tile_rows - 1)) * g.lda + p0;
+      }
       float* c = g.c + (i0 + ir) * g.ldc + j0 + jr;
       if (tile_rows == kGemmRows && tile_cols == nr) {
-        MicroKernel(d, ap, bp, kc, c, g.ldc, accumulate);
+        MicroKernel(d, a_rows, a_step, bp, kc, c, g.ldc, accumulate);
         continue;
       }
       // Edge tile: run the full tile on a copy, keep only the valid part.
@@ -123,7 +140,7 @@ HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, siz
           edge[r * nr + q] = (accumulate && r < tile_rows && q < tile_cols) ? c[r * g.ldc + q] : 0.0f;
         }
       }
-      MicroKernel(d, ap, bp, kc, edge, nr, accumulate);
+      MicroKernel(d, a_rows, a_step, bp, kc, edge, nr, accumulate);
       for (size_t r = 0; r < tile_rows; ++r) memcpy(c + r * g.ldc, edge + r * nr, tile_cols * sizeof(float));
     }
   }
