@@ -32,6 +32,7 @@ class Kernels {
   void MaxAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) const;
   void ArgmaxAxis(const float* x, size_t outer, size_t len, size_t inner, int64_t* out) const;
   void Gemm(const simd::GemmArgs& args) const;
+  void GemmBatchGrouped(const simd::GemmArgs& args, size_t k_per_group) const;
   void Softmax(const float* x, size_t rows, size_t cols, float* out) const;
   void LogSoftmax(const float* x, size_t rows, size_t cols, float* out) const;
   void DropoutMask(uint64_t seed, uint64_t stream, uint64_t first, float p, float* out, size_t n) const;

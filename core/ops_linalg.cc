@@ -16,29 +16,7 @@ void GemmBatchGrouped(const simd::GemmArgs& args, int64_t k_per_group) {
     parallel::GemmOverRanks(*batch, args, k_per_group);  // the same groups and tree, over ranks
     return;
   }
-  const Kernels kernels;
-  if (args.k <= static_cast<size_t>(k_per_group)) {
-    kernels.Gemm(args);
-    return;
-  }
-  const size_t groups = (args.k + k_per_group - 1) / k_per_group;
-  const size_t mn = args.m * args.n;
-  Tensor partials_tensor = Tensor::Empty({static_cast<int64_t>(groups * mn)});
-  float* partials = partials_tensor.data_f32();
-  for (size_t g = 0; g < groups; ++g) {
-    simd::GemmArgs part = args;
-    const size_t first = g * k_per_group;
-    part.k = args.k - first < static_cast<size_t>(k_per_group) ? args.k - first : k_per_group;
-    part.a = args.trans_a ? args.a + first * args.lda : args.a + first;
-    part.b = args.trans_b ? args.b + first : args.b + first * args.ldb;
-    part.c = partials + g * mn;
-    part.ldc = args.n;
-    kernels.Gemm(part);
-  }
-  CombinePairwise(partials, static_cast<int64_t>(groups), static_cast<int64_t>(mn));
-  for (size_t i = 0; i < args.m; ++i) {
-    std::copy(&partials[i * args.n], &partials[i * args.n] + args.n, args.c + i * args.ldc);
-  }
+  Kernels().GemmBatchGrouped(args, static_cast<size_t>(k_per_group));
 }
 
 namespace {

@@ -157,6 +157,40 @@ struct TableImpl {
     const size_t row_tiles = (g->m + kGemmRows - 1) / kGemmRows;
     return Dev::Launch(row_tiles * groups, GemmBody{*g, groups});
   }
+  // A Gemm per group into scratch, then adjacent pairs level by level (an odd last one moves up).
+  static int GemmBatchGrouped(const backend::GemmCall* g, size_t k_per_group) {
+    if (k_per_group == 0 || g->k <= k_per_group) return Gemm(g);
+    if (g->m == 0 || g->n == 0) return 0;
+    const size_t groups = (g->k + k_per_group - 1) / k_per_group, mn = g->m * g->n;
+    Scratch partials(groups * mn * sizeof(float));
+    if (partials.ptr == nullptr) return Dev::Fail("out of device memory for a batch-grouped gemm");
+    for (size_t group = 0; group < groups; ++group) {
+      backend::GemmCall part = *g;
+      const size_t first = group * k_per_group;
+      part.k = g->k - first < k_per_group ? g->k - first : k_per_group;
+      part.a = g->trans_a ? g->a + first * g->lda : g->a + first;
+      part.b = g->trans_b ? g->b + first : g->b + first * g->ldb;
+      part.c = partials.f() + group * mn;
+      part.ldc = g->n;
+      const int status = Gemm(&part);
+      if (status != 0) return status;
+    }
+    float* p = partials.f();
+    for (size_t count = groups; count > 1;) {
+      size_t next = 0;
+      for (size_t i = 0; i + 1 < count; i += 2, ++next) {
+        const int status = Binary(BinaryOp::kAdd, p + i * mn, p + (i + 1) * mn, p + next * mn, mn);
+        if (status != 0) return status;
+      }
+      if (count % 2 == 1) {
+        const int status = Dev::Launch(mn, CopyBody{p + (count - 1) * mn, p + next * mn});
+        if (status != 0) return status;
+        ++next;
+      }
+      count = next;
+    }
+    return Dev::Launch(mn, RowCopyBody{p, g->n, g->c, g->ldc});
+  }
 
   // The steps of simd/softmax.cc: max, shift, exp, canonical sum, then divide (softmax) or
   // subtract the log of the sum (log-softmax).

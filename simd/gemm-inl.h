@@ -65,9 +65,15 @@ HWY_INLINE void PackB(const GemmArgs& g, size_t p0, size_t kc, size_t j0, size_t
 // (a_step 1; no packing, whose transposing copy cost as much as the products at the examples'
 // small shapes). `accumulate` continues the sums already in c (the previous K block), otherwise
 // they start from -0.0, the exact identity, so the first step yields a0*b0 exactly.
-template <class D>
-HWY_INLINE void MicroKernel(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
-                            size_t kc, float* HWY_RESTRICT c, size_t ldc, bool accumulate) {
+//
+// kGrouped (the batch-grouped product, simd/gemm.cc): the sums start from -0.0, and the tile is
+// then folded into `pending` (one tile of kGemmRows x 2N per level, row stride 2N): for each level
+// whose bit is set in `group`, the tile waiting there is added as the left operand; the result is
+// stored, unrounded to canonical form, at the first level whose bit is clear.
+template <bool kGrouped, class D>
+HWY_INLINE void MicroKernelImpl(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
+                                size_t kc, float* HWY_RESTRICT c, size_t ldc, bool accumulate, size_t group,
+                                float* HWY_RESTRICT pending) {
   const size_t N = hn::Lanes(d);
   const float* HWY_RESTRICT a0 = a_rows[0];
   const float* HWY_RESTRICT a1 = a_rows[1];
@@ -75,9 +81,9 @@ HWY_INLINE void MicroKernel(D d, const float* const* a_rows, size_t a_step, cons
   const float* HWY_RESTRICT a3 = a_rows[3];
   const float* HWY_RESTRICT a4 = a_rows[4];
   const float* HWY_RESTRICT a5 = a_rows[5];
-#define LOCKSTEP_GEMM_INIT(r)                                                      \
-  auto c##r##0 = accumulate ? hn::LoadU(d, c + r * ldc) : hn::Set(d, -0.0f);      \
-  auto c##r##1 = accumulate ? hn::LoadU(d, c + r * ldc + N) : hn::Set(d, -0.0f);
+#define LOCKSTEP_GEMM_INIT(r)                                                                   \
+  auto c##r##0 = (!kGrouped && accumulate) ? hn::LoadU(d, c + r * ldc) : hn::Set(d, -0.0f);      \
+  auto c##r##1 = (!kGrouped && accumulate) ? hn::LoadU(d, c + r * ldc + N) : hn::Set(d, -0.0f);
   LOCKSTEP_GEMM_INIT(0) LOCKSTEP_GEMM_INIT(1) LOCKSTEP_GEMM_INIT(2)
   LOCKSTEP_GEMM_INIT(3) LOCKSTEP_GEMM_INIT(4) LOCKSTEP_GEMM_INIT(5)
 #undef LOCKSTEP_GEMM_INIT
@@ -95,6 +101,28 @@ HWY_INLINE void MicroKernel(D d, const float* const* a_rows, size_t a_step, cons
 #undef LOCKSTEP_GEMM_STEP
     bp += 2 * N;
   }
+  if (kGrouped) {
+    const size_t nr = 2 * N, tile = kGemmRows * nr;
+    size_t level = 0;
+    for (; (group >> level) & 1; ++level) {
+      const float* HWY_RESTRICT left = pending + level * tile;
+#define LOCKSTEP_GEMM_FOLD(r)                                          \
+  c##r##0 = hn::Add(hn::LoadU(d, left + r * nr), c##r##0);             \
+  c##r##1 = hn::Add(hn::LoadU(d, left + r * nr + N), c##r##1);
+      LOCKSTEP_GEMM_FOLD(0) LOCKSTEP_GEMM_FOLD(1) LOCKSTEP_GEMM_FOLD(2)
+      LOCKSTEP_GEMM_FOLD(3) LOCKSTEP_GEMM_FOLD(4) LOCKSTEP_GEMM_FOLD(5)
+#undef LOCKSTEP_GEMM_FOLD
+    }
+    c = pending + level * tile;
+    ldc = nr;
+#define LOCKSTEP_GEMM_KEEP(r)                     \
+  hn::StoreU(c##r##0, d, c + r * ldc);            \
+  hn::StoreU(c##r##1, d, c + r * ldc + N);
+    LOCKSTEP_GEMM_KEEP(0) LOCKSTEP_GEMM_KEEP(1) LOCKSTEP_GEMM_KEEP(2)
+    LOCKSTEP_GEMM_KEEP(3) LOCKSTEP_GEMM_KEEP(4) LOCKSTEP_GEMM_KEEP(5)
+#undef LOCKSTEP_GEMM_KEEP
+    return;
+  }
   // NaN payloads differ between platforms; only the canonical NaN is ever stored.
 #define LOCKSTEP_GEMM_STORE(r)                              \
   hn::StoreU(Canonicalize(d, c##r##0), d, c + r * ldc);     \
@@ -102,6 +130,18 @@ HWY_INLINE void MicroKernel(D d, const float* const* a_rows, size_t a_step, cons
   LOCKSTEP_GEMM_STORE(0) LOCKSTEP_GEMM_STORE(1) LOCKSTEP_GEMM_STORE(2)
   LOCKSTEP_GEMM_STORE(3) LOCKSTEP_GEMM_STORE(4) LOCKSTEP_GEMM_STORE(5)
 #undef LOCKSTEP_GEMM_STORE
+}
+
+template <class D>
+HWY_INLINE void MicroKernel(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
+                            size_t kc, float* HWY_RESTRICT c, size_t ldc, bool accumulate) {
+  MicroKernelImpl<false>(d, a_rows, a_step, bp, kc, c, ldc, accumulate, 0, nullptr);
+}
+
+template <class D>
+HWY_INLINE void MicroKernelGrouped(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
+                                   size_t kc, size_t group, float* HWY_RESTRICT pending) {
+  MicroKernelImpl<true>(d, a_rows, a_step, bp, kc, nullptr, 0, false, group, pending);
 }
 
 // One K block of C[i0 : i0+rows, j0 : j0+cols] against an already packed B block (packed_b holds

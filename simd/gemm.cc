@@ -69,6 +69,106 @@ void GemmTarget(const GemmArgs& g, ThreadPool* pool) {
   }
 }
 
+// The batch-grouped product in one pass. B is packed for all K of a column block (narrower
+// blocks when K is long, so the panels stay the size of GemmTarget's), A for all K of a row
+// block; each register tile runs its groups one after another into an L1 scratch tile and folds
+// each into a stack of pending partials: after group g, the pending partial of every level whose
+// bit is set in g is added to the new one, left operand first (a binary counter over the groups).
+// At the end the pending partials are added from the lowest level up. That is the tree of
+// adjacent pairs level by level with an odd last one moving up: a pair forms at the level where
+// both of its halves are complete, and an odd partial waits until the final fold.
+void GemmBatchGroupedTarget(const GemmArgs& g, size_t k_per_group, ThreadPool* pool) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t nr = 2 * N;
+  const size_t tile = kGemmRows * nr;
+  const size_t groups = (g.k + k_per_group - 1) / k_per_group;
+  size_t levels = 1;
+  while ((size_t{1} << levels) < groups) ++levels;
+  // Panels no larger than GemmTarget's: K x block_cols of B, block_rows x K of A.
+  size_t block_cols = kBlockDepth * kBlockCols / g.k / nr * nr;
+  block_cols = block_cols < nr ? nr : block_cols > kBlockCols ? kBlockCols : block_cols;
+  size_t max_rows = kMaxBlockRows * kBlockDepth / g.k / kGemmRows * kGemmRows;
+  max_rows = max_rows < kGemmRows ? kGemmRows : max_rows > kMaxBlockRows ? kMaxBlockRows : max_rows;
+  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
+  const bool parallel = threads > 1 && g.m * g.n * g.k >= (size_t{1} << 18);
+  const size_t want_tasks = parallel ? 2 * threads : 1;
+  size_t block_rows = (g.m + want_tasks - 1) / want_tasks;
+  block_rows = (block_rows + kGemmRows - 1) / kGemmRows * kGemmRows;
+  if (block_rows > max_rows) block_rows = max_rows;
+  const size_t row_blocks = (g.m + block_rows - 1) / block_rows;
+
+  thread_local std::vector<float> packed_b;
+  packed_b.resize(g.k * block_cols < nr ? nr : g.k * block_cols);
+  for (size_t j0 = 0; j0 < g.n; j0 += block_cols) {
+    const size_t cols = g.n - j0 < block_cols ? g.n - j0 : block_cols;
+    const size_t panels = (cols + nr - 1) / nr;
+    size_t col_chunks = row_blocks >= want_tasks ? 1 : (want_tasks + row_blocks - 1) / row_blocks;
+    if (col_chunks > panels) col_chunks = panels;
+    const size_t panels_per_chunk = (panels + col_chunks - 1) / col_chunks;
+    col_chunks = (panels + panels_per_chunk - 1) / panels_per_chunk;
+    PackB(g, 0, g.k, j0, cols, nr, packed_b.data());
+    const float* shared_b = packed_b.data();
+    auto run_task = [&](size_t task, size_t /*worker*/) {
+      thread_local std::vector<float> packed_a, scratch;
+      packed_a.resize(max_rows * g.k);
+      scratch.resize((levels + 2) * tile);
+      float* partial = scratch.data();      // the group just computed
+      float* pending = partial + tile;      // pending[level * tile]: one partial waiting per level
+      const size_t rb = task / col_chunks, cc = task % col_chunks;
+      const size_t i0 = rb * block_rows;
+      const size_t rows = g.m - i0 < block_rows ? g.m - i0 : block_rows;
+      const size_t jr0 = cc * panels_per_chunk * nr;
+      const size_t chunk_end = jr0 + panels_per_chunk * nr < cols ? jr0 + panels_per_chunk * nr : cols;
+      const bool packed = g.trans_a;
+      if (packed) PackA(g, i0, rows, 0, g.k, packed_a.data());
+      const size_t a_step = packed ? kGemmRows : 1;
+      for (size_t jr = jr0; jr < chunk_end; jr += nr) {
+        const size_t tile_cols = chunk_end - jr < nr ? chunk_end - jr : nr;
+        for (size_t ir = 0; ir < rows; ir += kGemmRows) {
+          const size_t tile_rows = rows - ir < kGemmRows ? rows - ir : kGemmRows;
+          const float* a_rows[kGemmRows];
+          for (size_t r = 0; r < kGemmRows; ++r) {
+            a_rows[r] = packed ? packed_a.data() + ir * g.k + r
+                               : g.a + (i0 + ir + (r < tile_rows ? r : tile_rows - 1)) * g.lda;
+          }
+          for (size_t group = 0; group < groups; ++group) {
+            const size_t first = group * k_per_group;
+            const size_t kc = g.k - first < k_per_group ? g.k - first : k_per_group;
+            const float* group_rows[kGemmRows];
+            for (size_t r = 0; r < kGemmRows; ++r) group_rows[r] = a_rows[r] + first * a_step;
+            MicroKernelGrouped(d, group_rows, a_step, shared_b + jr * g.k + first * nr, kc, group, pending);
+          }
+          // A partial waits at each level whose bit is set in the group count (a binary counter).
+          // The final fold: from the lowest level up, each waiting partial the left operand.
+          bool have = false;
+          for (size_t level = 0; level <= levels; ++level) {
+            if (!((groups >> level) & 1)) continue;
+            const float* left = pending + level * tile;
+            for (size_t q = 0; q < tile; q += N) {
+              const auto l = hn::LoadU(d, left + q);
+              hn::StoreU(have ? hn::Add(l, hn::LoadU(d, partial + q)) : l, d, partial + q);
+            }
+            have = true;
+          }
+          float* c = g.c + (i0 + ir) * g.ldc + j0 + jr;
+          for (size_t r = 0; r < tile_rows; ++r) {
+            float* row = partial + r * nr;
+            for (size_t q = 0; q < nr; q += N) hn::StoreU(Canonicalize(d, hn::LoadU(d, row + q)), d, row + q);
+            memcpy(c + r * g.ldc, partial + r * nr, tile_cols * sizeof(float));
+          }
+        }
+      }
+    };
+    const size_t tasks = row_blocks * col_chunks;
+    if (!parallel) {
+      for (size_t t = 0; t < tasks; ++t) run_task(t, 0);
+    } else {
+      pool->ParallelFor(tasks, run_task);
+    }
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace simd
 }  // namespace lockstep
@@ -79,6 +179,7 @@ namespace lockstep {
 namespace simd {
 
 HWY_EXPORT(GemmTarget);
+HWY_EXPORT(GemmBatchGroupedTarget);
 
 void Gemm(const GemmArgs& args, ThreadPool* pool) {
   if (args.m == 0 || args.n == 0) return;
@@ -108,6 +209,57 @@ void GemmReference(const GemmArgs& g) {
       }
       g.c[i * g.ldc + j] = acc != acc ? __builtin_nanf("") : acc;
     }
+  }
+}
+
+void GemmBatchGrouped(const GemmArgs& args, size_t k_per_group, ThreadPool* pool) {
+  if (k_per_group == 0 || args.k <= k_per_group) {
+    Gemm(args, pool);
+    return;
+  }
+  if (args.m == 0 || args.n == 0) return;
+  if (pool != nullptr) {
+    HWY_DYNAMIC_DISPATCH(GemmBatchGroupedTarget)(args, k_per_group, pool);
+    return;
+  }
+  const std::shared_ptr<ThreadPool> held = DefaultThreadPool();
+  HWY_DYNAMIC_DISPATCH(GemmBatchGroupedTarget)(args, k_per_group, held.get());
+}
+
+void GemmBatchGroupedReference(const GemmArgs& args, size_t k_per_group) {
+  if (k_per_group == 0 || args.k <= k_per_group) {
+    GemmReference(args);
+    return;
+  }
+  const size_t groups = (args.k + k_per_group - 1) / k_per_group, mn = args.m * args.n;
+  std::vector<float> partials(groups * mn);
+  for (size_t group = 0; group < groups; ++group) {
+    GemmArgs part = args;
+    const size_t first = group * k_per_group;
+    part.k = args.k - first < k_per_group ? args.k - first : k_per_group;
+    part.a = args.trans_a ? args.a + first * args.lda : args.a + first;
+    part.b = args.trans_b ? args.b + first : args.b + first * args.ldb;
+    part.c = partials.data() + group * mn;
+    part.ldc = args.n;
+    GemmReference(part);
+  }
+  // Adjacent pairs, level by level; an odd last one moves up.
+  for (size_t count = groups; count > 1;) {
+    size_t next = 0;
+    for (size_t i = 0; i + 1 < count; i += 2, ++next) {
+      for (size_t e = 0; e < mn; ++e) {
+        const float sum = partials[i * mn + e] + partials[(i + 1) * mn + e];
+        partials[next * mn + e] = sum != sum ? __builtin_nanf("") : sum;
+      }
+    }
+    if (count % 2 == 1) {
+      for (size_t e = 0; e < mn; ++e) partials[next * mn + e] = partials[(count - 1) * mn + e];
+      ++next;
+    }
+    count = next;
+  }
+  for (size_t i = 0; i < args.m; ++i) {
+    for (size_t j = 0; j < args.n; ++j) args.c[i * args.ldc + j] = partials[i * args.n + j];
   }
 }
 

@@ -31,6 +31,15 @@ void Gemm(const GemmArgs& args, ThreadPool* pool = nullptr);
 // The definition, one output at a time: the reference the tests compare against.
 void GemmReference(const GemmArgs& args);
 
+// The batch-grouped product of weight gradients (docs/numerics.md, section 4): K split into groups of
+// k_per_group (the last may be shorter); each group's products summed as by Gemm into a partial
+// C, and the partials combined by adjacent pairs, level by level, an odd last one moving up
+// unchanged. One pass: each register tile's partials are combined as they are made, in that tree,
+// instead of being stored as groups full-size matrices and added after.
+void GemmBatchGrouped(const GemmArgs& args, size_t k_per_group, ThreadPool* pool = nullptr);
+// The definition: a Gemm per group, then the pairwise combination.
+void GemmBatchGroupedReference(const GemmArgs& args, size_t k_per_group);
+
 }  // namespace simd
 }  // namespace lockstep
 

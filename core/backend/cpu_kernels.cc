@@ -93,7 +93,7 @@ struct Cpu {
     simd::ArgmaxAxis(x, outer, len, inner, out);
     return 0;
   }
-  static int Gemm(const be::GemmCall* c) {
+  static simd::GemmArgs Args(const be::GemmCall* c) {
     simd::GemmArgs g;
     g.trans_a = c->trans_a != 0;
     g.trans_b = c->trans_b != 0;
@@ -106,7 +106,14 @@ struct Cpu {
     g.ldb = c->ldb;
     g.c = c->c;
     g.ldc = c->ldc;
-    simd::Gemm(g);
+    return g;
+  }
+  static int Gemm(const be::GemmCall* c) {
+    simd::Gemm(Args(c));
+    return 0;
+  }
+  static int GemmBatchGrouped(const be::GemmCall* c, size_t k_per_group) {
+    simd::GemmBatchGrouped(Args(c), k_per_group);
     return 0;
   }
   static int Softmax(const float* x, size_t rows, size_t cols, float* out) {

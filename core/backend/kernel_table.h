@@ -19,7 +19,7 @@ namespace backend {
 
 // Bumped whenever the table's layout or a kernel's meaning changes; a plugin built for another
 // version is refused with both versions named.
-constexpr uint32_t kKernelTableAbi = 2;
+constexpr uint32_t kKernelTableAbi = 3;
 
 // The same values as simd::BinaryOp, simd::UnaryOp and simd::MathFn (checked where the CPU table
 // is built).
@@ -137,6 +137,10 @@ struct KernelTable {
   int (*argmax_axis)(const float* x, size_t outer, size_t len, size_t inner, int64_t* out);
 
   int (*gemm)(const GemmCall* call);
+  // The batch-grouped product of weight gradients (simd/gemm.h GemmBatchGrouped): K in groups of
+  // k_per_group, each group summed as by gemm, the group results combined by adjacent pairs level
+  // by level (an odd last one moving up).
+  int (*gemm_batch_grouped)(const GemmCall* call, size_t k_per_group);
 
   // Over the last axis of [rows, cols] (simd/softmax.h).
   int (*softmax)(const float* x, size_t rows, size_t cols, float* out);
@@ -208,6 +212,7 @@ KernelTable MakeKernelTable(const char* device_name) {
   t.min_axis = &Impl::MinAxis;
   t.argmax_axis = &Impl::ArgmaxAxis;
   t.gemm = &Impl::Gemm;
+  t.gemm_batch_grouped = &Impl::GemmBatchGrouped;
   t.softmax = &Impl::Softmax;
   t.log_softmax = &Impl::LogSoftmax;
   t.dropout_mask = &Impl::DropoutMask;

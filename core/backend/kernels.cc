@@ -50,6 +50,10 @@ void Kernels::Gemm(const simd::GemmArgs& a) const {
   be::GemmCall call{a.trans_a, a.trans_b, a.m, a.n, a.k, a.a, a.lda, a.b, a.ldb, a.c, a.ldc};
   CheckKernel(k_, k_.gemm(&call), "gemm");
 }
+void Kernels::GemmBatchGrouped(const simd::GemmArgs& a, size_t k_per_group) const {
+  be::GemmCall call{a.trans_a, a.trans_b, a.m, a.n, a.k, a.a, a.lda, a.b, a.ldb, a.c, a.ldc};
+  CheckKernel(k_, k_.gemm_batch_grouped(&call, k_per_group), "gemm (batch-grouped)");
+}
 void Kernels::Softmax(const float* x, size_t rows, size_t cols, float* out) const {
   CheckKernel(k_, k_.softmax(x, rows, cols, out), "softmax");
 }

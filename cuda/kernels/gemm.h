@@ -48,6 +48,21 @@ struct GemmBody {
   }
 };
 
+// The batch-grouped product's data movement: a partial moving up a level, and the combined
+// result into C's rows.
+struct CopyBody {
+  const float* from;
+  float* to;
+  LS_HD void operator()(size_t i) const { to[i] = from[i]; }
+};
+struct RowCopyBody {
+  const float* from;  // [m, n], contiguous
+  size_t n;
+  float* c;
+  size_t ldc;
+  LS_HD void operator()(size_t i) const { c[(i / n) * ldc + i % n] = from[i]; }
+};
+
 }  // namespace cuda
 }  // namespace lockstep
 

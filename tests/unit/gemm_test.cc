@@ -20,8 +20,9 @@ struct Problem {
   size_t m, n, k;
 };
 
-// Runs one product with padded leading dimensions; returns C.
-std::vector<float> Run(const Problem& p, bool reference, simd::ThreadPool* pool) {
+// Runs one product with padded leading dimensions; returns C. k_per_group > 0: the batch-grouped
+// product.
+std::vector<float> Run(const Problem& p, bool reference, simd::ThreadPool* pool, size_t k_per_group = 0) {
   const size_t lda = (p.trans_a ? p.m : p.k) + 3, ldb = (p.trans_b ? p.k : p.n) + 1, ldc = p.n + 2;
   const std::vector<float> a = testing::MixedValues((p.trans_a ? p.k : p.m) * lda, 7);
   const std::vector<float> b = testing::MixedValues((p.trans_b ? p.n : p.k) * ldb, 8);
@@ -30,7 +31,10 @@ std::vector<float> Run(const Problem& p, bool reference, simd::ThreadPool* pool)
   g.trans_a = p.trans_a; g.trans_b = p.trans_b;
   g.m = p.m; g.n = p.n; g.k = p.k;
   g.a = a.data(); g.lda = lda; g.b = b.data(); g.ldb = ldb; g.c = c.data(); g.ldc = ldc;
-  if (reference) {
+  if (k_per_group > 0) {
+    if (reference) simd::GemmBatchGroupedReference(g, k_per_group);
+    else simd::GemmBatchGrouped(g, k_per_group, pool);
+  } else if (reference) {
     simd::GemmReference(g);
   } else {
     simd::Gemm(g, pool);
@@ -92,6 +96,35 @@ TEST_CASE("gemm stores the canonical NaN, whatever NaN or infinity made it, on e
     simd::Gemm(g, nullptr);
     for (size_t i = 0; i < m * n; ++i) CHECK(Bits(c[i]) == 0x7FC00000u);
   });
+}
+
+// The batch-grouped product (docs/numerics.md, section 4) in one pass against its definition, a
+// GEMM per group and the pairwise combination: group counts that are and are not powers of two
+// (the odd partial moving up), a short last group, every transpose, target and thread count.
+TEST_CASE("the batch-grouped gemm equals its definition: groups, odd counts, targets, threads") {
+  std::vector<Problem> problems;
+  for (int t = 0; t < 4; ++t) {
+    const bool ta = t & 1, tb = t & 2;
+    const size_t shapes[][3] = {{5, 7, 64}, {13, 33, 96}, {6, 32, 160}, {7, 40, 224}, {19, 70, 33 * 8 + 5},
+                                {3, 5, 32 * 13}, {25, 17, 32 * 21 + 31}, {2, 3, 32 * 64}, {1, 1, 32 * 37}};
+    for (const auto& s : shapes) problems.push_back({ta, tb, s[0], s[1], s[2]});
+  }
+  testing::ForEachTarget([&](const simd::Target&) {
+    for (const Problem& p : problems) {
+      INFO("groups of 32, k " << p.k);
+      ExpectSame(Run(p, false, nullptr, 32), Run(p, true, nullptr, 32), p);
+    }
+  });
+  const Problem big{true, false, 130, 140, 32 * 45 + 3};
+  const std::vector<float> want = Run(big, true, nullptr, 32);
+  for (size_t threads : {1, 2, 3, 8}) {
+    simd::ThreadPool pool(threads);
+    INFO("threads " << threads);
+    ExpectSame(Run(big, false, &pool, 32), want, big);
+  }
+  // Groups of another size (a convolution's 32 samples x positions).
+  ExpectSame(Run({true, false, 9, 11, 100 * 7 + 3}, false, nullptr, 100), Run({true, false, 9, 11, 100 * 7 + 3}, true, nullptr, 100),
+             {true, false, 9, 11, 100 * 7 + 3});
 }
 
 TEST_CASE("K == 0 gives +0") {
