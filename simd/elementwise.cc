@@ -6,6 +6,7 @@
 #define HWY_TARGET_INCLUDE "simd/elementwise.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "simd/thread_pool.h"
 #include "simd/elementwise-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -42,20 +43,34 @@ HWY_EXPORT(BinaryScalarLeftTarget);
 HWY_EXPORT(UnaryTarget);
 HWY_EXPORT(SelectTarget);
 
+// Every output depends on its own inputs alone: large arrays run on the thread pool in chunks
+// (out may alias an input exactly; each chunk reads and writes only its own range).
+constexpr size_t kElementwiseChunk = size_t{1} << 15;
+
 void Binary(BinaryOp op, const float* a, const float* b, float* out, size_t n) {
-  HWY_DYNAMIC_DISPATCH(BinaryTarget)(op, a, b, out, n);
+  ForEachChunk(n, kElementwiseChunk, [&](size_t first, size_t count) {
+    HWY_DYNAMIC_DISPATCH(BinaryTarget)(op, a + first, b + first, out + first, count);
+  });
 }
 void BinaryScalarRight(BinaryOp op, const float* a, float s, float* out, size_t n) {
-  HWY_DYNAMIC_DISPATCH(BinaryScalarRightTarget)(op, a, s, out, n);
+  ForEachChunk(n, kElementwiseChunk, [&](size_t first, size_t count) {
+    HWY_DYNAMIC_DISPATCH(BinaryScalarRightTarget)(op, a + first, s, out + first, count);
+  });
 }
 void BinaryScalarLeft(BinaryOp op, float s, const float* b, float* out, size_t n) {
-  HWY_DYNAMIC_DISPATCH(BinaryScalarLeftTarget)(op, s, b, out, n);
+  ForEachChunk(n, kElementwiseChunk, [&](size_t first, size_t count) {
+    HWY_DYNAMIC_DISPATCH(BinaryScalarLeftTarget)(op, s, b + first, out + first, count);
+  });
 }
 void Unary(UnaryOp op, const float* a, float* out, size_t n) {
-  HWY_DYNAMIC_DISPATCH(UnaryTarget)(op, a, out, n);
+  ForEachChunk(n, kElementwiseChunk, [&](size_t first, size_t count) {
+    HWY_DYNAMIC_DISPATCH(UnaryTarget)(op, a + first, out + first, count);
+  });
 }
 void Select(const float* cond, const float* a, const float* b, float* out, size_t n) {
-  HWY_DYNAMIC_DISPATCH(SelectTarget)(cond, a, b, out, n);
+  ForEachChunk(n, kElementwiseChunk, [&](size_t first, size_t count) {
+    HWY_DYNAMIC_DISPATCH(SelectTarget)(cond + first, a + first, b + first, out + first, count);
+  });
 }
 
 const char* BinaryOpName(BinaryOp op) {

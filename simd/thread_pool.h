@@ -73,6 +73,27 @@ void SetDefaultThreadCount(size_t num_threads);
 // The default pool's size, without creating it if it does not exist yet.
 size_t DefaultThreadCount();
 
+// Runs body(first, count) over [0, n) in chunks of `chunk` elements (the last one shorter): on the
+// default pool when there are at least two chunks and it has more than one thread, else in one
+// call. For kernels whose every output depends on its own inputs alone, so the split never
+// changes a bit (chunk a multiple of every target's vector length keeps the vector loops whole).
+template <class Body>
+void ForEachChunk(size_t n, size_t chunk, const Body& body) {
+  if (n < 2 * chunk) {
+    body(size_t{0}, n);
+    return;
+  }
+  const std::shared_ptr<ThreadPool> held = DefaultThreadPool();  // alive until the tasks are done
+  if (held->num_threads() == 1) {
+    body(size_t{0}, n);
+    return;
+  }
+  held->ParallelFor((n + chunk - 1) / chunk, [&](size_t index, size_t) {
+    const size_t first = index * chunk;
+    body(first, n - first < chunk ? n - first : chunk);
+  });
+}
+
 }  // namespace simd
 }  // namespace lockstep
 

@@ -9,6 +9,7 @@
 #include "simd/conv.h"
 #include "simd/elementwise.h"
 #include "simd/pool.h"
+#include "simd/thread_pool.h"
 
 namespace lockstep {
 namespace cpu_layers {
@@ -197,13 +198,18 @@ void MaxPoolForward(const backend::PoolCall& p, const float* x, float* out, int6
 
 void MaxPoolBackward(const backend::PoolCall& p, const float* grad, const int64_t* argmax, float* dx) {
   const int64_t per_plane = p.h_out * p.w_out;
-  for (int64_t plane = 0; plane < p.planes; ++plane) {
-    float* target = dx + plane * p.h * p.w;
-    for (int64_t q = 0; q < per_plane; ++q) {
-      const int64_t at = plane * per_plane + q;
-      target[argmax[at]] = CanonicalSum(target[argmax[at]], grad[at]);
+  // Planes are independent (each adds into its own plane of dx, in increasing output order), so
+  // groups of planes of about 2^15 outputs run on the thread pool.
+  const size_t planes_per_chunk = per_plane >= 32768 ? 1 : static_cast<size_t>(32768 / (per_plane == 0 ? 1 : per_plane));
+  simd::ForEachChunk(static_cast<size_t>(p.planes), planes_per_chunk, [&](size_t first, size_t count) {
+    for (int64_t plane = static_cast<int64_t>(first); plane < static_cast<int64_t>(first + count); ++plane) {
+      float* target = dx + plane * p.h * p.w;
+      for (int64_t q = 0; q < per_plane; ++q) {
+        const int64_t at = plane * per_plane + q;
+        target[argmax[at]] = CanonicalSum(target[argmax[at]], grad[at]);
+      }
     }
-  }
+  });
 }
 
 void GatherRows(const float* table, const int64_t* ids, size_t count, size_t dim, float* out) {
