@@ -65,12 +65,15 @@ Tensor ChannelSums(const Tensor& t, int64_t n, int64_t c, int64_t p) {
   return groups == 1 ? partials.Reshape({c}) : partials.Slice(0, 0, 1).Reshape({c});
 }
 
-Grads GeluErfGrad(const Tensor& x, const Tensor& g) {
+Grads GeluErfGrad(const Tensor& x_in, const Tensor& g_in) {
   // d/dx [x Phi(x)] = Phi(x) + x phi(x); Phi(x) = 0.5 (1 + erf(x / sqrt 2)),
-  // phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
-  const Tensor cdf = MulScalar(AddScalar(MathOf(simd::MathFn::kErf, MulScalar(x, 0.70710678118654752f)), 1.0f), 0.5f);
-  const Tensor pdf = MulScalar(MathOf(simd::MathFn::kExp, MulScalar(Mul(x, x), -0.5f)), 0.39894228040143268f);
-  return {Mul(g, Add(cdf, Mul(x, pdf)))};
+  // phi(x) = exp(-x^2 / 2) / sqrt(2 pi): one kernel, the operation sequence of
+  // simd/gelu_backward.h.
+  const Tensor x = ContiguousData(x_in, "gelu backward"), g = ContiguousData(g_in, "gelu backward");
+  LOCKSTEP_ASSERT(x.shape() == g.shape());
+  Tensor out = Tensor::Empty(x.shape());
+  Kernels().GeluErfBackward(x.data_f32(), g.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
+  return {out};
 }
 
 Grads GeluTanhGrad(const Tensor& x, const Tensor& g) {

@@ -25,6 +25,7 @@ class Kernels {
   void Select(const float* cond, const float* a, const float* b, float* out, size_t n) const;
   void Math(simd::MathFn fn, const float* in, float* out, size_t n) const;
   void PowInt(const float* in, int exponent, float* out, size_t n) const;
+  void GeluErfBackward(const float* x, const float* g, float* out, size_t n) const;
   void SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) const;
   void MeanAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) const;
   void VarianceAxis(const float* x, size_t outer, size_t len, size_t inner, size_t correction,

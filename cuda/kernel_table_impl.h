@@ -110,6 +110,25 @@ struct TableImpl {
   static int Math(MathFn fn, const float* in, float* out, size_t n) {
     return Dev::Launch(n, MathBody{Dev::Tables(), fn, in, out});
   }
+  // The operation sequence of simd/gelu_backward.h, step by step over two scratch arrays.
+  static int GeluErfBackward(const float* x, const float* g, float* out, size_t n) {
+    Scratch cdf_buffer(n * sizeof(float)), pdf_buffer(n * sizeof(float));
+    if (cdf_buffer.ptr == nullptr || pdf_buffer.ptr == nullptr) return Dev::Fail("out of device memory for gelu backward");
+    float* cdf = cdf_buffer.f();
+    float* pdf = pdf_buffer.f();
+    int status = BinaryScalarRight(BinaryOp::kMul, x, 0.70710678118654752f, cdf, n);
+    if (status == 0) status = Math(MathFn::kErf, cdf, cdf, n);
+    if (status == 0) status = BinaryScalarRight(BinaryOp::kAdd, cdf, 1.0f, cdf, n);
+    if (status == 0) status = BinaryScalarRight(BinaryOp::kMul, cdf, 0.5f, cdf, n);
+    if (status == 0) status = Binary(BinaryOp::kMul, x, x, pdf, n);
+    if (status == 0) status = BinaryScalarRight(BinaryOp::kMul, pdf, -0.5f, pdf, n);
+    if (status == 0) status = Math(MathFn::kExp, pdf, pdf, n);
+    if (status == 0) status = BinaryScalarRight(BinaryOp::kMul, pdf, 0.39894228040143268f, pdf, n);
+    if (status == 0) status = Binary(BinaryOp::kMul, x, pdf, pdf, n);
+    if (status == 0) status = Binary(BinaryOp::kAdd, cdf, pdf, cdf, n);
+    if (status == 0) status = Binary(BinaryOp::kMul, g, cdf, out, n);
+    return status;
+  }
   static int PowInt(const float* in, int32_t exponent, float* out, size_t n) {
     return Dev::Launch(n, PowIntBody{Dev::Tables(), exponent, in, out});
   }

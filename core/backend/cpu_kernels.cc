@@ -5,6 +5,7 @@
 #include "core/backend/cpu_layers.h"
 #include "core/backend/device.h"
 #include "simd/elementwise.h"
+#include "simd/gelu_backward.h"
 #include "simd/gemm.h"
 #include "simd/math.h"
 #include "simd/optimizer.h"
@@ -63,6 +64,10 @@ struct Cpu {
   }
   static int Math(be::MathFn fn, const float* in, float* out, size_t n) {
     simd::Math(static_cast<simd::MathFn>(fn), in, out, n);
+    return 0;
+  }
+  static int GeluErfBackward(const float* x, const float* g, float* out, size_t n) {
+    simd::GeluErfBackward(x, g, out, n);
     return 0;
   }
   static int PowInt(const float* in, int32_t exponent, float* out, size_t n) {

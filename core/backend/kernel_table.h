@@ -126,6 +126,9 @@ struct KernelTable {
   // Correctly rounded elementary functions (simd/math.h).
   int (*math)(MathFn fn, const float* in, float* out, size_t n);
   int (*pow_int)(const float* in, int32_t exponent, float* out, size_t n);
+  // The gradient of GELU (erf form), out = g * (cdf + x * pdf), in the operation sequence of
+  // simd/gelu_backward.h (out may alias x or g).
+  int (*gelu_erf_backward)(const float* x, const float* g, float* out, size_t n);
 
   // Canonical reductions over the middle axis of [outer, len, inner] (simd/reduce.h).
   int (*sum_axis)(const float* x, size_t outer, size_t len, size_t inner, float* out);
@@ -205,6 +208,7 @@ KernelTable MakeKernelTable(const char* device_name) {
   t.strided_copy = &Impl::StridedCopy;
   t.math = &Impl::Math;
   t.pow_int = &Impl::PowInt;
+  t.gelu_erf_backward = &Impl::GeluErfBackward;
   t.sum_axis = &Impl::SumAxis;
   t.mean_axis = &Impl::MeanAxis;
   t.variance_axis = &Impl::VarianceAxis;

@@ -46,6 +46,9 @@ void Kernels::MaxAxis(const float* x, size_t outer, size_t len, size_t inner, fl
 void Kernels::ArgmaxAxis(const float* x, size_t outer, size_t len, size_t inner, int64_t* out) const {
   CheckKernel(k_, k_.argmax_axis(x, outer, len, inner, out), "argmax");
 }
+void Kernels::GeluErfBackward(const float* x, const float* g, float* out, size_t n) const {
+  CheckKernel(k_, k_.gelu_erf_backward(x, g, out, n), "gelu backward");
+}
 void Kernels::Gemm(const simd::GemmArgs& a) const {
   be::GemmCall call{a.trans_a, a.trans_b, a.m, a.n, a.k, a.a, a.lda, a.b, a.ldb, a.c, a.ldc};
   CheckKernel(k_, k_.gemm(&call), "gemm");
