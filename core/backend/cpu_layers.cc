@@ -85,11 +85,10 @@ void BinaryBroadcast(backend::BinaryOp op, backend::BroadcastOperand a, backend:
   simd::Binary(B(op), ea.data(), eb.data(), out, n);
 }
 
-void StridedCopy(const backend::StridedCopyCall& c) {
+namespace {
+
+void StridedCopyRange(const backend::StridedCopyCall& c) {
   const int rank = c.rank;
-  for (int d = 0; d < rank; ++d) {
-    if (c.shape[d] == 0) return;
-  }
   const uint32_t* src = static_cast<const uint32_t*>(c.src);
   uint32_t* dst = static_cast<uint32_t*>(c.dst);
   if (rank == 0) {
@@ -117,6 +116,32 @@ void StridedCopy(const backend::StridedCopyCall& c) {
     }
     if (d < 0) return;
   }
+}
+
+}  // namespace
+
+void StridedCopy(const backend::StridedCopyCall& c) {
+  int64_t n = 1;
+  for (int d = 0; d < c.rank; ++d) {
+    if (c.shape[d] == 0) return;
+    n *= c.shape[d];
+  }
+  // Large copies run on the thread pool in ranges of the outermost dimension: each range writes
+  // its own elements of the destination (a tensor never holds one element twice).
+  constexpr int64_t kChunkElements = int64_t{1} << 15;
+  if (c.rank == 0 || c.shape[0] < 2 || n < 2 * kChunkElements) {
+    StridedCopyRange(c);
+    return;
+  }
+  const int64_t per_index = n / c.shape[0];
+  const size_t indices_per_chunk = static_cast<size_t>(per_index >= kChunkElements ? 1 : kChunkElements / per_index);
+  simd::ForEachChunk(static_cast<size_t>(c.shape[0]), indices_per_chunk, [&](size_t first, size_t count) {
+    backend::StridedCopyCall part = c;
+    part.shape[0] = static_cast<int64_t>(count);
+    part.src = static_cast<const uint32_t*>(c.src) + static_cast<int64_t>(first) * c.src_strides[0];
+    part.dst = static_cast<uint32_t*>(c.dst) + static_cast<int64_t>(first) * c.dst_strides[0];
+    StridedCopyRange(part);
+  });
 }
 
 void Im2Col(const backend::ConvCall& c, const float* x, float* cols) {
