@@ -21,31 +21,44 @@ void GemmBatchGrouped(const simd::GemmArgs& args, int64_t k_per_group) {
 
 namespace {
 
-// C[m, n] = A[m, k] B[k, n] on contiguous row-major blocks.
-void PlainGemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k) {
-  simd::GemmArgs g;
-  g.m = m; g.n = n; g.k = k;
-  g.a = a; g.lda = k; g.b = b; g.ldb = n; g.c = c; g.ldc = n;
-  Kernels().Gemm(g);
+// A GEMM operand read in place: the last two dimensions of a float32 tensor on the current device
+// whose rows (stride 1 along the last dimension) or columns (stride 1 along the second last) are
+// contiguous, as attention's heads and transposed views are. Anything else is copied.
+bool IsMatrixView(const Tensor& t) {
+  if (!t.defined() || t.dtype() != DType::kFloat32 || t.device() != CurrentDevice() || t.dim() < 2) return false;
+  const int64_t rows = t.size(-2), cols = t.size(-1), row_stride = t.strides()[t.dim() - 2],
+                col_stride = t.strides()[t.dim() - 1];
+  if (rows < 2 || cols < 2) return t.is_contiguous();
+  return (col_stride == 1 && row_stride >= cols) || (row_stride == 1 && col_stride >= rows);
 }
 
-}  // namespace
+Tensor MatrixOperand(const Tensor& t) { return IsMatrixView(t) ? t : ContiguousData(t, "matmul"); }
 
-namespace {
+// The GEMM layout of a matrix view: transposed (columns contiguous) or not, and the leading
+// dimension.
+void Layout(const Tensor& t, bool* transposed, size_t* ld) {
+  const int64_t rows = t.size(-2), cols = t.size(-1), row_stride = t.strides()[t.dim() - 2],
+                col_stride = t.strides()[t.dim() - 1];
+  *transposed = !(col_stride == 1 && (rows < 2 || row_stride >= cols));
+  *ld = static_cast<size_t>(*transposed ? col_stride : (rows < 2 ? cols : row_stride));
+}
 
-// A 2-D operand that is the transpose of a contiguous matrix (e.g. weight.Transpose(0, 1) in
-// Linear) is read in place with the GEMM's transpose flag instead of being copied.
-bool IsTransposedMatrix(const Tensor& t) {
-  return t.defined() && t.dtype() == DType::kFloat32 && t.dim() == 2 && t.size(0) > 1 && t.size(1) > 1 &&
-         t.strides()[0] == 1 && t.strides()[1] == t.size(0);
+// The element offset of batch index `batch` (row-major over t's leading dimensions).
+int64_t BatchOffset(const Tensor& t, int64_t batch) {
+  int64_t offset = 0;
+  for (int64_t d = t.dim() - 3; d >= 0; --d) {
+    const int64_t size = t.size(d);
+    offset += (batch % size) * t.strides()[d];
+    batch /= size;
+  }
+  return offset;
 }
 
 }  // namespace
 
 Tensor Matmul(const Tensor& a_in, const Tensor& b_in) {
   return trace::Op("matmul", [&]() -> Tensor {
-    const bool b_transposed = IsTransposedMatrix(b_in);
-    const Tensor a = ContiguousData(a_in, "matmul"), b = b_transposed ? b_in : ContiguousData(b_in, "matmul");
+    const Tensor a = MatrixOperand(a_in), b = MatrixOperand(b_in);
     LOCKSTEP_REQUIRE(a.dim() >= 2 && b.dim() >= 2,
                      "matmul: expected operands of rank >= 2, got " << ShapeString(a.shape()) << " and "
                                                                     << ShapeString(b.shape()));
@@ -63,17 +76,24 @@ Tensor Matmul(const Tensor& a_in, const Tensor& b_in) {
     out_shape.push_back(n);
     Tensor out = Tensor::Empty(out_shape);
     const int64_t batches = NumElements(batch);
-    if (b_transposed) {
-      simd::GemmArgs g;  // B stored as [n, k]
-      g.trans_b = true;
-      g.m = batches * m; g.n = n; g.k = k;
-      g.a = a.data_f32(); g.lda = k; g.b = b.data_f32(); g.ldb = k; g.c = out.data_f32(); g.ldc = n;
+    simd::GemmArgs g;
+    Layout(a, &g.trans_a, &g.lda);
+    Layout(b, &g.trans_b, &g.ldb);
+    g.n = static_cast<size_t>(n);
+    g.k = static_cast<size_t>(k);
+    g.ldc = static_cast<size_t>(n);
+    if (b.dim() == 2 && a.is_contiguous()) {
+      // One product over every row of every batch.
+      g.m = static_cast<size_t>(batches * m);
+      g.a = a.data_f32(); g.b = b.data_f32(); g.c = out.data_f32();
       Kernels().Gemm(g);
-    } else if (b.dim() == 2) {
-      PlainGemm(a.data_f32(), b.data_f32(), out.data_f32(), batches * m, n, k);
     } else {
+      g.m = static_cast<size_t>(m);
       for (int64_t i = 0; i < batches; ++i) {
-        PlainGemm(a.data_f32() + i * m * k, b.data_f32() + i * k * n, out.data_f32() + i * m * n, m, n, k);
+        g.a = a.data_f32() + BatchOffset(a, i);
+        g.b = b.data_f32() + (b.dim() == 2 ? 0 : BatchOffset(b, i));
+        g.c = out.data_f32() + i * m * n;
+        Kernels().Gemm(g);
       }
     }
     if (NeedsGrad({a_in, b_in})) RecordNode(out, OpKind::kMatmul, {a_in, b_in});
