@@ -23,28 +23,45 @@ constexpr size_t kBlockCols = 1024;  // multiple of every target's tile width (2
 constexpr size_t kBlockDepth = 256;
 constexpr size_t kMaxBlockRows = 144;  // multiple of kGemmRows; a packed A block stays in L2
 
+// How a product is split into independent tasks: row blocks of C (at most max_rows rows, whole
+// register tiles), and per column block, chunks of whole panels when there are fewer row blocks
+// than tasks wanted. Which task computes a tile never changes its sums.
+struct TaskSplit {
+  bool parallel;
+  size_t want_tasks, block_rows, row_blocks;
+  TaskSplit(const GemmArgs& g, ThreadPool* pool, size_t max_rows) {
+    const size_t threads = pool == nullptr ? 1 : pool->num_threads();
+    // Small products are not worth waking threads for; the result is the same either way.
+    parallel = threads > 1 && g.m * g.n * g.k >= (size_t{1} << 18);
+    want_tasks = parallel ? 2 * threads : 1;
+    block_rows = (g.m + want_tasks - 1) / want_tasks;
+    block_rows = (block_rows + kGemmRows - 1) / kGemmRows * kGemmRows;
+    if (block_rows > max_rows) block_rows = max_rows;
+    row_blocks = (g.m + block_rows - 1) / block_rows;
+  }
+  // Column chunks of a block of `panels` panels: their count, and panels per chunk.
+  void Columns(size_t panels, size_t* chunks, size_t* panels_per_chunk) const {
+    size_t col_chunks = row_blocks >= want_tasks ? 1 : (want_tasks + row_blocks - 1) / row_blocks;
+    if (col_chunks > panels) col_chunks = panels;
+    *panels_per_chunk = (panels + col_chunks - 1) / col_chunks;
+    *chunks = (panels + *panels_per_chunk - 1) / *panels_per_chunk;
+  }
+};
+
 void GemmTarget(const GemmArgs& g, ThreadPool* pool) {
   const hn::ScalableTag<float> d;
   const size_t nr = 2 * hn::Lanes(d);
-  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
-  // Small products are not worth waking threads for; the result is the same either way.
-  const bool parallel = threads > 1 && g.m * g.n * g.k >= (size_t{1} << 18);
-  const size_t want_tasks = parallel ? 2 * threads : 1;
-  size_t block_rows = (g.m + want_tasks - 1) / want_tasks;
-  block_rows = (block_rows + kGemmRows - 1) / kGemmRows * kGemmRows;
-  if (block_rows > kMaxBlockRows) block_rows = kMaxBlockRows;
-  const size_t row_blocks = (g.m + block_rows - 1) / block_rows;
+  const TaskSplit split(g, pool, kMaxBlockRows);
+  const bool parallel = split.parallel;
+  const size_t block_rows = split.block_rows, row_blocks = split.row_blocks;
 
   thread_local std::vector<float> packed_b;
   packed_b.resize(kBlockDepth * kBlockCols);
   for (size_t j0 = 0; j0 < g.n; j0 += kBlockCols) {
     const size_t cols = g.n - j0 < kBlockCols ? g.n - j0 : kBlockCols;
     const size_t panels = (cols + nr - 1) / nr;
-    // Split columns too when there are fewer row blocks than tasks wanted.
-    size_t col_chunks = row_blocks >= want_tasks ? 1 : (want_tasks + row_blocks - 1) / row_blocks;
-    if (col_chunks > panels) col_chunks = panels;
-    const size_t panels_per_chunk = (panels + col_chunks - 1) / col_chunks;
-    col_chunks = (panels + panels_per_chunk - 1) / panels_per_chunk;
+    size_t col_chunks, panels_per_chunk;
+    split.Columns(panels, &col_chunks, &panels_per_chunk);
     for (size_t p0 = 0; p0 < g.k; p0 += kBlockDepth) {
       const size_t kc = g.k - p0 < kBlockDepth ? g.k - p0 : kBlockDepth;
       PackB(g, p0, kc, j0, cols, nr, packed_b.data());
@@ -90,23 +107,17 @@ void GemmBatchGroupedTarget(const GemmArgs& g, size_t k_per_group, ThreadPool* p
   block_cols = block_cols < nr ? nr : block_cols > kBlockCols ? kBlockCols : block_cols;
   size_t max_rows = kMaxBlockRows * kBlockDepth / g.k / kGemmRows * kGemmRows;
   max_rows = max_rows < kGemmRows ? kGemmRows : max_rows > kMaxBlockRows ? kMaxBlockRows : max_rows;
-  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
-  const bool parallel = threads > 1 && g.m * g.n * g.k >= (size_t{1} << 18);
-  const size_t want_tasks = parallel ? 2 * threads : 1;
-  size_t block_rows = (g.m + want_tasks - 1) / want_tasks;
-  block_rows = (block_rows + kGemmRows - 1) / kGemmRows * kGemmRows;
-  if (block_rows > max_rows) block_rows = max_rows;
-  const size_t row_blocks = (g.m + block_rows - 1) / block_rows;
+  const TaskSplit split(g, pool, max_rows);
+  const bool parallel = split.parallel;
+  const size_t block_rows = split.block_rows;
 
   thread_local std::vector<float> packed_b;
   packed_b.resize(g.k * block_cols < nr ? nr : g.k * block_cols);
   for (size_t j0 = 0; j0 < g.n; j0 += block_cols) {
     const size_t cols = g.n - j0 < block_cols ? g.n - j0 : block_cols;
     const size_t panels = (cols + nr - 1) / nr;
-    size_t col_chunks = row_blocks >= want_tasks ? 1 : (want_tasks + row_blocks - 1) / row_blocks;
-    if (col_chunks > panels) col_chunks = panels;
-    const size_t panels_per_chunk = (panels + col_chunks - 1) / col_chunks;
-    col_chunks = (panels + panels_per_chunk - 1) / panels_per_chunk;
+    size_t col_chunks, panels_per_chunk;
+    split.Columns(panels, &col_chunks, &panels_per_chunk);
     PackB(g, 0, g.k, j0, cols, nr, packed_b.data());
     const float* shared_b = packed_b.data();
     auto run_task = [&](size_t task, size_t /*worker*/) {
@@ -160,7 +171,7 @@ void GemmBatchGroupedTarget(const GemmArgs& g, size_t k_per_group, ThreadPool* p
         }
       }
     };
-    const size_t tasks = row_blocks * col_chunks;
+    const size_t tasks = split.row_blocks * col_chunks;
     if (!parallel) {
       for (size_t t = 0; t < tasks; ++t) run_task(t, 0);
     } else {

@@ -153,19 +153,7 @@ HWY_EXPORT(PowHalfTarget);
 void Math(MathFn fn, const float* in, float* out, size_t n) {
   // Each result depends on its input alone (correct rounding), so large arrays are split across
   // the thread pool in chunks of whole vectors without changing a bit.
-  constexpr size_t kChunk = size_t{1} << 14;
-  if (n < 2 * kChunk) {
-    HWY_DYNAMIC_DISPATCH(MathTarget)(fn, in, out, n);
-    return;
-  }
-  const std::shared_ptr<ThreadPool> held = DefaultThreadPool();  // alive until the tasks are done
-  ThreadPool& pool = *held;
-  if (pool.num_threads() == 1) {
-    HWY_DYNAMIC_DISPATCH(MathTarget)(fn, in, out, n);
-    return;
-  }
-  pool.ParallelFor((n + kChunk - 1) / kChunk, [&](size_t chunk, size_t) {
-    const size_t first = chunk * kChunk, count = n - first < kChunk ? n - first : kChunk;
+  ForEachChunk(n, size_t{1} << 14, [&](size_t first, size_t count) {
     HWY_DYNAMIC_DISPATCH(MathTarget)(fn, in + first, out + first, count);
   });
 }
