@@ -54,13 +54,6 @@ void CheckContract(const SafetensorsFile& file, const std::string& what) {
                         << kContractVersion << " (results would not be bit-comparable)");
 }
 
-SafetensorsFile ReadCheckpoint(const std::string& path) {
-  const std::vector<uint8_t> bytes = ReadWholeFile(path, kMaxCheckpointBytes);
-  SafetensorsFile file = DecodeSafetensors(bytes.data(), bytes.size(), path);
-  CheckContract(file, path);
-  return file;
-}
-
 nn::NamedTensors WithPrefix(const SafetensorsFile& file, const std::string& prefix) {
   nn::NamedTensors out;
   for (const TensorRecord& r : file.tensors) {
