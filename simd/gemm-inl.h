@@ -44,10 +44,15 @@ HWY_INLINE void PackA(const GemmArgs& g, size_t i0, size_t rows, size_t p0, size
 
 // Packs op(B)[p0 : p0+kc, j0 : j0+cols] as panels of nr columns: for each p, nr consecutive
 // values (zero past the last column).
+// edge_only: only a last, partial panel (the full ones are read in place, BInPlace).
 HWY_INLINE void PackB(const GemmArgs& g, size_t p0, size_t kc, size_t j0, size_t cols, size_t nr,
-                      float* out) {
+                      float* out, bool edge_only = false) {
   for (size_t c = 0; c < cols; c += nr) {
     const size_t valid = cols - c < nr ? cols - c : nr;
+    if (edge_only && valid == nr) {
+      out += kc * nr;
+      continue;
+    }
     for (size_t p = 0; p < kc; ++p) {
       if (!g.trans_b) {  // a row of B: the valid columns, then zeros
         memcpy(out, g.b + (p0 + p) * g.ldb + j0 + c, valid * sizeof(float));
@@ -72,8 +77,8 @@ HWY_INLINE void PackB(const GemmArgs& g, size_t p0, size_t kc, size_t j0, size_t
 // stored, unrounded to canonical form, at the first level whose bit is clear.
 template <bool kGrouped, class D>
 HWY_INLINE void MicroKernelImpl(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
-                                size_t kc, float* HWY_RESTRICT c, size_t ldc, bool accumulate, size_t group,
-                                float* HWY_RESTRICT pending) {
+                                size_t b_step, size_t kc, float* HWY_RESTRICT c, size_t ldc, bool accumulate,
+                                size_t group, float* HWY_RESTRICT pending) {
   const size_t N = hn::Lanes(d);
   const float* HWY_RESTRICT a0 = a_rows[0];
   const float* HWY_RESTRICT a1 = a_rows[1];
@@ -99,7 +104,7 @@ HWY_INLINE void MicroKernelImpl(D d, const float* const* a_rows, size_t a_step, 
     LOCKSTEP_GEMM_STEP(0) LOCKSTEP_GEMM_STEP(1) LOCKSTEP_GEMM_STEP(2)
     LOCKSTEP_GEMM_STEP(3) LOCKSTEP_GEMM_STEP(4) LOCKSTEP_GEMM_STEP(5)
 #undef LOCKSTEP_GEMM_STEP
-    bp += 2 * N;
+    bp += b_step;
   }
   if (kGrouped) {
     const size_t nr = 2 * N, tile = kGemmRows * nr;
@@ -134,19 +139,27 @@ HWY_INLINE void MicroKernelImpl(D d, const float* const* a_rows, size_t a_step, 
 
 template <class D>
 HWY_INLINE void MicroKernel(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
-                            size_t kc, float* HWY_RESTRICT c, size_t ldc, bool accumulate) {
-  MicroKernelImpl<false>(d, a_rows, a_step, bp, kc, c, ldc, accumulate, 0, nullptr);
+                            size_t b_step, size_t kc, float* HWY_RESTRICT c, size_t ldc, bool accumulate) {
+  MicroKernelImpl<false>(d, a_rows, a_step, bp, b_step, kc, c, ldc, accumulate, 0, nullptr);
 }
 
 template <class D>
 HWY_INLINE void MicroKernelGrouped(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
                                    size_t kc, size_t group, float* HWY_RESTRICT pending) {
-  MicroKernelImpl<true>(d, a_rows, a_step, bp, kc, nullptr, 0, false, group, pending);
+  MicroKernelImpl<true>(d, a_rows, a_step, bp, 2 * hn::Lanes(d), kc, nullptr, 0, false, group, pending);
 }
 
 // One K block of C[i0 : i0+rows, j0 : j0+cols] against an already packed B block (packed_b holds
 // the columns of the current column block from column 0; jr0 is this task's first column in it).
 // `accumulate` continues the sums of the previous K block stored in C.
+// Whether the full panels of B's K block are read in place (rows ldb apart) instead of packed: a
+// short block of a row-major B spanning few pages, used by few row tiles. Packing pays off when
+// many tiles reuse a panel or K is long (measured on the examples' shapes), for the TLB, and for
+// a transposed B.
+HWY_INLINE bool BInPlace(const GemmArgs& g, size_t kc) {
+  return !g.trans_b && g.m <= 128 && kc <= 128 && g.ldb * kc <= (size_t{1} << 16);
+}
+
 template <class D>
 HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, size_t j0, size_t jr0,
                              size_t cols, size_t p0, size_t kc, bool accumulate,
@@ -159,7 +172,9 @@ HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, siz
   const size_t a_step = packed ? kGemmRows : 1;
   for (size_t jr = jr0; jr < jr0 + cols; jr += nr) {
     const size_t tile_cols = jr0 + cols - jr < nr ? jr0 + cols - jr : nr;
-    const float* bp = packed_b + jr * kc;
+    const bool in_place = tile_cols == nr && BInPlace(g, kc);
+    const float* bp = in_place ? g.b + p0 * g.ldb + j0 + jr : packed_b + jr * kc;
+    const size_t b_step = in_place ? g.ldb : nr;
     for (size_t ir = 0; ir < rows; ir += kGemmRows) {
       const size_t tile_rows = rows - ir < kGemmRows ? rows - ir : kGemmRows;
       const float* a_rows[kGemmRows];
@@ -171,7 +186,7 @@ HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, siz
       }
       float* c = g.c + (i0 + ir) * g.ldc + j0 + jr;
       if (tile_rows == kGemmRows && tile_cols == nr) {
-        MicroKernel(d, a_rows, a_step, bp, kc, c, g.ldc, accumulate);
+        MicroKernel(d, a_rows, a_step, bp, b_step, kc, c, g.ldc, accumulate);
         continue;
       }
       // Edge tile: run the full tile on a copy, keep only the valid part.
@@ -180,7 +195,7 @@ HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, siz
           edge[r * nr + q] = (accumulate && r < tile_rows && q < tile_cols) ? c[r * g.ldc + q] : 0.0f;
         }
       }
-      MicroKernel(d, a_rows, a_step, bp, kc, edge, nr, accumulate);
+      MicroKernel(d, a_rows, a_step, bp, b_step, kc, edge, nr, accumulate);
       for (size_t r = 0; r < tile_rows; ++r) memcpy(c + r * g.ldc, edge + r * nr, tile_cols * sizeof(float));
     }
   }

@@ -64,7 +64,7 @@ void GemmTarget(const GemmArgs& g, ThreadPool* pool) {
     split.Columns(panels, &col_chunks, &panels_per_chunk);
     for (size_t p0 = 0; p0 < g.k; p0 += kBlockDepth) {
       const size_t kc = g.k - p0 < kBlockDepth ? g.k - p0 : kBlockDepth;
-      PackB(g, p0, kc, j0, cols, nr, packed_b.data());
+      PackB(g, p0, kc, j0, cols, nr, packed_b.data(), BInPlace(g, kc));
       const float* shared_b = packed_b.data();
       auto run_task = [&](size_t task, size_t /*worker*/) {
         thread_local std::vector<float> packed_a;
