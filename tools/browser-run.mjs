@@ -11,7 +11,8 @@
 // Chromium is Debian's /usr/bin/chromium, Firefox is Debian's /usr/bin/firefox-esr; both are driven
 // by puppeteer-core (Chromium over the DevTools protocol, Firefox over WebDriver BiDi). Needs the npm
 // package (tools/build-npm-package) and the MNIST files. Exit status: 0 when the page finished,
-// 1 when it failed or timed out, 2 for bad arguments.
+// 1 when it failed or timed out (then it prints where the page stood), 2 for bad arguments.
+// BROWSER_RUN_MINUTES overrides the time the page is given (3 minutes for short, 30 for full).
 import puppeteer from 'puppeteer-core';
 import { startServer } from '../tests/web/demo_server.mjs';
 
@@ -60,13 +61,17 @@ async function main() {
   }
   const { server, url } = await startServer();
   const browser = await puppeteer.launch({ headless: true, ...browsers[options['--browser']] });
+  let page = null;
+  let problems = null;
+  const consoleLines = [];
   try {
-    const page = await browser.newPage();
-    const problems = [];
+    page = await browser.newPage();
+    problems = [];
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('console', (m) => consoleLines.push(`console ${m.type()}: ${m.text()}`));
     const threads = options['--threads'] ? `&threads=${options['--threads']}` : '';
     await page.goto(`${url}?run=${options['--run']}&build=${options['--build']}${threads}&autostart=1`);
-    const minutes = options['--run'] === 'full' ? 30 : 3;
+    const minutes = Number(process.env.BROWSER_RUN_MINUTES) || (options['--run'] === 'full' ? 30 : 3);
     await page.waitForSelector('#verdict[data-verdict]', { timeout: minutes * 60_000 });
     const mine = (key) => page.$eval(`tr[data-key="${key}"] td.mine`, (e) => e.textContent.trim());
     const agent = await page.evaluate(() => navigator.userAgent);
@@ -88,6 +93,13 @@ async function main() {
     return problems.length ? 1 : 0;
   } catch (e) {
     console.error(`browser-run: ${e.message}`);
+    // Where the page stood: the engine line, the progress text and the verdict, for a timeout.
+    for (const id of ['engine', 'threads-note', 'progress-text', 'verdict']) {
+      const text = await page?.$eval(`#${id}`, (el) => el.textContent.trim()).catch(() => null);
+      if (text) console.error(`browser-run: the page's #${id}: ${text}`);
+    }
+    for (const p of problems ?? []) console.error(`browser-run: ${p}`);
+    for (const line of consoleLines.slice(-20)) console.error(`browser-run: ${line}`);
     return 1;
   } finally {
     await browser.close();
