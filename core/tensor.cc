@@ -447,6 +447,22 @@ void Tensor::CopyFrom(const Tensor& src) const {
   const uint8_t* from = source.impl_->storage->data() + source.impl_->offset * DTypeSize(dtype());
   uint8_t* base = impl_->storage->data();
   const size_t size = DTypeSize(dtype());
+  if (size == 4 && dim() <= backend::kMaxCopyRank && source.device() == device()) {
+    // The device's strided copy: from the contiguous source into this view's strides.
+    backend::StridedCopyCall call{};
+    call.rank = static_cast<int32_t>(dim());
+    const Shape contiguous = ContiguousStrides(shape());
+    for (int64_t d = 0; d < dim(); ++d) {
+      call.shape[d] = shape()[d];
+      call.src_strides[d] = contiguous[d];
+      call.dst_strides[d] = strides()[d];
+    }
+    call.src = from;
+    call.dst = base + impl_->offset * size;
+    const backend::KernelTable& kernels = KernelsOf(device());
+    CheckKernel(kernels, kernels.strided_copy(&call), "copy");
+    return;
+  }
   int64_t i = 0;
   ForEachOffset(shape(), strides(), impl_->offset, [&](int64_t at) {
     memcpy(base + at * size, from + (i++) * size, size);
