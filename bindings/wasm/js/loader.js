@@ -109,7 +109,12 @@ export async function instantiate(options = {}) {
     // its pool to load, and an empty pool never reports loaded). Each worker imports the factory.
     settings.lockstepWorkers = Math.max(1, threads - 1);
     settings.mainScriptUrlOrBlob = factoryUrl.href;
-    if (isNode) settings.Worker = (await import('./node-workers.js')).NodeWorker;
+    if (isNode) {
+      settings.Worker = (await import('./node-workers.js')).NodeWorker;
+    } else {  // started here one at a time (browser-workers.js says why)
+      const { startWorkers, pooledWorkerClass } = await import('./browser-workers.js');
+      settings.Worker = pooledWorkerClass(await startWorkers(settings.lockstepWorkers));
+    }
   }
   const engine = await createModule(settings);
   if (flavour === 'threads') engine.setThreads(threads, threads);
