@@ -12,7 +12,8 @@
 // on a machine shared with other work it measures what the code does while it runs (exact for one
 // thread; with more, any time a thread spends waiting lowers the figure).
 // A shape is MxNxK (or one number for a square product), optionally followed by :TT with T in
-// {N, T} for op(A), op(B) (e.g. 100x120x400:TN). Targets are Highway names (AVX2, SSE4, ...).
+// {N, T} for op(A), op(B) (e.g. 100x120x400:TN), and by /G with a group size for the batch-grouped
+// product of a weight gradient (e.g. 128x384x1024:TN/G32: K in groups of 32). Targets are Highway names (AVX2, SSE4, ...).
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ using lockstep::simd::GemmArgs;
 struct Shape {
   size_t m, n, k;
   bool trans_a = false, trans_b = false;
+  size_t k_per_group = 0;  // > 0: GemmBatchGrouped with groups of this many K
   std::string label;
 };
 
@@ -56,7 +58,16 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   return out;
 }
 
-bool ParseShape(const std::string& text, Shape* shape) {
+bool ParseShape(const std::string& full, Shape* shape) {
+  std::string text = full;
+  const size_t slash = full.find("/G");
+  if (slash != std::string::npos) {
+    char* end = nullptr;
+    const unsigned long long group = strtoull(full.c_str() + slash + 2, &end, 10);
+    if (group == 0 || *end != '\0') return false;
+    shape->k_per_group = static_cast<size_t>(group);
+    text = full.substr(0, slash);
+  }
   std::string dims = text, ops = "NN";
   const size_t colon = text.find(':');
   if (colon != std::string::npos) {
@@ -86,10 +97,19 @@ bool ParseShape(const std::string& text, Shape* shape) {
   shape->trans_b = ops[1] == 'T';
   shape->label = std::to_string(v[0]) + "x" + std::to_string(v[1]) + "x" + std::to_string(v[2]);
   if (ops != "NN") shape->label += ":" + ops;
+  if (shape->k_per_group != 0) shape->label += "/G" + std::to_string(shape->k_per_group);
   return true;
 }
 
 bool g_cpu_clock = false;
+
+void Multiply(const Shape& s, const lockstep::simd::GemmArgs& g, lockstep::simd::ThreadPool* pool) {
+  if (s.k_per_group != 0) {
+    lockstep::simd::GemmBatchGrouped(g, s.k_per_group, pool);
+  } else {
+    lockstep::simd::Gemm(g, pool);
+  }
+}
 
 double Seconds() {
   if (g_cpu_clock) {
@@ -129,7 +149,7 @@ void Usage() {
           "usage: lockstep_gemm_bench [--quick] [--sizes LIST] [--targets LIST|best|all]\n"
           "                           [--threads LIST] [--samples N] [--min-ms MS] [--clock wall|cpu]\n"
           "                           [--tsv]\n"
-          "  --sizes    comma list of MxNxK[:TT] or N (square); default %s\n"
+          "  --sizes    comma list of MxNxK[:TT][/Gk] or N (square); default %s\n"
           "  --targets  Highway target names (e.g. AVX2,SSE4), 'best' or 'all' (default all)\n"
           "  --threads  comma list of thread counts (default 1,2)\n"
           "  --samples  timed samples per case (default 7; --quick 5)\n"
@@ -194,7 +214,7 @@ int main(int argc, char** argv) {
   for (const std::string& s : Split(sizes_arg, ',')) {
     Shape shape;
     if (!ParseShape(s, &shape)) {
-      fprintf(stderr, "bad size '%s' (want MxNxK[:TT] or N)\n", s.c_str());
+      fprintf(stderr, "bad size '%s' (want MxNxK[:TT][/Gk] or N)\n", s.c_str());
       return 2;
     }
     shapes.push_back(shape);
@@ -280,7 +300,7 @@ int main(int argc, char** argv) {
       for (size_t ti = 0; ti < thread_counts.size(); ++ti) {
         lockstep::simd::ThreadPool* pool = pools[ti];
         // Warm-up; its bits must equal those of the first (target, threads) run.
-        lockstep::simd::Gemm(g, pool);
+        Multiply(s, g, pool);
         const uint64_t h = HashBits(c.data(), c.size());
         if (!have_reference) {
           reference_hash = h;
@@ -295,7 +315,7 @@ int main(int argc, char** argv) {
         size_t calls = 1;
         for (;;) {
           const double t0 = Seconds();
-          for (size_t q = 0; q < calls; ++q) lockstep::simd::Gemm(g, pool);
+          for (size_t q = 0; q < calls; ++q) Multiply(s, g, pool);
           const double dt = (Seconds() - t0) / per_thread;
           if (dt >= 1e-3 * min_ms) break;
           const double scale = dt > 0 ? 1.2e-3 * min_ms / dt : 8.0;
@@ -304,7 +324,7 @@ int main(int argc, char** argv) {
         std::vector<double> gflops;
         for (int r = 0; r < samples; ++r) {
           const double t0 = Seconds();
-          for (size_t q = 0; q < calls; ++q) lockstep::simd::Gemm(g, pool);
+          for (size_t q = 0; q < calls; ++q) Multiply(s, g, pool);
           const double dt = (Seconds() - t0) / per_thread;  // CPU seconds per thread with --clock cpu
           gflops.push_back(flops * calls / dt * 1e-9);
         }
