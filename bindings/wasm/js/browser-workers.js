@@ -1,10 +1,14 @@
-// The browser's side of the pthreads build's worker pool. Emscripten makes its pool inside the
-// module factory with `new Worker(url)`, one right after the other. In Firefox, a Web Worker (the
-// engine runs in one) that starts several workers back to back can hang for good while they start:
-// the page then stays at "loading the engine" (check-matrix's Firefox page with 4 threads met it
-// in about 1 load in 25 on a busy 2-core machine). So the loader starts the pool itself, one
-// worker at a time, each once the last one runs its first script (browser-pthread.js says so); a
-// worker that does not say so in time is replaced. Emscripten's `new Worker` takes them in order.
+// The browser's side of the pthreads build's worker pool. Emscripten would make its pool inside
+// the module factory with `new Worker(url)`, one right after the other, and wait for every worker
+// with no limit: a worker whose script never runs (blocked, missing) left the page at "loading the
+// engine" with nothing said. So the loader starts the pool itself, one worker at a time, each once
+// it runs its first script (browser-pthread.js says so); a worker that does not say so in time, or
+// reports an error, is replaced, and after three attempts load() fails saying why. Emscripten's
+// `new Worker` then takes them in order.
+//
+// Not cured here: Firefox under automation (check-matrix's puppeteer) now and then blocks for good
+// inside a Web Worker's `new Worker` call itself, with no JavaScript left to run
+// (docs/wasm-threads.md).
 
 const bootstrap = new URL('./browser-pthread.js', import.meta.url);
 const START_SECONDS = 20;  // a worker's first script runs within a second or two, even on a busy machine
