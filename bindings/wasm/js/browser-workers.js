@@ -2,15 +2,14 @@
 // the module factory with `new Worker(url)`, one right after the other, and wait for every worker
 // with no limit: a worker whose script never runs (blocked, missing) left the page at "loading the
 // engine" with nothing said. So the loader starts the pool itself, one worker at a time, each once
-// it runs its first script (browser-pthread.js says so); a worker that does not say so in time, or
-// reports an error, is replaced, and after three attempts load() fails saying why. Emscripten's
-// `new Worker` then takes them in order.
+// it runs its first script (a two-line bootstrap that says so, then loads Emscripten's worker
+// script); a worker that does not say so in time, or reports an error, is replaced, and after three
+// attempts load() fails saying why. Emscripten's `new Worker` then takes them in order.
 //
 // Not cured here: Firefox under automation (check-matrix's puppeteer) now and then blocks for good
 // inside a Web Worker's `new Worker` call itself, with no JavaScript left to run
 // (docs/wasm-threads.md).
 
-const bootstrap = new URL('./browser-pthread.js', import.meta.url);
 const START_SECONDS = 20;  // a worker's first script runs within a second or two, even on a busy machine
 const ATTEMPTS = 3;
 
@@ -33,10 +32,20 @@ function started(worker, seconds) {
   });
 }
 
-// Starts `count` workers one after another; resolves to them once each has said it runs.
+// The bootstrap as a blob: URL, so it comes from wherever the worker script does (the loader's
+// baseUrl) and the page's isolation applies to it as to the page.
+function bootstrapUrl(workerScript) {
+  const source = "postMessage({ cmd: 'lockstep-started' });\n" +
+                 `importScripts(${JSON.stringify(String(workerScript))});\n`;
+  return URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+}
+
+// Starts `count` workers running `workerScript` (Emscripten's lockstep-threads.worker.js, an
+// absolute URL) one after another; resolves to them once each has said it runs.
 // options.seconds: how long one may take to start (tests shorten it).
-export async function startWorkers(count, { seconds = START_SECONDS } = {}) {
+export async function startWorkers(count, workerScript, { seconds = START_SECONDS } = {}) {
   const workers = [];
+  const bootstrap = bootstrapUrl(workerScript);
   try {
     for (let i = 0; i < count; ++i) {
       for (let attempt = 1; ; ++attempt) {
@@ -58,6 +67,8 @@ export async function startWorkers(count, { seconds = START_SECONDS } = {}) {
   } catch (e) {
     for (const worker of workers) worker.terminate();
     throw e;
+  } finally {
+    URL.revokeObjectURL(bootstrap);
   }
   return workers;
 }

@@ -113,7 +113,8 @@ export async function instantiate(options = {}) {
       settings.Worker = (await import('./node-workers.js')).NodeWorker;
     } else {  // started here one at a time (browser-workers.js says why)
       const { startWorkers, pooledWorkerClass } = await import('./browser-workers.js');
-      settings.Worker = pooledWorkerClass(await startWorkers(settings.lockstepWorkers));
+      const script = new URL('lockstep-threads.worker.js', base).href;
+      settings.Worker = pooledWorkerClass(await startWorkers(settings.lockstepWorkers, script));
     }
   }
   const engine = await createModule(settings);

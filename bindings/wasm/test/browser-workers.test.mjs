@@ -54,19 +54,21 @@ async function withWorker(FakeWorker, body) {
   }
 }
 
-test('browser workers start one at a time from browser-pthread.js and go to Emscripten in order', async () => {
+const script = 'http://127.0.0.1:1/lockstep/lockstep-threads.worker.js';
+
+test('browser workers start one at a time from a bootstrap that loads the worker script, and go to Emscripten in order', async () => {
   const fake = fakeWorkers(() => 'start');
-  const workers = await withWorker(fake.FakeWorker, () => startWorkers(3, { seconds: 1 }));
+  const workers = await withWorker(fake.FakeWorker, () => startWorkers(3, script, { seconds: 1 }));
   assert.equal(workers.length, 3);
   assert.equal(fake.mostStarting(), 1, 'a worker was constructed before the last one had started');
-  assert.ok(workers.every((w) => w.url.endsWith('/browser-pthread.js')), workers.map((w) => w.url).join(', '));
+  assert.ok(workers.every((w) => w.url.startsWith('blob:')), workers.map((w) => w.url).join(', '));
   const Pooled = pooledWorkerClass([...workers]);
   assert.deepEqual([new Pooled('x'), new Pooled('x'), new Pooled('x')], workers);
 });
 
 test('a browser worker that does not start in time, or fails, is replaced', async () => {
   const fake = fakeWorkers((n) => (n === 0 ? 'silent' : n === 2 ? 'fail' : 'start'));
-  const workers = await withWorker(fake.FakeWorker, () => startWorkers(2, { seconds: 0.2 }));
+  const workers = await withWorker(fake.FakeWorker, () => startWorkers(2, script, { seconds: 0.2 }));
   assert.deepEqual(workers.map((w) => w.index), [1, 3]);
   assert.ok(fake.made[0].terminated && fake.made[2].terminated);
   assert.ok(workers.every((w) => !w.terminated));
@@ -74,7 +76,7 @@ test('a browser worker that does not start in time, or fails, is replaced', asyn
 
 test('three failed starts give a clear error and leave no worker running', async () => {
   const fake = fakeWorkers((n) => (n === 0 ? 'start' : 'silent'));
-  await withWorker(fake.FakeWorker, () => assert.rejects(startWorkers(2, { seconds: 0.1 }),
+  await withWorker(fake.FakeWorker, () => assert.rejects(startWorkers(2, script, { seconds: 0.1 }),
       /worker 2 of the threads build's 2 could not be started \(3 attempts; the last: it did not start within 0.1 s\)/));
   assert.equal(fake.made.length, 4);
   assert.ok(fake.made.every((w) => w.terminated), 'a worker was left running');
