@@ -13,7 +13,8 @@
 // thread; with more, any time a thread spends waiting lowers the figure).
 // A shape is MxNxK (or one number for a square product), optionally followed by :TT with T in
 // {N, T} for op(A), op(B) (e.g. 100x120x400:TN), and by /G with a group size for the batch-grouped
-// product of a weight gradient (e.g. 128x384x1024:TN/G32: K in groups of 32). Targets are Highway names (AVX2, SSE4, ...).
+// product of a weight gradient (e.g. 128x384x1024:TN/G32: K in groups of 32; lockstep only, the
+// peers of bench/run-gemm.sh have no such product). Targets are Highway names (AVX2, SSE4, ...).
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
