@@ -30,20 +30,32 @@ HWY_INLINE float ElementB(const GemmArgs& g, size_t p, size_t j) {
 }
 
 // Packs op(A)[i0 : i0+rows, p0 : p0+kc] as panels of kGemmRows rows: panel r holds, for each p,
-// kGemmRows consecutive values (zero past the last row).
+// kGemmRows consecutive values (zero past the last row). Only a transposed A is packed (a row-major
+// one is read in place), and then each p's values are already consecutive in memory: plain copies,
+// no per-element index arithmetic (attention's small products spent as long packing as multiplying).
 HWY_INLINE void PackA(const GemmArgs& g, size_t i0, size_t rows, size_t p0, size_t kc, float* out) {
   for (size_t r = 0; r < rows; r += kGemmRows) {
     const size_t valid = rows - r < kGemmRows ? rows - r : kGemmRows;
-    for (size_t p = 0; p < kc; ++p) {
-      for (size_t ii = 0; ii < kGemmRows; ++ii) {
-        *out++ = ii < valid ? ElementA(g, i0 + r + ii, p0 + p) : 0.0f;
+    if (!g.trans_a) {
+      for (size_t p = 0; p < kc; ++p) {
+        for (size_t ii = 0; ii < kGemmRows; ++ii) *out++ = ii < valid ? ElementA(g, i0 + r + ii, p0 + p) : 0.0f;
       }
+      continue;
+    }
+    const float* src = g.a + p0 * g.lda + i0 + r;
+    if (valid == kGemmRows) {
+      for (size_t p = 0; p < kc; ++p, src += g.lda, out += kGemmRows) memcpy(out, src, kGemmRows * sizeof(float));
+      continue;
+    }
+    for (size_t p = 0; p < kc; ++p, src += g.lda, out += kGemmRows) {
+      for (size_t ii = 0; ii < kGemmRows; ++ii) out[ii] = ii < valid ? src[ii] : 0.0f;
     }
   }
 }
 
 // Packs op(B)[p0 : p0+kc, j0 : j0+cols] as panels of nr columns: for each p, nr consecutive
-// values (zero past the last column).
+// values (zero past the last column). A transposed B is a transposing copy: column j of op(B) is
+// row j of the stored matrix, read contiguously and written nr apart.
 // edge_only: only a last, partial panel (the full ones are read in place, BInPlace).
 HWY_INLINE void PackB(const GemmArgs& g, size_t p0, size_t kc, size_t j0, size_t cols, size_t nr,
                       float* out, bool edge_only = false) {
@@ -53,14 +65,50 @@ HWY_INLINE void PackB(const GemmArgs& g, size_t p0, size_t kc, size_t j0, size_t
       out += kc * nr;
       continue;
     }
-    for (size_t p = 0; p < kc; ++p) {
-      if (!g.trans_b) {  // a row of B: the valid columns, then zeros
-        memcpy(out, g.b + (p0 + p) * g.ldb + j0 + c, valid * sizeof(float));
-        for (size_t jj = valid; jj < nr; ++jj) out[jj] = 0.0f;
-        out += nr;
-        continue;
+    if (g.trans_b) {
+      // Four columns at a time: 4 x 4 blocks transposed in registers (exact: data moves only).
+      const hn::FixedTag<float, 4> d4;
+      size_t jj = 0;
+      for (; jj + 4 <= valid; jj += 4) {
+        const float* HWY_RESTRICT s0 = g.b + (j0 + c + jj) * g.ldb + p0;
+        const float* HWY_RESTRICT s1 = s0 + g.ldb;
+        const float* HWY_RESTRICT s2 = s1 + g.ldb;
+        const float* HWY_RESTRICT s3 = s2 + g.ldb;
+        float* HWY_RESTRICT dst = out + jj;
+        size_t p = 0;
+        for (; p + 4 <= kc; p += 4) {
+          const auto v0 = hn::LoadU(d4, s0 + p), v1 = hn::LoadU(d4, s1 + p);
+          const auto v2 = hn::LoadU(d4, s2 + p), v3 = hn::LoadU(d4, s3 + p);
+          const auto t0 = hn::InterleaveLower(d4, v0, v2), t1 = hn::InterleaveLower(d4, v1, v3);
+          const auto t2 = hn::InterleaveUpper(d4, v0, v2), t3 = hn::InterleaveUpper(d4, v1, v3);
+          hn::StoreU(hn::InterleaveLower(d4, t0, t1), d4, dst + (p + 0) * nr);
+          hn::StoreU(hn::InterleaveUpper(d4, t0, t1), d4, dst + (p + 1) * nr);
+          hn::StoreU(hn::InterleaveLower(d4, t2, t3), d4, dst + (p + 2) * nr);
+          hn::StoreU(hn::InterleaveUpper(d4, t2, t3), d4, dst + (p + 3) * nr);
+        }
+        for (; p < kc; ++p) {
+          dst[p * nr + 0] = s0[p];
+          dst[p * nr + 1] = s1[p];
+          dst[p * nr + 2] = s2[p];
+          dst[p * nr + 3] = s3[p];
+        }
       }
-      for (size_t jj = 0; jj < nr; ++jj) *out++ = jj < valid ? ElementB(g, p0 + p, j0 + c + jj) : 0.0f;
+      for (; jj < nr; ++jj) {
+        float* HWY_RESTRICT dst = out + jj;
+        if (jj >= valid) {
+          for (size_t p = 0; p < kc; ++p) dst[p * nr] = 0.0f;
+          continue;
+        }
+        const float* HWY_RESTRICT src = g.b + (j0 + c + jj) * g.ldb + p0;
+        for (size_t p = 0; p < kc; ++p) dst[p * nr] = src[p];
+      }
+      out += kc * nr;
+      continue;
+    }
+    for (size_t p = 0; p < kc; ++p) {  // a row of B: the valid columns, then zeros
+      memcpy(out, g.b + (p0 + p) * g.ldb + j0 + c, valid * sizeof(float));
+      for (size_t jj = valid; jj < nr; ++jj) out[jj] = 0.0f;
+      out += nr;
     }
   }
 }
