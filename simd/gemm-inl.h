@@ -34,21 +34,26 @@ HWY_INLINE float ElementB(const GemmArgs& g, size_t p, size_t j) {
 // one is read in place), and then each p's values are already consecutive in memory: plain copies,
 // no per-element index arithmetic (attention's small products spent as long packing as multiplying).
 HWY_INLINE void PackA(const GemmArgs& g, size_t i0, size_t rows, size_t p0, size_t kc, float* out) {
-  for (size_t r = 0; r < rows; r += kGemmRows) {
-    const size_t valid = rows - r < kGemmRows ? rows - r : kGemmRows;
-    if (!g.trans_a) {
+  if (!g.trans_a) {
+    for (size_t r = 0; r < rows; r += kGemmRows) {
+      const size_t valid = rows - r < kGemmRows ? rows - r : kGemmRows;
       for (size_t p = 0; p < kc; ++p) {
         for (size_t ii = 0; ii < kGemmRows; ++ii) *out++ = ii < valid ? ElementA(g, i0 + r + ii, p0 + p) : 0.0f;
       }
-      continue;
     }
-    const float* src = g.a + p0 * g.lda + i0 + r;
-    if (valid == kGemmRows) {
-      for (size_t p = 0; p < kc; ++p, src += g.lda, out += kGemmRows) memcpy(out, src, kGemmRows * sizeof(float));
-      continue;
+    return;
+  }
+  // Row p of the stored matrix holds step p of every panel: read it once, in order, and deal it
+  // out to the panels (reading each panel down the rows would touch a new cache line per step).
+  const size_t full = rows / kGemmRows, rest = rows % kGemmRows;
+  for (size_t p = 0; p < kc; ++p) {
+    const float* src = g.a + (p0 + p) * g.lda + i0;
+    float* dst = out + p * kGemmRows;
+    for (size_t r = 0; r < full; ++r, src += kGemmRows, dst += kc * kGemmRows) {
+      memcpy(dst, src, kGemmRows * sizeof(float));
     }
-    for (size_t p = 0; p < kc; ++p, src += g.lda, out += kGemmRows) {
-      for (size_t ii = 0; ii < kGemmRows; ++ii) out[ii] = ii < valid ? src[ii] : 0.0f;
+    if (rest != 0) {
+      for (size_t ii = 0; ii < kGemmRows; ++ii) dst[ii] = ii < rest ? src[ii] : 0.0f;
     }
   }
 }
@@ -123,17 +128,19 @@ HWY_INLINE void PackB(const GemmArgs& g, size_t p0, size_t kc, size_t j0, size_t
 // then folded into `pending` (one tile of kGemmRows x 2N per level, row stride 2N): for each level
 // whose bit is set in `group`, the tile waiting there is added as the left operand; the result is
 // stored, unrounded to canonical form, at the first level whose bit is clear.
-template <bool kGrouped, class D>
+template <bool kGrouped, bool kPacked, class D>
 HWY_INLINE void MicroKernelImpl(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
                                 size_t b_step, size_t kc, float* HWY_RESTRICT c, size_t ldc, bool accumulate,
                                 size_t group, float* HWY_RESTRICT pending) {
   const size_t N = hn::Lanes(d);
+  // A packed panel's rows are consecutive: one pointer and constant offsets, not six pointers.
   const float* HWY_RESTRICT a0 = a_rows[0];
-  const float* HWY_RESTRICT a1 = a_rows[1];
-  const float* HWY_RESTRICT a2 = a_rows[2];
-  const float* HWY_RESTRICT a3 = a_rows[3];
-  const float* HWY_RESTRICT a4 = a_rows[4];
-  const float* HWY_RESTRICT a5 = a_rows[5];
+  const float* HWY_RESTRICT a1 = kPacked ? a0 + 1 : a_rows[1];
+  const float* HWY_RESTRICT a2 = kPacked ? a0 + 2 : a_rows[2];
+  const float* HWY_RESTRICT a3 = kPacked ? a0 + 3 : a_rows[3];
+  const float* HWY_RESTRICT a4 = kPacked ? a0 + 4 : a_rows[4];
+  const float* HWY_RESTRICT a5 = kPacked ? a0 + 5 : a_rows[5];
+  if (kPacked) a_step = kGemmRows;
 #define LOCKSTEP_GEMM_INIT(r)                                                                   \
   auto c##r##0 = (!kGrouped && accumulate) ? hn::LoadU(d, c + r * ldc) : hn::Set(d, -0.0f);      \
   auto c##r##1 = (!kGrouped && accumulate) ? hn::LoadU(d, c + r * ldc + N) : hn::Set(d, -0.0f);
@@ -188,13 +195,21 @@ HWY_INLINE void MicroKernelImpl(D d, const float* const* a_rows, size_t a_step, 
 template <class D>
 HWY_INLINE void MicroKernel(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
                             size_t b_step, size_t kc, float* HWY_RESTRICT c, size_t ldc, bool accumulate) {
-  MicroKernelImpl<false>(d, a_rows, a_step, bp, b_step, kc, c, ldc, accumulate, 0, nullptr);
+  if (a_step == kGemmRows) {
+    MicroKernelImpl<false, true>(d, a_rows, a_step, bp, b_step, kc, c, ldc, accumulate, 0, nullptr);
+  } else {
+    MicroKernelImpl<false, false>(d, a_rows, a_step, bp, b_step, kc, c, ldc, accumulate, 0, nullptr);
+  }
 }
 
 template <class D>
 HWY_INLINE void MicroKernelGrouped(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
                                    size_t kc, size_t group, float* HWY_RESTRICT pending) {
-  MicroKernelImpl<true>(d, a_rows, a_step, bp, 2 * hn::Lanes(d), kc, nullptr, 0, false, group, pending);
+  if (a_step == kGemmRows) {
+    MicroKernelImpl<true, true>(d, a_rows, a_step, bp, 2 * hn::Lanes(d), kc, nullptr, 0, false, group, pending);
+  } else {
+    MicroKernelImpl<true, false>(d, a_rows, a_step, bp, 2 * hn::Lanes(d), kc, nullptr, 0, false, group, pending);
+  }
 }
 
 // One K block of C[i0 : i0+rows, j0 : j0+cols] against an already packed B block (packed_b holds
