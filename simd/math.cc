@@ -28,31 +28,25 @@ namespace hn = hwy::HWY_NAMESPACE;
 // and written back before the next block starts (in place too: their inputs are kept aside).
 constexpr size_t kMathBlock = 2048;
 
-// Appends the undecided lanes of x (element index `first` for lane 0) to the pending lists.
+// Appends the undecided lanes of x (element index `first` for lane 0; lanes from `count` on are
+// ignored) to the pending lists, by compressing stores: each list may be written up to a vector
+// past its new end, hence the lists' slack.
 template <class DF, class V = hn::Vec<DF>>
-HWY_NOINLINE size_t CollectUndecided(DF df, V x, hn::Mask<DF> undecided, size_t first, size_t count,
-                                     float* pending_x, uint32_t* pending_i, size_t np) {
-  constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
-  HWY_ALIGN float lanes[kMaxLanes];
-  uint8_t bits[(kMaxLanes + 7) / 8] = {};
-  hn::Store(x, df, lanes);
-  hn::StoreMaskBits(df, undecided, bits);
-  for (size_t j = 0; j < count; ++j) {
-    if (bits[j / 8] & (1u << (j % 8))) {
-      pending_x[np] = lanes[j];
-      pending_i[np] = static_cast<uint32_t>(first + j);
-      ++np;
-    }
-  }
-  return np;
+HWY_INLINE size_t CollectUndecided(DF df, V x, hn::Mask<DF> undecided, size_t first, size_t count,
+                                   float* pending_x, uint32_t* pending_i, size_t np) {
+  const hn::RebindToUnsigned<DF> du;
+  const auto mask = hn::And(undecided, hn::FirstN(df, count));
+  hn::CompressStore(hn::Iota(du, static_cast<uint32_t>(first)), hn::RebindMask(du, mask), du, pending_i + np);
+  return np + hn::CompressStore(x, mask, df, pending_x + np);
 }
 
 template <class Fast>
 HWY_INLINE void MapFirstStep(MathFn fn, const float* in, float* out, size_t n, const Fast& fast) {
   const hn::ScalableTag<float> df;
   const size_t N = hn::Lanes(df);
-  HWY_ALIGN float pending_x[kMathBlock], pending_y[kMathBlock];
-  uint32_t pending_i[kMathBlock];
+  constexpr size_t kSlack = HWY_MAX_BYTES / sizeof(float);  // CompressStore writes whole vectors
+  HWY_ALIGN float pending_x[kMathBlock + kSlack], pending_y[kMathBlock];
+  uint32_t pending_i[kMathBlock + kSlack];
   for (size_t start = 0; start < n; start += kMathBlock) {
     const size_t end = n - start < kMathBlock ? n : start + kMathBlock;
     size_t np = 0;
