@@ -189,23 +189,14 @@ Grads LayerNormGrad(const Node& node, const Tensor& g_in) {
   const Tensor& w = node.inputs[1];
   Grads out(3);
   if (Wants(node, 0)) {
-    // Per row: dx = ((dxhat - mean(dxhat)) - xhat * mean(dxhat * xhat)) * rstd, each step over
-    // all rows at once (NormInputGrad's operations).
-    const Tensor dxhat = w.defined() ? Mul(g, w) : g;
-    const Tensor prod = Mul(dxhat, xhat);
-    const Kernels k;
-    const size_t n = static_cast<size_t>(xhat.numel()), r = static_cast<size_t>(rows);
-    Tensor dx = Tensor::Empty(xhat.shape()), projected = Tensor::Empty(xhat.shape());
-    Tensor mean_dxhat = Tensor::Empty({rows}), mean_prod = Tensor::Empty({rows});
+    // Per row: dx = ((dxhat - mean(dxhat)) - xhat * mean(dxhat * xhat)) * rstd, dxhat = g * w
+    // (simd/layer_norm.h: one pass per row).
+    Tensor dx = Tensor::Empty(xhat.shape());
     if (rows > 0) {
-      k.SumAxis(dxhat.data_f32(), r, static_cast<size_t>(d), 1, mean_dxhat.data_f32());
-      k.SumAxis(prod.data_f32(), r, static_cast<size_t>(d), 1, mean_prod.data_f32());
-      k.BinaryScalarRight(simd::BinaryOp::kDiv, mean_dxhat.data_f32(), static_cast<float>(d), mean_dxhat.data_f32(), r);
-      k.BinaryScalarRight(simd::BinaryOp::kDiv, mean_prod.data_f32(), static_cast<float>(d), mean_prod.data_f32(), r);
-      k.BinaryBroadcast(simd::BinaryOp::kSub, WholeOperand(dxhat), PerRowOperand(mean_dxhat, d), dx.data_f32(), n);
-      k.BinaryBroadcast(simd::BinaryOp::kMul, WholeOperand(xhat), PerRowOperand(mean_prod, d), projected.data_f32(), n);
-      k.Binary(simd::BinaryOp::kSub, dx.data_f32(), projected.data_f32(), dx.data_f32(), n);
-      k.BinaryBroadcast(simd::BinaryOp::kMul, WholeOperand(dx), PerRowOperand(rstd, d), dx.data_f32(), n);
+      const Tensor wc = w.defined() ? ContiguousData(w, "layer_norm") : Tensor();
+      Kernels().LayerNormRowsBackward(g.data_f32(), wc.defined() ? wc.data_f32() : nullptr, xhat.data_f32(),
+                                      rstd.data_f32(), static_cast<size_t>(rows), static_cast<size_t>(d),
+                                      dx.data_f32());
     }
     out[0] = dx;
   }

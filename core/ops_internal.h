@@ -26,6 +26,10 @@ class Kernels {
   void Math(simd::MathFn fn, const float* in, float* out, size_t n) const;
   void PowInt(const float* in, int exponent, float* out, size_t n) const;
   void GeluErfBackward(const float* x, const float* g, float* out, size_t n) const;
+  void LayerNormRows(const float* x, const float* weight, const float* bias, float eps, size_t rows, size_t d,
+                     float* xhat, float* rstd, float* out) const;
+  void LayerNormRowsBackward(const float* g, const float* weight, const float* xhat, const float* rstd, size_t rows,
+                             size_t d, float* dx) const;
   void SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) const;
   void MeanAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) const;
   void VarianceAxis(const float* x, size_t outer, size_t len, size_t inner, size_t correction,

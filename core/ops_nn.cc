@@ -88,28 +88,12 @@ Tensor LayerNorm(const Tensor& a, int64_t normalized_dims, const Tensor& weight,
     Tensor xhat = Tensor::Empty(x.shape()), rstd = Tensor::Empty({rows}), out = Tensor::Empty(x.shape());
     if (rows > 0) {
       // Per row: mean = sum / d; var = sum((x - mean)^2) / d; rstd = rsqrt(var + eps);
-      // xhat = (x - mean) * rstd; y = xhat * weight + bias. Each step over all rows at once.
-      const Kernels k;
-      const size_t n = static_cast<size_t>(rows * d), r = static_cast<size_t>(rows);
-      Tensor mean = Tensor::Empty({rows}), sq = Tensor::Empty(x.shape());
-      k.MeanAxis(x.data_f32(), r, static_cast<size_t>(d), 1, mean.data_f32());
-      k.BinaryBroadcast(simd::BinaryOp::kSub, WholeOperand(x), PerRowOperand(mean, d), xhat.data_f32(), n);
-      k.Unary(simd::UnaryOp::kSquare, xhat.data_f32(), sq.data_f32(), n);
-      k.SumAxis(sq.data_f32(), r, static_cast<size_t>(d), 1, rstd.data_f32());
-      k.BinaryScalarRight(simd::BinaryOp::kDiv, rstd.data_f32(), static_cast<float>(d), rstd.data_f32(), r);
-      k.BinaryScalarRight(simd::BinaryOp::kAdd, rstd.data_f32(), eps, rstd.data_f32(), r);
-      k.Math(simd::MathFn::kRsqrt, rstd.data_f32(), rstd.data_f32(), r);
-      k.BinaryBroadcast(simd::BinaryOp::kMul, WholeOperand(xhat), PerRowOperand(rstd, d), xhat.data_f32(), n);
-      if (weight.defined()) {
-        k.BinaryBroadcast(simd::BinaryOp::kMul, WholeOperand(xhat),
-                          RepeatedRowOperand(ContiguousData(weight, "layer_norm")), out.data_f32(), n);
-      } else {
-        k.Unary(simd::UnaryOp::kCanonicalize, xhat.data_f32(), out.data_f32(), n);  // a copy: xhat is canonical
-      }
-      if (bias.defined()) {
-        k.BinaryBroadcast(simd::BinaryOp::kAdd, WholeOperand(out),
-                          RepeatedRowOperand(ContiguousData(bias, "layer_norm")), out.data_f32(), n);
-      }
+      // xhat = (x - mean) * rstd; y = xhat * weight + bias (simd/layer_norm.h: one pass per row).
+      const Tensor w = weight.defined() ? ContiguousData(weight, "layer_norm") : Tensor();
+      const Tensor b = bias.defined() ? ContiguousData(bias, "layer_norm") : Tensor();
+      Kernels().LayerNormRows(x.data_f32(), w.defined() ? w.data_f32() : nullptr, b.defined() ? b.data_f32() : nullptr,
+                              eps, static_cast<size_t>(rows), static_cast<size_t>(d), xhat.data_f32(),
+                              rstd.data_f32(), out.data_f32());
     }
     if (NeedsGrad({a, weight, bias})) {
       Node& node = RecordNode(out, OpKind::kLayerNorm, {a, weight, bias});

@@ -129,6 +129,54 @@ struct TableImpl {
     if (status == 0) status = Binary(BinaryOp::kMul, g, cdf, out, n);
     return status;
   }
+  // The steps of simd/layer_norm.h one after another over scratch arrays.
+  static int LayerNormRows(const float* x, const float* weight, const float* bias, float eps, size_t rows, size_t d,
+                           float* xhat, float* rstd, float* out) {
+    if (rows == 0 || d == 0) return 0;
+    const size_t n = rows * d;
+    Scratch mean_buffer(rows * sizeof(float)), squares_buffer(n * sizeof(float));
+    if (mean_buffer.ptr == nullptr || squares_buffer.ptr == nullptr) return Dev::Fail("out of device memory for layer_norm");
+    float* mean = mean_buffer.f();
+    float* squares = squares_buffer.f();
+    const backend::BroadcastOperand whole_xhat{xhat, 1, n}, per_row_rstd{rstd, d, rows};
+    int status = MeanAxis(x, rows, d, 1, mean);
+    if (status == 0) status = BinaryBroadcast(BinaryOp::kSub, {x, 1, n}, {mean, d, rows}, xhat, n);
+    if (status == 0) status = Unary(UnaryOp::kSquare, xhat, squares, n);
+    if (status == 0) status = SumAxis(squares, rows, d, 1, rstd);
+    if (status == 0) status = BinaryScalarRight(BinaryOp::kDiv, rstd, static_cast<float>(d), rstd, rows);
+    if (status == 0) status = BinaryScalarRight(BinaryOp::kAdd, rstd, eps, rstd, rows);
+    if (status == 0) status = Math(MathFn::kRsqrt, rstd, rstd, rows);
+    if (status == 0) status = BinaryBroadcast(BinaryOp::kMul, whole_xhat, per_row_rstd, xhat, n);
+    if (status == 0) {
+      status = weight != nullptr ? BinaryBroadcast(BinaryOp::kMul, whole_xhat, {weight, 1, d}, out, n)
+                                 : Unary(UnaryOp::kCanonicalize, xhat, out, n);
+    }
+    if (status == 0 && bias != nullptr) status = BinaryBroadcast(BinaryOp::kAdd, {out, 1, n}, {bias, 1, d}, out, n);
+    return status;
+  }
+  static int LayerNormRowsBackward(const float* g, const float* weight, const float* xhat, const float* rstd,
+                                   size_t rows, size_t d, float* dx) {
+    if (rows == 0 || d == 0) return 0;
+    const size_t n = rows * d;
+    Scratch dxhat_buffer(n * sizeof(float)), prod_buffer(n * sizeof(float)), means_buffer(2 * rows * sizeof(float));
+    if (dxhat_buffer.ptr == nullptr || prod_buffer.ptr == nullptr || means_buffer.ptr == nullptr) {
+      return Dev::Fail("out of device memory for layer_norm backward");
+    }
+    float* dxhat = dxhat_buffer.f();
+    float* prod = prod_buffer.f();
+    float* mean_dxhat = means_buffer.f();
+    float* mean_prod = mean_dxhat + rows;
+    int status = weight != nullptr ? BinaryBroadcast(BinaryOp::kMul, {g, 1, n}, {weight, 1, d}, dxhat, n)
+                                   : Unary(UnaryOp::kCanonicalize, g, dxhat, n);
+    if (status == 0) status = Binary(BinaryOp::kMul, dxhat, xhat, prod, n);
+    if (status == 0) status = MeanAxis(dxhat, rows, d, 1, mean_dxhat);
+    if (status == 0) status = MeanAxis(prod, rows, d, 1, mean_prod);
+    if (status == 0) status = BinaryBroadcast(BinaryOp::kSub, {dxhat, 1, n}, {mean_dxhat, d, rows}, dx, n);
+    if (status == 0) status = BinaryBroadcast(BinaryOp::kMul, {xhat, 1, n}, {mean_prod, d, rows}, prod, n);
+    if (status == 0) status = Binary(BinaryOp::kSub, dx, prod, dx, n);
+    if (status == 0) status = BinaryBroadcast(BinaryOp::kMul, {dx, 1, n}, {rstd, d, rows}, dx, n);
+    return status;
+  }
   static int PowInt(const float* in, int32_t exponent, float* out, size_t n) {
     return Dev::Launch(n, PowIntBody{Dev::Tables(), exponent, in, out});
   }

@@ -6,6 +6,7 @@
 #include "core/backend/device.h"
 #include "simd/elementwise.h"
 #include "simd/gelu_backward.h"
+#include "simd/layer_norm.h"
 #include "simd/gemm.h"
 #include "simd/math.h"
 #include "simd/optimizer.h"
@@ -68,6 +69,16 @@ struct Cpu {
   }
   static int GeluErfBackward(const float* x, const float* g, float* out, size_t n) {
     simd::GeluErfBackward(x, g, out, n);
+    return 0;
+  }
+  static int LayerNormRows(const float* x, const float* weight, const float* bias, float eps, size_t rows, size_t d,
+                           float* xhat, float* rstd, float* out) {
+    simd::LayerNormRows(x, weight, bias, eps, rows, d, xhat, rstd, out);
+    return 0;
+  }
+  static int LayerNormRowsBackward(const float* g, const float* weight, const float* xhat, const float* rstd,
+                                   size_t rows, size_t d, float* dx) {
+    simd::LayerNormRowsBackward(g, weight, xhat, rstd, rows, d, dx);
     return 0;
   }
   static int PowInt(const float* in, int32_t exponent, float* out, size_t n) {

@@ -19,7 +19,7 @@ namespace backend {
 
 // Bumped whenever the table's layout or a kernel's meaning changes; a plugin built for another
 // version is refused with both versions named.
-constexpr uint32_t kKernelTableAbi = 3;
+constexpr uint32_t kKernelTableAbi = 4;
 
 // The same values as simd::BinaryOp, simd::UnaryOp and simd::MathFn (checked where the CPU table
 // is built).
@@ -129,6 +129,12 @@ struct KernelTable {
   // The gradient of GELU (erf form), out = g * (cdf + x * pdf), in the operation sequence of
   // simd/gelu_backward.h (out may alias x or g).
   int (*gelu_erf_backward)(const float* x, const float* g, float* out, size_t n);
+  // LayerNorm over the rows of [rows, d], forward and input gradient, in the operation sequence of
+  // simd/layer_norm.h (weight, bias: d floats or null).
+  int (*layer_norm_rows)(const float* x, const float* weight, const float* bias, float eps, size_t rows, size_t d,
+                         float* xhat, float* rstd, float* out);
+  int (*layer_norm_rows_backward)(const float* g, const float* weight, const float* xhat, const float* rstd,
+                                  size_t rows, size_t d, float* dx);
 
   // Canonical reductions over the middle axis of [outer, len, inner] (simd/reduce.h).
   int (*sum_axis)(const float* x, size_t outer, size_t len, size_t inner, float* out);
@@ -209,6 +215,8 @@ KernelTable MakeKernelTable(const char* device_name) {
   t.math = &Impl::Math;
   t.pow_int = &Impl::PowInt;
   t.gelu_erf_backward = &Impl::GeluErfBackward;
+  t.layer_norm_rows = &Impl::LayerNormRows;
+  t.layer_norm_rows_backward = &Impl::LayerNormRowsBackward;
   t.sum_axis = &Impl::SumAxis;
   t.mean_axis = &Impl::MeanAxis;
   t.variance_axis = &Impl::VarianceAxis;

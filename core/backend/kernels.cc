@@ -49,6 +49,14 @@ void Kernels::ArgmaxAxis(const float* x, size_t outer, size_t len, size_t inner,
 void Kernels::GeluErfBackward(const float* x, const float* g, float* out, size_t n) const {
   CheckKernel(k_, k_.gelu_erf_backward(x, g, out, n), "gelu backward");
 }
+void Kernels::LayerNormRows(const float* x, const float* weight, const float* bias, float eps, size_t rows,
+                            size_t d, float* xhat, float* rstd, float* out) const {
+  CheckKernel(k_, k_.layer_norm_rows(x, weight, bias, eps, rows, d, xhat, rstd, out), "layer_norm");
+}
+void Kernels::LayerNormRowsBackward(const float* g, const float* weight, const float* xhat, const float* rstd,
+                                    size_t rows, size_t d, float* dx) const {
+  CheckKernel(k_, k_.layer_norm_rows_backward(g, weight, xhat, rstd, rows, d, dx), "layer_norm backward");
+}
 void Kernels::Gemm(const simd::GemmArgs& a) const {
   be::GemmCall call{a.trans_a, a.trans_b, a.m, a.n, a.k, a.a, a.lda, a.b, a.ldb, a.c, a.ldc};
   CheckKernel(k_, k_.gemm(&call), "gemm");

@@ -35,14 +35,7 @@ std::vector<float> Definition(const std::vector<float>& x, const std::vector<flo
 }
 
 TEST_CASE("the one-pass GELU gradient equals its eleven-step definition on every target") {
-  const size_t threads_before = simd::DefaultThreadCount();
-#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
-  const size_t thread_counts[] = {1, 2};
-#else
-  const size_t thread_counts[] = {1};  // the single-thread WebAssembly builds start no threads
-#endif
-  for (size_t threads : thread_counts) {
-    simd::SetDefaultThreadCount(threads);
+  testing::ForOneAndTwoThreads([&](size_t threads) {
     testing::ForEachTarget([&](const simd::Target&) {
       for (size_t n : {1, 7, 2047, 2048, 2049, 4096 + 5, 70001}) {
         INFO("n = " << n << ", threads " << threads);
@@ -67,8 +60,7 @@ TEST_CASE("the one-pass GELU gradient equals its eleven-step definition on every
         CHECK(differ == 0);
       }
     });
-  }
-  simd::SetDefaultThreadCount(threads_before);
+  });
 }
 
 }  // namespace
