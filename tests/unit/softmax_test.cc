@@ -57,5 +57,30 @@ TEST_CASE("softmax of a row of -inf is NaN, and large inputs do not overflow") {
   CHECK(out[1] == 0.5f);
 }
 
+// Rows are processed in blocks, and the blocks spread over threads: every row must still be the
+// row computed alone.
+TEST_CASE("softmax over many short rows equals each row alone, on 1 and 2 threads") {
+  const size_t rows = 3001, cols = 64;
+  std::vector<float> x = testing::MixedValues(rows * cols, 21);
+  for (size_t i = 0; i < x.size(); i += 2) x[i] = static_cast<float>(static_cast<int>((i * 13) % 801) - 400) / 40.0f;
+  testing::ForOneAndTwoThreads([&](size_t) {
+    testing::ForEachTarget([&](const simd::Target&) {
+      std::vector<float> soft(x.size()), log_soft(x.size()), alone(cols), log_alone(cols);
+      simd::Softmax(x.data(), rows, cols, soft.data());
+      simd::LogSoftmax(x.data(), rows, cols, log_soft.data());
+      size_t differ = 0;
+      for (size_t r = 0; r < rows; ++r) {
+        simd::Softmax(x.data() + r * cols, 1, cols, alone.data());
+        simd::LogSoftmax(x.data() + r * cols, 1, cols, log_alone.data());
+        for (size_t c = 0; c < cols; ++c) {
+          differ += Bits(soft[r * cols + c]) != Bits(alone[c]);
+          differ += Bits(log_soft[r * cols + c]) != Bits(log_alone[c]);
+        }
+      }
+      CHECK(differ == 0);
+    });
+  });
+}
+
 }  // namespace
 }  // namespace lockstep
