@@ -1,5 +1,6 @@
-// The gradient of GELU (erf form) in one pass over chunks that stay in L1, instead of eleven
-// passes over whole tensors: the same operations on the same values, so the same bits as
+// The gradient of GELU (erf form) in two passes over chunks that stay in L1 (around the erf and exp
+// calls), instead of eleven passes over whole tensors: the same operations on the same values, so
+// the same bits as
 //   cdf = (erf(x * 0.70710678f) + 1) * 0.5;  pdf = exp((x * x) * -0.5f) * 0.39894228f;
 //   out = g * (cdf + x * pdf)
 // with every operation rounded to float32 and erf and exp correctly rounded (simd/math.h).
