@@ -51,6 +51,18 @@ HWY_INLINE void MapFirstStep(MathFn fn, const float* in, float* out, size_t n, c
     const size_t end = n - start < kMathBlock ? n : start + kMathBlock;
     size_t np = 0;
     size_t i = start;
+    for (; i + 2 * N <= end; i += 2 * N) {
+      const hn::Vec<decltype(df)> x0 = hn::LoadU(df, in + i), x1 = hn::LoadU(df, in + i + N);
+      hn::Mask<decltype(df)> u0, u1;
+      const auto y0 = fast.Eval(df, x0, u0);
+      const auto y1 = fast.Eval(df, x1, u1);
+      hn::StoreU(y0, df, out + i);
+      hn::StoreU(y1, df, out + i + N);
+      if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Or(u0, u1)))) {
+        np = CollectUndecided(df, x0, u0, i, N, pending_x, pending_i, np);
+        np = CollectUndecided(df, x1, u1, i + N, N, pending_x, pending_i, np);
+      }
+    }
     for (; i + N <= end; i += N) {
       const hn::Vec<decltype(df)> x = hn::LoadU(df, in + i);
       hn::Mask<decltype(df)> undecided;
