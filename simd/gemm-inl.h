@@ -21,28 +21,15 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 constexpr size_t kGemmRows = 6;  // MR: rows of a register tile
 
-// Element (i, p) of op(A) and (p, j) of op(B).
-HWY_INLINE float ElementA(const GemmArgs& g, size_t i, size_t p) {
-  return g.trans_a ? g.a[p * g.lda + i] : g.a[i * g.lda + p];
-}
+// Element (p, j) of op(B).
 HWY_INLINE float ElementB(const GemmArgs& g, size_t p, size_t j) {
   return g.trans_b ? g.b[j * g.ldb + p] : g.b[p * g.ldb + j];
 }
 
-// Packs op(A)[i0 : i0+rows, p0 : p0+kc] as panels of kGemmRows rows: panel r holds, for each p,
-// kGemmRows consecutive values (zero past the last row). Only a transposed A is packed (a row-major
-// one is read in place), and then each p's values are already consecutive in memory: plain copies,
-// no per-element index arithmetic (attention's small products spent as long packing as multiplying).
+// Packs op(A)[i0 : i0+rows, p0 : p0+kc] of a transposed A (g.trans_a) as panels of kGemmRows
+// rows: panel r holds, for each p, kGemmRows consecutive values (zero past the last row). Only the
+// batch-grouped product packs A (its panels span the whole K); elsewhere A is read in place.
 HWY_INLINE void PackA(const GemmArgs& g, size_t i0, size_t rows, size_t p0, size_t kc, float* out) {
-  if (!g.trans_a) {
-    for (size_t r = 0; r < rows; r += kGemmRows) {
-      const size_t valid = rows - r < kGemmRows ? rows - r : kGemmRows;
-      for (size_t p = 0; p < kc; ++p) {
-        for (size_t ii = 0; ii < kGemmRows; ++ii) *out++ = ii < valid ? ElementA(g, i0 + r + ii, p0 + p) : 0.0f;
-      }
-    }
-    return;
-  }
   // Row p of the stored matrix holds step p of every panel: read it once, in order, and deal it
   // out to the panels (reading each panel down the rows would touch a new cache line per step).
   const size_t full = rows / kGemmRows, rest = rows % kGemmRows;
@@ -119,28 +106,30 @@ HWY_INLINE void PackB(const GemmArgs& g, size_t p0, size_t kc, size_t j0, size_t
 }
 
 // One register tile: c[6, 2N] (+)= a[6, kc] x bp[kc, 2N], where element (r, p) of the A tile is
-// a_rows[r][p * a_step]: a packed panel (a_step 6), or rows of a row-major A read in place
-// (a_step 1; no packing, whose transposing copy cost as much as the products at the examples'
-// small shapes). `accumulate` continues the sums already in c (the previous K block), otherwise
-// they start from -0.0, the exact identity, so the first step yields a0*b0 exactly.
+// a_rows[r][p * a_step]: rows of a row-major A read in place (a_step 1), or six consecutive floats
+// per step (kConsecutive: a_rows[r] = a_rows[0] + r), which is a transposed A read in place
+// (a_step lda; packing it cost 10% of a 128x128x1024 product and 30% of attention's 64x32x64) or a
+// packed panel of the batch-grouped product (a_step 6). A row-major A is never copied either: its
+// transposing pack cost as much as the products at the examples' small shapes. `accumulate`
+// continues the sums already in c (the previous K block), otherwise they start from -0.0, the
+// exact identity, so the first step yields a0*b0 exactly.
 //
 // kGrouped (the batch-grouped product, simd/gemm.cc): the sums start from -0.0, and the tile is
 // then folded into `pending` (one tile of kGemmRows x 2N per level, row stride 2N): for each level
 // whose bit is set in `group`, the tile waiting there is added as the left operand; the result is
 // stored, unrounded to canonical form, at the first level whose bit is clear.
-template <bool kGrouped, bool kPacked, class D>
+template <bool kGrouped, bool kConsecutive, class D>
 HWY_INLINE void MicroKernelImpl(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
                                 size_t b_step, size_t kc, float* HWY_RESTRICT c, size_t ldc, bool accumulate,
                                 size_t group, float* HWY_RESTRICT pending) {
   const size_t N = hn::Lanes(d);
-  // A packed panel's rows are consecutive: one pointer and constant offsets, not six pointers.
+  // Consecutive rows: one pointer and constant offsets, not six pointers.
   const float* HWY_RESTRICT a0 = a_rows[0];
-  const float* HWY_RESTRICT a1 = kPacked ? a0 + 1 : a_rows[1];
-  const float* HWY_RESTRICT a2 = kPacked ? a0 + 2 : a_rows[2];
-  const float* HWY_RESTRICT a3 = kPacked ? a0 + 3 : a_rows[3];
-  const float* HWY_RESTRICT a4 = kPacked ? a0 + 4 : a_rows[4];
-  const float* HWY_RESTRICT a5 = kPacked ? a0 + 5 : a_rows[5];
-  if (kPacked) a_step = kGemmRows;
+  const float* HWY_RESTRICT a1 = kConsecutive ? a0 + 1 : a_rows[1];
+  const float* HWY_RESTRICT a2 = kConsecutive ? a0 + 2 : a_rows[2];
+  const float* HWY_RESTRICT a3 = kConsecutive ? a0 + 3 : a_rows[3];
+  const float* HWY_RESTRICT a4 = kConsecutive ? a0 + 4 : a_rows[4];
+  const float* HWY_RESTRICT a5 = kConsecutive ? a0 + 5 : a_rows[5];
 #define LOCKSTEP_GEMM_INIT(r)                                                                   \
   auto c##r##0 = (!kGrouped && accumulate) ? hn::LoadU(d, c + r * ldc) : hn::Set(d, -0.0f);      \
   auto c##r##1 = (!kGrouped && accumulate) ? hn::LoadU(d, c + r * ldc + N) : hn::Set(d, -0.0f);
@@ -193,9 +182,10 @@ HWY_INLINE void MicroKernelImpl(D d, const float* const* a_rows, size_t a_step, 
 }
 
 template <class D>
-HWY_INLINE void MicroKernel(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
-                            size_t b_step, size_t kc, float* HWY_RESTRICT c, size_t ldc, bool accumulate) {
-  if (a_step == kGemmRows) {
+HWY_INLINE void MicroKernel(D d, const float* const* a_rows, size_t a_step, bool consecutive,
+                            const float* HWY_RESTRICT bp, size_t b_step, size_t kc, float* HWY_RESTRICT c, size_t ldc,
+                            bool accumulate) {
+  if (consecutive) {
     MicroKernelImpl<false, true>(d, a_rows, a_step, bp, b_step, kc, c, ldc, accumulate, 0, nullptr);
   } else {
     MicroKernelImpl<false, false>(d, a_rows, a_step, bp, b_step, kc, c, ldc, accumulate, 0, nullptr);
@@ -203,12 +193,22 @@ HWY_INLINE void MicroKernel(D d, const float* const* a_rows, size_t a_step, cons
 }
 
 template <class D>
-HWY_INLINE void MicroKernelGrouped(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
-                                   size_t kc, size_t group, float* HWY_RESTRICT pending) {
-  if (a_step == kGemmRows) {
+HWY_INLINE void MicroKernelGrouped(D d, const float* const* a_rows, size_t a_step, bool consecutive,
+                                   const float* HWY_RESTRICT bp, size_t kc, size_t group, float* HWY_RESTRICT pending) {
+  if (consecutive) {
     MicroKernelImpl<true, true>(d, a_rows, a_step, bp, 2 * hn::Lanes(d), kc, nullptr, 0, false, group, pending);
   } else {
     MicroKernelImpl<true, false>(d, a_rows, a_step, bp, 2 * hn::Lanes(d), kc, nullptr, 0, false, group, pending);
+  }
+}
+
+// Where the register tile of op(A) rows i .. i+5 starts at step p0, row by row (MicroKernelImpl's
+// a_rows). Rows past the edge (tile_rows < 6) repeat the last valid row: their sums are never
+// stored, and nothing past the matrix is read.
+HWY_INLINE void ARows(const GemmArgs& g, size_t i, size_t tile_rows, size_t p0, const float** a_rows) {
+  for (size_t r = 0; r < kGemmRows; ++r) {
+    const size_t row = i + (r < tile_rows ? r : tile_rows - 1);
+    a_rows[r] = g.trans_a ? g.a + p0 * g.lda + row : g.a + row * g.lda + p0;
   }
 }
 
@@ -226,13 +226,10 @@ HWY_INLINE bool BInPlace(const GemmArgs& g, size_t kc) {
 template <class D>
 HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, size_t j0, size_t jr0,
                              size_t cols, size_t p0, size_t kc, bool accumulate,
-                             const float* packed_b, float* packed_a) {
+                             const float* packed_b) {
   const size_t nr = 2 * hn::Lanes(d);
   HWY_ALIGN float edge[kGemmRows * 2 * hn::MaxLanes(D())];
-  // A row-major A is read in place; a transposed one is packed (its panels are then contiguous).
-  const bool packed = g.trans_a;
-  if (packed) PackA(g, i0, rows, p0, kc, packed_a);
-  const size_t a_step = packed ? kGemmRows : 1;
+  const size_t a_step = g.trans_a ? g.lda : 1;
   for (size_t jr = jr0; jr < jr0 + cols; jr += nr) {
     const size_t tile_cols = jr0 + cols - jr < nr ? jr0 + cols - jr : nr;
     const bool in_place = tile_cols == nr && BInPlace(g, kc);
@@ -241,15 +238,11 @@ HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, siz
     for (size_t ir = 0; ir < rows; ir += kGemmRows) {
       const size_t tile_rows = rows - ir < kGemmRows ? rows - ir : kGemmRows;
       const float* a_rows[kGemmRows];
-      for (size_t r = 0; r < kGemmRows; ++r) {
-        // Rows past the edge repeat the last valid row in place (their sums are never stored);
-        // a packed panel holds zeros there.
-        a_rows[r] = packed ? packed_a + ir * kc + r
-                           : g.a + (i0 + ir + (r < tile_rows ? r : tile_rows - 1)) * g.lda + p0;
-      }
+      ARows(g, i0 + ir, tile_rows, p0, a_rows);
+      const bool consecutive = g.trans_a && tile_rows == kGemmRows;
       float* c = g.c + (i0 + ir) * g.ldc + j0 + jr;
       if (tile_rows == kGemmRows && tile_cols == nr) {
-        MicroKernel(d, a_rows, a_step, bp, b_step, kc, c, g.ldc, accumulate);
+        MicroKernel(d, a_rows, a_step, consecutive, bp, b_step, kc, c, g.ldc, accumulate);
         continue;
       }
       // Edge tile: run the full tile on a copy, keep only the valid part.
@@ -258,7 +251,7 @@ HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, siz
           edge[r * nr + q] = (accumulate && r < tile_rows && q < tile_cols) ? c[r * g.ldc + q] : 0.0f;
         }
       }
-      MicroKernel(d, a_rows, a_step, bp, b_step, kc, edge, nr, accumulate);
+      MicroKernel(d, a_rows, a_step, consecutive, bp, b_step, kc, edge, nr, accumulate);
       for (size_t r = 0; r < tile_rows; ++r) memcpy(c + r * g.ldc, edge + r * nr, tile_cols * sizeof(float));
     }
   }

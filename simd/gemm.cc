@@ -67,14 +67,12 @@ void GemmTarget(const GemmArgs& g, ThreadPool* pool) {
       PackB(g, p0, kc, j0, cols, nr, packed_b.data(), BInPlace(g, kc));
       const float* shared_b = packed_b.data();
       auto run_task = [&](size_t task, size_t /*worker*/) {
-        thread_local std::vector<float> packed_a;
-        packed_a.resize(kMaxBlockRows * kBlockDepth);
         const size_t rb = task / col_chunks, cc = task % col_chunks;
         const size_t i0 = rb * block_rows;
         const size_t rows = g.m - i0 < block_rows ? g.m - i0 : block_rows;
         const size_t jr0 = cc * panels_per_chunk * nr;
         const size_t chunk_end = jr0 + panels_per_chunk * nr < cols ? jr0 + panels_per_chunk * nr : cols;
-        GemmRowBlock(d, g, i0, rows, j0, jr0, chunk_end - jr0, p0, kc, p0 != 0, shared_b, packed_a.data());
+        GemmRowBlock(d, g, i0, rows, j0, jr0, chunk_end - jr0, p0, kc, p0 != 0, shared_b);
       };
       const size_t tasks = row_blocks * col_chunks;
       if (!parallel) {
@@ -131,6 +129,8 @@ void GemmBatchGroupedTarget(const GemmArgs& g, size_t k_per_group, ThreadPool* p
       const size_t rows = g.m - i0 < block_rows ? g.m - i0 : block_rows;
       const size_t jr0 = cc * panels_per_chunk * nr;
       const size_t chunk_end = jr0 + panels_per_chunk * nr < cols ? jr0 + panels_per_chunk * nr : cols;
+      // A transposed A is packed here (read in place, each of its steps would be a new cache line
+      // over the whole K, for every column panel).
       const bool packed = g.trans_a;
       if (packed) PackA(g, i0, rows, 0, g.k, packed_a.data());
       const size_t a_step = packed ? kGemmRows : 1;
@@ -139,16 +139,18 @@ void GemmBatchGroupedTarget(const GemmArgs& g, size_t k_per_group, ThreadPool* p
         for (size_t ir = 0; ir < rows; ir += kGemmRows) {
           const size_t tile_rows = rows - ir < kGemmRows ? rows - ir : kGemmRows;
           const float* a_rows[kGemmRows];
-          for (size_t r = 0; r < kGemmRows; ++r) {
-            a_rows[r] = packed ? packed_a.data() + ir * g.k + r
-                               : g.a + (i0 + ir + (r < tile_rows ? r : tile_rows - 1)) * g.lda;
+          if (packed) {
+            for (size_t r = 0; r < kGemmRows; ++r) a_rows[r] = packed_a.data() + ir * g.k + r;  // zeros past the edge
+          } else {
+            ARows(g, i0 + ir, tile_rows, 0, a_rows);
           }
           for (size_t group = 0; group < groups; ++group) {
             const size_t first = group * k_per_group;
             const size_t kc = g.k - first < k_per_group ? g.k - first : k_per_group;
             const float* group_rows[kGemmRows];
             for (size_t r = 0; r < kGemmRows; ++r) group_rows[r] = a_rows[r] + first * a_step;
-            MicroKernelGrouped(d, group_rows, a_step, shared_b + jr * g.k + first * nr, kc, group, pending);
+            MicroKernelGrouped(d, group_rows, a_step, packed, shared_b + jr * g.k + first * nr, kc, group,
+                               pending);
           }
           // A partial waits at each level whose bit is set in the group count (a binary counter).
           // The final fold: from the lowest level up, each waiting partial the left operand.
