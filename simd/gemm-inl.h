@@ -21,6 +21,12 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 constexpr size_t kGemmRows = 6;  // MR: rows of a register tile
 
+// The batch-grouped kernels' fold of row r of a tile into the partial waiting at `left` (left
+// operand first), in scope: d, N, nr, left and the row's sums c<r>0, c<r>1.
+#define LOCKSTEP_GEMM_FOLD(r)                                          \
+  c##r##0 = hn::Add(hn::LoadU(d, left + r * nr), c##r##0);             \
+  c##r##1 = hn::Add(hn::LoadU(d, left + r * nr + N), c##r##1);
+
 // Element (p, j) of op(B).
 HWY_INLINE float ElementB(const GemmArgs& g, size_t p, size_t j) {
   return g.trans_b ? g.b[j * g.ldb + p] : g.b[p * g.ldb + j];
@@ -29,18 +35,19 @@ HWY_INLINE float ElementB(const GemmArgs& g, size_t p, size_t j) {
 // Packs op(A)[i0 : i0+rows, p0 : p0+kc] of a transposed A (g.trans_a) as panels of kGemmRows
 // rows: panel r holds, for each p, kGemmRows consecutive values (zero past the last row). Only the
 // batch-grouped product packs A (its panels span the whole K); elsewhere A is read in place.
+template <size_t kPanelRows = kGemmRows>
 HWY_INLINE void PackA(const GemmArgs& g, size_t i0, size_t rows, size_t p0, size_t kc, float* out) {
   // Row p of the stored matrix holds step p of every panel: read it once, in order, and deal it
   // out to the panels (reading each panel down the rows would touch a new cache line per step).
-  const size_t full = rows / kGemmRows, rest = rows % kGemmRows;
+  const size_t full = rows / kPanelRows, rest = rows % kPanelRows;
   for (size_t p = 0; p < kc; ++p) {
     const float* src = g.a + (p0 + p) * g.lda + i0;
-    float* dst = out + p * kGemmRows;
-    for (size_t r = 0; r < full; ++r, src += kGemmRows, dst += kc * kGemmRows) {
-      memcpy(dst, src, kGemmRows * sizeof(float));
+    float* dst = out + p * kPanelRows;
+    for (size_t r = 0; r < full; ++r, src += kPanelRows, dst += kc * kPanelRows) {
+      memcpy(dst, src, kPanelRows * sizeof(float));
     }
     if (rest != 0) {
-      for (size_t ii = 0; ii < kGemmRows; ++ii) dst[ii] = ii < rest ? src[ii] : 0.0f;
+      for (size_t ii = 0; ii < kPanelRows; ++ii) dst[ii] = ii < rest ? src[ii] : 0.0f;
     }
   }
 }
@@ -155,12 +162,8 @@ HWY_INLINE void MicroKernelImpl(D d, const float* const* a_rows, size_t a_step, 
     size_t level = 0;
     for (; (group >> level) & 1; ++level) {
       const float* HWY_RESTRICT left = pending + level * tile;
-#define LOCKSTEP_GEMM_FOLD(r)                                          \
-  c##r##0 = hn::Add(hn::LoadU(d, left + r * nr), c##r##0);             \
-  c##r##1 = hn::Add(hn::LoadU(d, left + r * nr + N), c##r##1);
       LOCKSTEP_GEMM_FOLD(0) LOCKSTEP_GEMM_FOLD(1) LOCKSTEP_GEMM_FOLD(2)
       LOCKSTEP_GEMM_FOLD(3) LOCKSTEP_GEMM_FOLD(4) LOCKSTEP_GEMM_FOLD(5)
-#undef LOCKSTEP_GEMM_FOLD
     }
     c = pending + level * tile;
     ldc = nr;
@@ -201,6 +204,51 @@ HWY_INLINE void MicroKernelGrouped(D d, const float* const* a_rows, size_t a_ste
     MicroKernelImpl<true, false>(d, a_rows, a_step, bp, 2 * hn::Lanes(d), kc, nullptr, 0, false, group, pending);
   }
 }
+
+// The batch-grouped product's tall tile where the target has 32 vector registers (AVX-512): 12
+// rows x 2 vectors, 24 sums, from a packed panel of 12 rows (step 12). Each B load serves twice
+// the rows of the 6-row tile, and the tile's fold into `pending` (as MicroKernelImpl's, tiles of
+// 12 x 2N) comes half as often per row.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+constexpr size_t kGroupedTallRows = 12;
+#else
+constexpr size_t kGroupedTallRows = 0;  // none: 24 sums would not fit in the registers
+#endif
+
+#define LOCKSTEP_GEMM_ROWS12(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11)
+template <class D>
+HWY_INLINE void MicroKernelGroupedTall(D d, const float* HWY_RESTRICT a, const float* HWY_RESTRICT bp, size_t kc,
+                                       size_t group, float* HWY_RESTRICT pending) {
+  const size_t N = hn::Lanes(d);
+  const size_t nr = 2 * N, tile = 12 * nr;
+#define LOCKSTEP_GEMM_INIT(r) auto c##r##0 = hn::Set(d, -0.0f), c##r##1 = hn::Set(d, -0.0f);
+  LOCKSTEP_GEMM_ROWS12(LOCKSTEP_GEMM_INIT)
+#undef LOCKSTEP_GEMM_INIT
+  for (size_t p = 0; p < kc; ++p, a += 12, bp += nr) {
+    const auto b0 = hn::LoadU(d, bp);
+    const auto b1 = hn::LoadU(d, bp + N);
+#define LOCKSTEP_GEMM_STEP(r)                     \
+  {                                               \
+    const auto av = hn::Set(d, a[r]);             \
+    c##r##0 = hn::Add(c##r##0, hn::Mul(av, b0));  \
+    c##r##1 = hn::Add(c##r##1, hn::Mul(av, b1));  \
+  }
+    LOCKSTEP_GEMM_ROWS12(LOCKSTEP_GEMM_STEP)
+#undef LOCKSTEP_GEMM_STEP
+  }
+  size_t level = 0;
+  for (; (group >> level) & 1; ++level) {
+    const float* HWY_RESTRICT left = pending + level * tile;
+    LOCKSTEP_GEMM_ROWS12(LOCKSTEP_GEMM_FOLD)
+  }
+  float* HWY_RESTRICT c = pending + level * tile;
+#define LOCKSTEP_GEMM_KEEP(r)                     \
+  hn::StoreU(c##r##0, d, c + r * nr);             \
+  hn::StoreU(c##r##1, d, c + r * nr + N);
+  LOCKSTEP_GEMM_ROWS12(LOCKSTEP_GEMM_KEEP)
+#undef LOCKSTEP_GEMM_KEEP
+}
+#undef LOCKSTEP_GEMM_ROWS12
 
 // Where the register tile of op(A) rows i .. i+5 starts at step p0, row by row (MicroKernelImpl's
 // a_rows). Rows past the edge (tile_rows < 6) repeat the last valid row: their sums are never
@@ -256,6 +304,8 @@ HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, siz
     }
   }
 }
+
+#undef LOCKSTEP_GEMM_FOLD
 
 }  // namespace HWY_NAMESPACE
 }  // namespace simd

@@ -29,13 +29,13 @@ constexpr size_t kMaxBlockRows = 144;  // multiple of kGemmRows; a packed A bloc
 struct TaskSplit {
   bool parallel;
   size_t want_tasks, block_rows, row_blocks;
-  TaskSplit(const GemmArgs& g, ThreadPool* pool, size_t max_rows) {
+  TaskSplit(const GemmArgs& g, ThreadPool* pool, size_t max_rows, size_t tile_rows = kGemmRows) {
     const size_t threads = pool == nullptr ? 1 : pool->num_threads();
     // Small products are not worth waking threads for; the result is the same either way.
     parallel = threads > 1 && g.m * g.n * g.k >= (size_t{1} << 18);
     want_tasks = parallel ? 2 * threads : 1;
     block_rows = (g.m + want_tasks - 1) / want_tasks;
-    block_rows = (block_rows + kGemmRows - 1) / kGemmRows * kGemmRows;
+    block_rows = (block_rows + tile_rows - 1) / tile_rows * tile_rows;
     if (block_rows > max_rows) block_rows = max_rows;
     row_blocks = (g.m + block_rows - 1) / block_rows;
   }
@@ -92,20 +92,24 @@ void GemmTarget(const GemmArgs& g, ThreadPool* pool) {
 // At the end the pending partials are added from the lowest level up. That is the tree of
 // adjacent pairs level by level with an odd last one moving up: a pair forms at the level where
 // both of its halves are complete, and an odd partial waits until the final fold.
-void GemmBatchGroupedTarget(const GemmArgs& g, size_t k_per_group, ThreadPool* pool) {
+// kTileRows: 6 (MicroKernelGrouped, A packed or read in place) or kGroupedTallRows (a transposed A,
+// packed in panels of that many rows).
+template <size_t kTileRows>
+void GemmBatchGroupedImpl(const GemmArgs& g, size_t k_per_group, ThreadPool* pool) {
+  constexpr bool kTall = kTileRows != kGemmRows;
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const size_t nr = 2 * N;
-  const size_t tile = kGemmRows * nr;
+  const size_t tile = kTileRows * nr;
   const size_t groups = (g.k + k_per_group - 1) / k_per_group;
   size_t levels = 1;
   while ((size_t{1} << levels) < groups) ++levels;
   // Panels no larger than GemmTarget's: K x block_cols of B, block_rows x K of A.
   size_t block_cols = kBlockDepth * kBlockCols / g.k / nr * nr;
   block_cols = block_cols < nr ? nr : block_cols > kBlockCols ? kBlockCols : block_cols;
-  size_t max_rows = kMaxBlockRows * kBlockDepth / g.k / kGemmRows * kGemmRows;
-  max_rows = max_rows < kGemmRows ? kGemmRows : max_rows > kMaxBlockRows ? kMaxBlockRows : max_rows;
-  const TaskSplit split(g, pool, max_rows);
+  size_t max_rows = kMaxBlockRows * kBlockDepth / g.k / kTileRows * kTileRows;
+  max_rows = max_rows < kTileRows ? kTileRows : max_rows > kMaxBlockRows ? kMaxBlockRows : max_rows;
+  const TaskSplit split(g, pool, max_rows, kTileRows);
   const bool parallel = split.parallel;
   const size_t block_rows = split.block_rows;
 
@@ -132,25 +136,27 @@ void GemmBatchGroupedTarget(const GemmArgs& g, size_t k_per_group, ThreadPool* p
       // A transposed A is packed here (read in place, each of its steps would be a new cache line
       // over the whole K, for every column panel).
       const bool packed = g.trans_a;
-      if (packed) PackA(g, i0, rows, 0, g.k, packed_a.data());
+      if (packed) PackA<kTileRows>(g, i0, rows, 0, g.k, packed_a.data());
       const size_t a_step = packed ? kGemmRows : 1;
       for (size_t jr = jr0; jr < chunk_end; jr += nr) {
         const size_t tile_cols = chunk_end - jr < nr ? chunk_end - jr : nr;
-        for (size_t ir = 0; ir < rows; ir += kGemmRows) {
-          const size_t tile_rows = rows - ir < kGemmRows ? rows - ir : kGemmRows;
-          const float* a_rows[kGemmRows];
-          if (packed) {
-            for (size_t r = 0; r < kGemmRows; ++r) a_rows[r] = packed_a.data() + ir * g.k + r;  // zeros past the edge
-          } else {
-            ARows(g, i0 + ir, tile_rows, 0, a_rows);
-          }
+        for (size_t ir = 0; ir < rows; ir += kTileRows) {
+          const size_t tile_rows = rows - ir < kTileRows ? rows - ir : kTileRows;
           for (size_t group = 0; group < groups; ++group) {
             const size_t first = group * k_per_group;
             const size_t kc = g.k - first < k_per_group ? g.k - first : k_per_group;
-            const float* group_rows[kGemmRows];
-            for (size_t r = 0; r < kGemmRows; ++r) group_rows[r] = a_rows[r] + first * a_step;
-            MicroKernelGrouped(d, group_rows, a_step, packed, shared_b + jr * g.k + first * nr, kc, group,
-                               pending);
+            const float* b_group = shared_b + jr * g.k + first * nr;
+            if constexpr (kTall) {
+              MicroKernelGroupedTall(d, packed_a.data() + ir * g.k + first * kTileRows, b_group, kc, group, pending);
+            } else {
+              const float* group_rows[kGemmRows];
+              if (packed) {  // a panel: zeros past the edge
+                for (size_t r = 0; r < kGemmRows; ++r) group_rows[r] = packed_a.data() + ir * g.k + first * a_step + r;
+              } else {
+                ARows(g, i0 + ir, tile_rows, first, group_rows);
+              }
+              MicroKernelGrouped(d, group_rows, a_step, packed, b_group, kc, group, pending);
+            }
           }
           // A partial waits at each level whose bit is set in the group count (a binary counter).
           // The final fold: from the lowest level up, each waiting partial the left operand.
@@ -180,6 +186,16 @@ void GemmBatchGroupedTarget(const GemmArgs& g, size_t k_per_group, ThreadPool* p
       pool->ParallelFor(tasks, run_task);
     }
   }
+}
+
+void GemmBatchGroupedTarget(const GemmArgs& g, size_t k_per_group, ThreadPool* pool) {
+  if constexpr (kGroupedTallRows != 0) {
+    if (g.trans_a) {
+      GemmBatchGroupedImpl<kGroupedTallRows>(g, k_per_group, pool);
+      return;
+    }
+  }
+  GemmBatchGroupedImpl<kGemmRows>(g, k_per_group, pool);
 }
 
 }  // namespace HWY_NAMESPACE
