@@ -93,6 +93,9 @@ Tensor Matmul(const Tensor& a_in, const Tensor& b_in) {
         g.a = a.data_f32() + BatchOffset(a, i);
         g.b = b.data_f32() + (b.dim() == 2 ? 0 : BatchOffset(b, i));
         g.c = out.data_f32() + i * m * n;
+        const bool last = i + 1 == batches;  // the next product's operands, loaded while this one runs
+        g.next_a = last ? nullptr : a.data_f32() + BatchOffset(a, i + 1);
+        g.next_b = last || b.dim() == 2 ? nullptr : b.data_f32() + BatchOffset(b, i + 1);
         Kernels().Gemm(g);
       }
     }

@@ -210,8 +210,28 @@ namespace simd {
 HWY_EXPORT(GemmTarget);
 HWY_EXPORT(GemmBatchGroupedTarget);
 
+namespace {
+
+// Prefetches every cache line of a rows x cols operand with leading dimension ld.
+void PrefetchOperand(const float* x, size_t rows, size_t cols, size_t ld) {
+  constexpr size_t kLineFloats = 16;
+  if (cols == 0) return;
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < cols; c += kLineFloats) __builtin_prefetch(x + r * ld + c);
+    __builtin_prefetch(x + r * ld + cols - 1);
+  }
+}
+
+}  // namespace
+
 void Gemm(const GemmArgs& args, ThreadPool* pool) {
   if (args.m == 0 || args.n == 0) return;
+  if (args.next_a != nullptr) {
+    PrefetchOperand(args.next_a, args.trans_a ? args.k : args.m, args.trans_a ? args.m : args.k, args.lda);
+  }
+  if (args.next_b != nullptr) {
+    PrefetchOperand(args.next_b, args.trans_b ? args.n : args.k, args.trans_b ? args.k : args.n, args.ldb);
+  }
   if (args.k == 0) {
     for (size_t i = 0; i < args.m; ++i) {
       for (size_t j = 0; j < args.n; ++j) args.c[i * args.ldc + j] = 0.0f;

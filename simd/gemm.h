@@ -23,6 +23,11 @@ struct GemmArgs {
   size_t ldb = 0;
   float* c = nullptr;  // [m, n], ldc >= n; must not overlap A or B
   size_t ldc = 0;
+  // The operands of the next product of a batch (same shapes and strides), or null: Gemm issues
+  // prefetches for them before it starts, so they arrive while this product runs (a batch of
+  // attention's small products ran at half speed from cold operands). Results never depend on them.
+  const float* next_a = nullptr;
+  const float* next_b = nullptr;
 };
 
 // Runs on pool (the default pool when null).

@@ -122,6 +122,8 @@ struct Cpu {
     g.ldb = c->ldb;
     g.c = c->c;
     g.ldc = c->ldc;
+    g.next_a = c->next_a;
+    g.next_b = c->next_b;
     return g;
   }
   static int Gemm(const be::GemmCall* c) {

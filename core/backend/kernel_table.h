@@ -37,6 +37,10 @@ struct GemmCall {
   size_t ldb;
   float* c;
   size_t ldc;
+  // The operands of the next product of a batch (same shapes and strides), or null: a device may
+  // start loading them while this product runs. Results never depend on them.
+  const float* next_a;
+  const float* next_b;
 };
 
 struct AdamCall {
