@@ -416,12 +416,13 @@ std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& g) {
       return {dw};
     }
     case OpKind::kNllLoss: return NllLossGrad(node, g);
-    case OpKind::kMaskedFill: {
-      const Tensor zeros = Tensor::Zeros(in[0].shape());
+    case OpKind::kMaskedFill: {  // the saved mask is one period of the gradient's elements
+      const Tensor& mask = node.saved[0];
+      const Tensor zeros = Tensor::Zeros({mask.numel()});
       const Tensor gc = ContiguousData(g, "masked_fill");
       Tensor out = Tensor::Empty(in[0].shape());
-      Kernels().Select(node.saved[0].data_f32(), zeros.data_f32(), gc.data_f32(), out.data_f32(),
-                   static_cast<size_t>(out.numel()));
+      SelectRepeated(mask.data_f32(), zeros.data_f32(), gc.data_f32(), out.data_f32(), static_cast<size_t>(out.numel()),
+                     static_cast<size_t>(mask.numel()));
       return {out};
     }
   }

@@ -210,19 +210,43 @@ Tensor Where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {
   });
 }
 
+int64_t MaskPeriod(const Shape& x, const Shape& mask) {
+  const size_t lead = x.size() - mask.size();  // the mask broadcasts to x: it has no more dimensions
+  size_t first = 0;                            // the mask's first dimension that is not 1
+  while (first < mask.size() && mask[first] == 1) ++first;
+  int64_t period = 1;
+  for (size_t d = first; d < mask.size(); ++d) {
+    if (mask[d] != x[lead + d]) return NumElements(x);  // broadcasts inside: expand it
+    period *= mask[d];
+  }
+  // A short period would mean many small kernel calls: expand it.
+  constexpr int64_t kShortestPeriod = 1024;
+  return period < kShortestPeriod ? NumElements(x) : period;
+}
+
+void SelectRepeated(const float* cond, const float* a, const float* b, float* out, size_t n, size_t period) {
+  const Kernels k;
+  for (size_t at = 0; at < n; at += period) k.Select(cond, a, b + at, out + at, period);
+}
+
 Tensor MaskedFill(const Tensor& x_in, const Tensor& mask_in, float value) {
   return trace::Op("masked_fill", [&]() -> Tensor {
     const Tensor x = ContiguousData(x_in, "masked_fill");
     LOCKSTEP_REQUIRE(BroadcastShapes(x.shape(), mask_in.shape(), "masked_fill") == x.shape(),
                      "masked_fill: mask of shape " << ShapeString(mask_in.shape())
                                                    << " does not broadcast to " << ShapeString(x.shape()));
+    // A mask that repeats over leading dimensions (attention's causal [T, T] over [B, heads, T, T])
+    // is kept as one period, not expanded.
+    const int64_t period = MaskPeriod(x.shape(), mask_in.shape());
     Tensor mask;
     {
       NoGradGuard no_grad;
-      mask = ContiguousData(mask_in.To(DType::kFloat32).Expand(x.shape()).Contiguous(), "masked_fill");
+      const Tensor m = mask_in.To(DType::kFloat32);
+      mask = ContiguousData(period == x.numel() ? m.Expand(x.shape()).Contiguous() : m.Contiguous(), "masked_fill");
     }
-    Tensor fill = Tensor::Full(x.shape(), value), out = Tensor::Empty(x.shape());
-    Kernels().Select(mask.data_f32(), fill.data_f32(), x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
+    Tensor fill = Tensor::Full({period}, value), out = Tensor::Empty(x.shape());
+    SelectRepeated(mask.data_f32(), fill.data_f32(), x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()),
+                   static_cast<size_t>(period));
     if (NeedsGrad({x_in})) {
       Node& node = RecordNode(out, OpKind::kMaskedFill, {x_in});
       node.saved = {mask};

@@ -77,6 +77,14 @@ inline backend::BroadcastOperand RepeatedRowOperand(const Tensor& t) {
   return {t.data_f32(), 1, static_cast<size_t>(t.numel())};
 }
 
+// The masked_fill mask's period: the number of trailing elements of x over which the mask (which
+// broadcasts to x) is laid out as it is, repeated over the leading dimensions; all of x when it
+// broadcasts inside (then it is expanded).
+int64_t MaskPeriod(const Shape& x, const Shape& mask);
+// out = cond ? a : b over n elements, cond and a repeating every `period` elements (one Select
+// per period).
+void SelectRepeated(const float* cond, const float* a, const float* b, float* out, size_t n, size_t period);
+
 // Sums the rows of a contiguous [rows, inner] tensor: groups of rows_per_group rows each in the
 // canonical order, the group results combined by the pairwise tree -> [inner].
 Tensor BatchGroupedSumRows(const Tensor& x2d, int64_t rows_per_group);
