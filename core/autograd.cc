@@ -33,7 +33,10 @@ void Accumulate(std::shared_ptr<TensorImpl>& slot, const Tensor& g, bool leaf) {
   } else if (!leaf || Exclusive(g)) {
     slot = g.impl();
   } else {
-    slot = g.Contiguous().Clone().impl();
+    // A strided gradient (a transposed weight's) is copied once: its contiguous copy is already
+    // the leaf's own.
+    const Tensor contiguous = g.Contiguous();
+    slot = Exclusive(contiguous) ? contiguous.impl() : contiguous.Clone().impl();
   }
 }
 
