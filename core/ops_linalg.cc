@@ -104,6 +104,39 @@ Tensor Matmul(const Tensor& a_in, const Tensor& b_in) {
   });
 }
 
+namespace {
+
+// x W^T + bias as one GEMM that adds the bias as it stores each output: the same operations (the
+// sum, then one addition) and the same graph (a matmul node, then an add node) as Add(Matmul(x,
+// W^T), bias), without a pass over the output. The matmul's own output is never read by a
+// backward rule, so the matmul node gets a stand-in of its shape instead.
+Tensor MatmulAddBias(const Tensor& x_in, const Tensor& wt_in, const Tensor& bias) {
+  const Tensor a = MatrixOperand(x_in), b = MatrixOperand(wt_in);
+  const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
+  Shape out_shape(a.shape().begin(), a.shape().end() - 2);
+  const int64_t batches = NumElements(out_shape);
+  out_shape.push_back(m);
+  out_shape.push_back(n);
+  Tensor out = Tensor::Empty(out_shape);
+  const Tensor bias_data = ContiguousData(bias, "linear");
+  simd::GemmArgs g;
+  Layout(a, &g.trans_a, &g.lda);
+  Layout(b, &g.trans_b, &g.ldb);
+  g.m = static_cast<size_t>(batches * m);
+  g.n = static_cast<size_t>(n);
+  g.k = static_cast<size_t>(k);
+  g.a = a.data_f32(); g.b = b.data_f32(); g.c = out.data_f32();
+  g.ldc = static_cast<size_t>(n);
+  g.bias = bias_data.data_f32();
+  Kernels().Gemm(g);
+  Tensor product = Tensor::Empty(Shape(out_shape.size(), 1)).Expand(out_shape);
+  if (NeedsGrad({x_in, wt_in})) RecordNode(product, OpKind::kMatmul, {x_in, wt_in});
+  if (NeedsGrad({product, bias})) RecordNode(out, OpKind::kAdd, {product, bias});
+  return out;
+}
+
+}  // namespace
+
 Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   return trace::Op("linear", [&]() -> Tensor {
     LOCKSTEP_REQUIRE(weight.defined() && weight.dim() == 2,
@@ -112,14 +145,15 @@ Tensor Linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                      "linear: input " << ShapeString(x.shape()) << " does not match weight "
                                       << ShapeString(weight.shape()) << " (expected last dimension "
                                       << weight.size(1) << ")");
-    Tensor y = Matmul(x, weight.Transpose(0, 1));
-    if (bias.defined()) {
-      LOCKSTEP_REQUIRE(bias.shape() == Shape{weight.size(0)},
-                       "linear: bias shape " << ShapeString(bias.shape()) << " does not match "
-                                             << weight.size(0) << " outputs");
-      y = Add(y, bias);  // bias after the sum (docs/numerics.md, rule 4)
-    }
-    return y;
+    const Tensor wt = weight.Transpose(0, 1);
+    if (!bias.defined()) return Matmul(x, wt);
+    LOCKSTEP_REQUIRE(bias.shape() == Shape{weight.size(0)},
+                     "linear: bias shape " << ShapeString(bias.shape()) << " does not match "
+                                           << weight.size(0) << " outputs");
+    // The bias after the sum (docs/numerics.md, rule 4), in the GEMM's store where the input is
+    // one contiguous product; a trace records the matmul's own output, so it gets the two ops.
+    if (x.dim() >= 2 && x.is_contiguous() && !trace::Active()) return MatmulAddBias(x, wt, bias);
+    return Add(Matmul(x, wt), bias);
   });
 }
 

@@ -128,7 +128,7 @@ HWY_INLINE void PackB(const GemmArgs& g, size_t p0, size_t kc, size_t j0, size_t
 template <bool kGrouped, bool kConsecutive, class D>
 HWY_INLINE void MicroKernelImpl(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
                                 size_t b_step, size_t kc, float* HWY_RESTRICT c, size_t ldc, bool accumulate,
-                                size_t group, float* HWY_RESTRICT pending) {
+                                const float* HWY_RESTRICT bias, size_t group, float* HWY_RESTRICT pending) {
   const size_t N = hn::Lanes(d);
   // Consecutive rows: one pointer and constant offsets, not six pointers.
   const float* HWY_RESTRICT a0 = a_rows[0];
@@ -175,6 +175,15 @@ HWY_INLINE void MicroKernelImpl(D d, const float* const* a_rows, size_t a_step, 
 #undef LOCKSTEP_GEMM_KEEP
     return;
   }
+  if (bias != nullptr) {  // the last K block of a product with a bias: sum + bias[j]
+    const auto bias0 = hn::LoadU(d, bias), bias1 = hn::LoadU(d, bias + N);
+#define LOCKSTEP_GEMM_BIAS(r)              \
+  c##r##0 = hn::Add(c##r##0, bias0);       \
+  c##r##1 = hn::Add(c##r##1, bias1);
+    LOCKSTEP_GEMM_BIAS(0) LOCKSTEP_GEMM_BIAS(1) LOCKSTEP_GEMM_BIAS(2)
+    LOCKSTEP_GEMM_BIAS(3) LOCKSTEP_GEMM_BIAS(4) LOCKSTEP_GEMM_BIAS(5)
+#undef LOCKSTEP_GEMM_BIAS
+  }
   // NaN payloads differ between platforms; only the canonical NaN is ever stored.
 #define LOCKSTEP_GEMM_STORE(r)                              \
   hn::StoreU(Canonicalize(d, c##r##0), d, c + r * ldc);     \
@@ -187,11 +196,11 @@ HWY_INLINE void MicroKernelImpl(D d, const float* const* a_rows, size_t a_step, 
 template <class D>
 HWY_INLINE void MicroKernel(D d, const float* const* a_rows, size_t a_step, bool consecutive,
                             const float* HWY_RESTRICT bp, size_t b_step, size_t kc, float* HWY_RESTRICT c, size_t ldc,
-                            bool accumulate) {
+                            bool accumulate, const float* HWY_RESTRICT bias) {
   if (consecutive) {
-    MicroKernelImpl<false, true>(d, a_rows, a_step, bp, b_step, kc, c, ldc, accumulate, 0, nullptr);
+    MicroKernelImpl<false, true>(d, a_rows, a_step, bp, b_step, kc, c, ldc, accumulate, bias, 0, nullptr);
   } else {
-    MicroKernelImpl<false, false>(d, a_rows, a_step, bp, b_step, kc, c, ldc, accumulate, 0, nullptr);
+    MicroKernelImpl<false, false>(d, a_rows, a_step, bp, b_step, kc, c, ldc, accumulate, bias, 0, nullptr);
   }
 }
 
@@ -199,9 +208,10 @@ template <class D>
 HWY_INLINE void MicroKernelGrouped(D d, const float* const* a_rows, size_t a_step, bool consecutive,
                                    const float* HWY_RESTRICT bp, size_t kc, size_t group, float* HWY_RESTRICT pending) {
   if (consecutive) {
-    MicroKernelImpl<true, true>(d, a_rows, a_step, bp, 2 * hn::Lanes(d), kc, nullptr, 0, false, group, pending);
+    MicroKernelImpl<true, true>(d, a_rows, a_step, bp, 2 * hn::Lanes(d), kc, nullptr, 0, false, nullptr, group, pending);
   } else {
-    MicroKernelImpl<true, false>(d, a_rows, a_step, bp, 2 * hn::Lanes(d), kc, nullptr, 0, false, group, pending);
+    MicroKernelImpl<true, false>(d, a_rows, a_step, bp, 2 * hn::Lanes(d), kc, nullptr, 0, false, nullptr, group,
+                                 pending);
   }
 }
 
@@ -277,9 +287,17 @@ HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, siz
                              const float* packed_b) {
   const size_t nr = 2 * hn::Lanes(d);
   HWY_ALIGN float edge[kGemmRows * 2 * hn::MaxLanes(D())];
+  HWY_ALIGN float edge_bias[2 * hn::MaxLanes(D())];
   const size_t a_step = g.trans_a ? g.lda : 1;
+  const bool add_bias = g.bias != nullptr && p0 + kc == g.k;  // after the last K block
   for (size_t jr = jr0; jr < jr0 + cols; jr += nr) {
     const size_t tile_cols = jr0 + cols - jr < nr ? jr0 + cols - jr : nr;
+    const float* bias = nullptr;
+    if (add_bias && tile_cols == nr) bias = g.bias + j0 + jr;
+    if (add_bias && tile_cols < nr) {  // a partial panel's bias, padded
+      for (size_t q = 0; q < nr; ++q) edge_bias[q] = q < tile_cols ? g.bias[j0 + jr + q] : 0.0f;
+      bias = edge_bias;
+    }
     const bool in_place = tile_cols == nr && BInPlace(g, kc);
     const float* bp = in_place ? g.b + p0 * g.ldb + j0 + jr : packed_b + jr * kc;
     const size_t b_step = in_place ? g.ldb : nr;
@@ -290,7 +308,7 @@ HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, siz
       const bool consecutive = g.trans_a && tile_rows == kGemmRows;
       float* c = g.c + (i0 + ir) * g.ldc + j0 + jr;
       if (tile_rows == kGemmRows && tile_cols == nr) {
-        MicroKernel(d, a_rows, a_step, consecutive, bp, b_step, kc, c, g.ldc, accumulate);
+        MicroKernel(d, a_rows, a_step, consecutive, bp, b_step, kc, c, g.ldc, accumulate, bias);
         continue;
       }
       // Edge tile: run the full tile on a copy, keep only the valid part.
@@ -299,7 +317,7 @@ HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, siz
           edge[r * nr + q] = (accumulate && r < tile_rows && q < tile_cols) ? c[r * g.ldc + q] : 0.0f;
         }
       }
-      MicroKernel(d, a_rows, a_step, consecutive, bp, b_step, kc, edge, nr, accumulate);
+      MicroKernel(d, a_rows, a_step, consecutive, bp, b_step, kc, edge, nr, accumulate, bias);
       for (size_t r = 0; r < tile_rows; ++r) memcpy(c + r * g.ldc, edge + r * nr, tile_cols * sizeof(float));
     }
   }

@@ -232,9 +232,12 @@ void Gemm(const GemmArgs& args, ThreadPool* pool) {
   if (args.next_b != nullptr) {
     PrefetchOperand(args.next_b, args.trans_b ? args.n : args.k, args.trans_b ? args.k : args.n, args.ldb);
   }
-  if (args.k == 0) {
+  if (args.k == 0) {  // +0, plus the bias
     for (size_t i = 0; i < args.m; ++i) {
-      for (size_t j = 0; j < args.n; ++j) args.c[i * args.ldc + j] = 0.0f;
+      for (size_t j = 0; j < args.n; ++j) {
+        const float sum = args.bias != nullptr ? 0.0f + args.bias[j] : 0.0f;
+        args.c[i * args.ldc + j] = sum != sum ? __builtin_nanf("") : sum;
+      }
     }
     return;
   }
@@ -256,6 +259,7 @@ void GemmReference(const GemmArgs& g) {
         const float product = a * b;
         acc = acc + product;
       }
+      if (g.bias != nullptr) acc = acc + g.bias[j];
       g.c[i * g.ldc + j] = acc != acc ? __builtin_nanf("") : acc;
     }
   }
@@ -290,6 +294,7 @@ void GemmBatchGroupedReference(const GemmArgs& args, size_t k_per_group) {
     part.b = args.trans_b ? args.b + first : args.b + first * args.ldb;
     part.c = partials.data() + group * mn;
     part.ldc = args.n;
+    part.bias = nullptr;
     GemmReference(part);
   }
   // Adjacent pairs, level by level; an odd last one moves up.

@@ -28,6 +28,9 @@ struct GemmArgs {
   // attention's small products ran at half speed from cold operands). Results never depend on them.
   const float* next_a = nullptr;
   const float* next_b = nullptr;
+  // [n] or null (Gemm only; GemmBatchGrouped takes none): each output becomes its sum plus bias[j], one more rounded addition,
+  // exactly as adding the bias to the stored product (a Linear layer's), without that extra pass.
+  const float* bias = nullptr;
 };
 
 // Runs on pool (the default pool when null).

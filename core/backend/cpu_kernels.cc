@@ -124,6 +124,7 @@ struct Cpu {
     g.ldc = c->ldc;
     g.next_a = c->next_a;
     g.next_b = c->next_b;
+    g.bias = c->bias;
     return g;
   }
   static int Gemm(const be::GemmCall* c) {

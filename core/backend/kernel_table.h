@@ -41,6 +41,8 @@ struct GemmCall {
   // start loading them while this product runs. Results never depend on them.
   const float* next_a;
   const float* next_b;
+  // [n] or null (gemm only): each output is its sum plus bias[j] (one more rounded addition).
+  const float* bias;
 };
 
 struct AdamCall {

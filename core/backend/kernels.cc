@@ -58,11 +58,11 @@ void Kernels::LayerNormRowsBackward(const float* g, const float* weight, const f
   CheckKernel(k_, k_.layer_norm_rows_backward(g, weight, xhat, rstd, rows, d, dx), "layer_norm backward");
 }
 void Kernels::Gemm(const simd::GemmArgs& a) const {
-  be::GemmCall call{a.trans_a, a.trans_b, a.m, a.n, a.k, a.a, a.lda, a.b, a.ldb, a.c, a.ldc, a.next_a, a.next_b};
+  be::GemmCall call{a.trans_a, a.trans_b, a.m, a.n, a.k, a.a, a.lda, a.b, a.ldb, a.c, a.ldc, a.next_a, a.next_b, a.bias};
   CheckKernel(k_, k_.gemm(&call), "gemm");
 }
 void Kernels::GemmBatchGrouped(const simd::GemmArgs& a, size_t k_per_group) const {
-  be::GemmCall call{a.trans_a, a.trans_b, a.m, a.n, a.k, a.a, a.lda, a.b, a.ldb, a.c, a.ldc, a.next_a, a.next_b};
+  be::GemmCall call{a.trans_a, a.trans_b, a.m, a.n, a.k, a.a, a.lda, a.b, a.ldb, a.c, a.ldc, a.next_a, a.next_b, a.bias};
   CheckKernel(k_, k_.gemm_batch_grouped(&call, k_per_group), "gemm (batch-grouped)");
 }
 void Kernels::Softmax(const float* x, size_t rows, size_t cols, float* out) const {

@@ -43,7 +43,10 @@ struct GemmBody {
       }
     }
     for (size_t r = 0; r < rows; ++r) {
-      for (size_t c = 0; c < cols; ++c) g.c[(i0 + r) * g.ldc + j0 + c] = Canonical(acc[r][c]);
+      for (size_t c = 0; c < cols; ++c) {
+        const float sum = g.bias != nullptr ? acc[r][c] + g.bias[j0 + c] : acc[r][c];
+        g.c[(i0 + r) * g.ldc + j0 + c] = Canonical(sum);
+      }
     }
   }
 };

@@ -22,7 +22,8 @@ struct Problem {
 
 // Runs one product with padded leading dimensions; returns C. k_per_group > 0: the batch-grouped
 // product.
-std::vector<float> Run(const Problem& p, bool reference, simd::ThreadPool* pool, size_t k_per_group = 0) {
+std::vector<float> Run(const Problem& p, bool reference, simd::ThreadPool* pool, size_t k_per_group = 0,
+                       const float* bias = nullptr) {
   const size_t lda = (p.trans_a ? p.m : p.k) + 3, ldb = (p.trans_b ? p.k : p.n) + 1, ldc = p.n + 2;
   const std::vector<float> a = testing::MixedValues((p.trans_a ? p.k : p.m) * lda, 7);
   const std::vector<float> b = testing::MixedValues((p.trans_b ? p.n : p.k) * ldb, 8);
@@ -31,6 +32,7 @@ std::vector<float> Run(const Problem& p, bool reference, simd::ThreadPool* pool,
   g.trans_a = p.trans_a; g.trans_b = p.trans_b;
   g.m = p.m; g.n = p.n; g.k = p.k;
   g.a = a.data(); g.lda = lda; g.b = b.data(); g.ldb = ldb; g.c = c.data(); g.ldc = ldc;
+  g.bias = bias;
   if (k_per_group > 0) {
     if (reference) simd::GemmBatchGroupedReference(g, k_per_group);
     else simd::GemmBatchGrouped(g, k_per_group, pool);
@@ -125,6 +127,32 @@ TEST_CASE("the batch-grouped gemm equals its definition: groups, odd counts, tar
   // Groups of another size (a convolution's 32 samples x positions).
   ExpectSame(Run({true, false, 9, 11, 100 * 7 + 3}, false, nullptr, 100), Run({true, false, 9, 11, 100 * 7 + 3}, true, nullptr, 100),
              {true, false, 9, 11, 100 * 7 + 3});
+}
+
+// A Linear layer's bias added in the GEMM's store: the stored product plus bias[j], one rounded
+// addition (special values included), on every target, transpose and edge size, K blocks and K == 0.
+TEST_CASE("gemm with a bias equals the product plus the bias, added after") {
+  testing::ForEachTarget([&](const simd::Target&) {
+    for (int t = 0; t < 4; ++t) {
+      const bool ta = t & 1, tb = t & 2;
+      const size_t shapes[][3] = {{1, 1, 1}, {13, 33, 17}, {48, 256, 40}, {50, 260, 300}, {7, 1, 600},
+                                  {100, 84, 120}, {3, 4, 0}};
+      for (const auto& s : shapes) {
+        const Problem p{ta, tb, s[0], s[1], s[2]};
+        const std::vector<float> bias = testing::MixedValues(p.n, 9);
+        std::vector<float> want = Run(p, false, nullptr);
+        const size_t ldc = p.n + 2;
+        for (size_t i = 0; i < p.m; ++i) {
+          for (size_t j = 0; j < p.n; ++j) {
+            const float sum = want[i * ldc + j] + bias[j];
+            want[i * ldc + j] = sum != sum ? __builtin_nanf("") : sum;
+          }
+        }
+        ExpectSame(Run(p, false, nullptr, 0, bias.data()), want, p);
+        ExpectSame(Run(p, true, nullptr, 0, bias.data()), want, p);
+      }
+    }
+  });
 }
 
 TEST_CASE("K == 0 gives +0") {
