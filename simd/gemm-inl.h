@@ -125,11 +125,18 @@ HWY_INLINE void PackB(const GemmArgs& g, size_t p0, size_t kc, size_t j0, size_t
 // then folded into `pending` (one tile of kGemmRows x 2N per level, row stride 2N): for each level
 // whose bit is set in `group`, the tile waiting there is added as the left operand; the result is
 // stored, unrounded to canonical form, at the first level whose bit is clear.
-template <bool kGrouped, bool kConsecutive, class D>
+//
+// kMaskedEdge (targets whose masked loads and stores touch only the selected lanes, kMaskedEdges):
+// an edge tile read and written in C itself, rows from valid_rows on and columns from valid_cols on
+// left alone.
+template <bool kGrouped, bool kConsecutive, bool kMaskedEdge = false, class D>
 HWY_INLINE void MicroKernelImpl(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
                                 size_t b_step, size_t kc, float* HWY_RESTRICT c, size_t ldc, bool accumulate,
-                                const float* HWY_RESTRICT bias, size_t group, float* HWY_RESTRICT pending) {
+                                const float* HWY_RESTRICT bias, size_t group, float* HWY_RESTRICT pending,
+                                size_t valid_rows = kGemmRows, size_t valid_cols = 0) {
   const size_t N = hn::Lanes(d);
+  const auto m0 = hn::FirstN(d, valid_cols < N ? valid_cols : N);
+  const auto m1 = hn::FirstN(d, valid_cols > N ? valid_cols - N : 0);
   // Consecutive rows: one pointer and constant offsets, not six pointers.
   const float* HWY_RESTRICT a0 = a_rows[0];
   const float* HWY_RESTRICT a1 = kConsecutive ? a0 + 1 : a_rows[1];
@@ -137,9 +144,15 @@ HWY_INLINE void MicroKernelImpl(D d, const float* const* a_rows, size_t a_step, 
   const float* HWY_RESTRICT a3 = kConsecutive ? a0 + 3 : a_rows[3];
   const float* HWY_RESTRICT a4 = kConsecutive ? a0 + 4 : a_rows[4];
   const float* HWY_RESTRICT a5 = kConsecutive ? a0 + 5 : a_rows[5];
-#define LOCKSTEP_GEMM_INIT(r)                                                                   \
-  auto c##r##0 = (!kGrouped && accumulate) ? hn::LoadU(d, c + r * ldc) : hn::Set(d, -0.0f);      \
-  auto c##r##1 = (!kGrouped && accumulate) ? hn::LoadU(d, c + r * ldc + N) : hn::Set(d, -0.0f);
+#define LOCKSTEP_GEMM_INIT(r)                                                              \
+  auto c##r##0 = hn::Set(d, -0.0f), c##r##1 = hn::Set(d, -0.0f);                            \
+  if (!kGrouped && accumulate && !kMaskedEdge) {                                            \
+    c##r##0 = hn::LoadU(d, c + r * ldc);                                                    \
+    c##r##1 = hn::LoadU(d, c + r * ldc + N);                                                \
+  } else if (!kGrouped && accumulate && r < valid_rows) {                                   \
+    c##r##0 = hn::MaskedLoad(m0, d, c + r * ldc);                                           \
+    c##r##1 = hn::MaskedLoad(m1, d, c + r * ldc + N);                                       \
+  }
   LOCKSTEP_GEMM_INIT(0) LOCKSTEP_GEMM_INIT(1) LOCKSTEP_GEMM_INIT(2)
   LOCKSTEP_GEMM_INIT(3) LOCKSTEP_GEMM_INIT(4) LOCKSTEP_GEMM_INIT(5)
 #undef LOCKSTEP_GEMM_INIT
@@ -185,12 +198,34 @@ HWY_INLINE void MicroKernelImpl(D d, const float* const* a_rows, size_t a_step, 
 #undef LOCKSTEP_GEMM_BIAS
   }
   // NaN payloads differ between platforms; only the canonical NaN is ever stored.
-#define LOCKSTEP_GEMM_STORE(r)                              \
-  hn::StoreU(Canonicalize(d, c##r##0), d, c + r * ldc);     \
-  hn::StoreU(Canonicalize(d, c##r##1), d, c + r * ldc + N);
+#define LOCKSTEP_GEMM_STORE(r)                                        \
+  if (!kMaskedEdge) {                                                 \
+    hn::StoreU(Canonicalize(d, c##r##0), d, c + r * ldc);             \
+    hn::StoreU(Canonicalize(d, c##r##1), d, c + r * ldc + N);         \
+  } else if (r < valid_rows) {                                        \
+    hn::BlendedStore(Canonicalize(d, c##r##0), m0, d, c + r * ldc);     \
+    hn::BlendedStore(Canonicalize(d, c##r##1), m1, d, c + r * ldc + N); \
+  }
   LOCKSTEP_GEMM_STORE(0) LOCKSTEP_GEMM_STORE(1) LOCKSTEP_GEMM_STORE(2)
   LOCKSTEP_GEMM_STORE(3) LOCKSTEP_GEMM_STORE(4) LOCKSTEP_GEMM_STORE(5)
 #undef LOCKSTEP_GEMM_STORE
+}
+
+// Whether this target's masked loads and stores leave the other lanes' memory untouched (AVX-512:
+// mask registers), so that an edge tile can work in C itself instead of a copy.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+constexpr bool kMaskedEdges = true;
+#else
+constexpr bool kMaskedEdges = false;
+#endif
+
+// An edge tile (valid_rows < 6 or valid_cols < 2N) in C itself; kMaskedEdges targets only.
+template <class D>
+HWY_INLINE void MicroKernelEdge(D d, const float* const* a_rows, size_t a_step, const float* HWY_RESTRICT bp,
+                                size_t b_step, size_t kc, float* HWY_RESTRICT c, size_t ldc, bool accumulate,
+                                const float* HWY_RESTRICT bias, size_t valid_rows, size_t valid_cols) {
+  MicroKernelImpl<false, false, true>(d, a_rows, a_step, bp, b_step, kc, c, ldc, accumulate, bias, 0, nullptr,
+                                      valid_rows, valid_cols);
 }
 
 template <class D>
@@ -311,10 +346,17 @@ HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, siz
         MicroKernel(d, a_rows, a_step, consecutive, bp, b_step, kc, c, g.ldc, accumulate, bias);
         continue;
       }
-      // Edge tile: run the full tile on a copy, keep only the valid part.
-      for (size_t r = 0; r < kGemmRows; ++r) {
-        for (size_t q = 0; q < nr; ++q) {
-          edge[r * nr + q] = (accumulate && r < tile_rows && q < tile_cols) ? c[r * g.ldc + q] : 0.0f;
+      if (kMaskedEdges) {
+        MicroKernelEdge(d, a_rows, a_step, bp, b_step, kc, c, g.ldc, accumulate, bias, tile_rows, tile_cols);
+        continue;
+      }
+      // Edge tile: run the full tile on a copy, keep only the valid part. The copy needs C's sums
+      // only when it continues them (a first K block starts from -0.0 and reads nothing).
+      if (accumulate) {
+        for (size_t r = 0; r < kGemmRows; ++r) {
+          const size_t valid = r < tile_rows ? tile_cols : 0;
+          if (valid != 0) memcpy(edge + r * nr, c + r * g.ldc, valid * sizeof(float));
+          for (size_t q = valid; q < nr; ++q) edge[r * nr + q] = 0.0f;
         }
       }
       MicroKernel(d, a_rows, a_step, consecutive, bp, b_step, kc, edge, nr, accumulate, bias);
