@@ -74,16 +74,23 @@ template <class D>
 HWY_INLINE void SumBlockColumns(D d, const float* x, size_t rows, size_t stride, float* lanes,
                                 float* out) {
   const size_t N = hn::Lanes(d);
-  for (size_t l = 0; l < kReduceLanes; ++l) hn::Store(hn::Set(d, -0.0f), d, lanes + l * N);
-  for (size_t i = 0; i < rows; ++i) {
+  // Lanes from `used` on would hold -0.0 throughout, and -0.0 + v == v exactly (NaN and signed
+  // zeros included): a lane's first element is stored rather than added to -0.0, and the tree
+  // skips the additions of such lanes (short blocks, e.g. a batch group of 32 rows, had more
+  // tree additions than data).
+  const size_t used = rows < kReduceLanes ? rows : kReduceLanes;
+  for (size_t i = 0; i < used; ++i) hn::Store(hn::LoadU(d, x + i * stride), d, lanes + i * N);
+  for (size_t i = used; i < rows; ++i) {
     float* lane = lanes + (i % kReduceLanes) * N;
     hn::Store(hn::Add(hn::Load(d, lane), hn::LoadU(d, x + i * stride)), d, lane);
   }
+  size_t live = used;  // lanes [0, live) may differ from -0.0
   for (size_t width = kReduceLanes / 2; width >= 1; width /= 2) {
-    for (size_t l = 0; l < width; ++l) {
+    for (size_t l = 0; l + width < live; ++l) {
       float* lane = lanes + l * N;
       hn::Store(hn::Add(hn::Load(d, lane), hn::Load(d, lanes + (l + width) * N)), d, lane);
     }
+    if (live > width) live = width;
   }
   hn::StoreU(hn::Load(d, lanes), d, out);
 }
