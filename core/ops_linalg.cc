@@ -54,51 +54,60 @@ int64_t BatchOffset(const Tensor& t, int64_t batch) {
   return offset;
 }
 
+// The product, without a graph node. bias (null, or n floats) is added in the GEMM's store; it
+// needs the one product over every row (a 2-D right operand, a contiguous left one).
+Tensor MatmulValues(const Tensor& a_in, const Tensor& b_in, const float* bias) {
+  const Tensor a = MatrixOperand(a_in), b = MatrixOperand(b_in);
+  LOCKSTEP_REQUIRE(a.dim() >= 2 && b.dim() >= 2,
+                   "matmul: expected operands of rank >= 2, got " << ShapeString(a.shape()) << " and "
+                                                                  << ShapeString(b.shape()));
+  const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
+  LOCKSTEP_REQUIRE(b.size(-2) == k, "matmul: inner dimensions differ: " << ShapeString(a.shape()) << " x "
+                                                                       << ShapeString(b.shape()));
+  Shape batch(a.shape().begin(), a.shape().end() - 2);
+  const Shape b_batch(b.shape().begin(), b.shape().end() - 2);
+  LOCKSTEP_REQUIRE(b.dim() == 2 || b_batch == batch,
+                   "matmul: batch dimensions differ: " << ShapeString(a.shape()) << " x "
+                                                       << ShapeString(b.shape())
+                                                       << " (expected equal batch dimensions or a 2-D right operand)");
+  Shape out_shape = batch;
+  out_shape.push_back(m);
+  out_shape.push_back(n);
+  Tensor out = Tensor::Empty(out_shape);
+  const int64_t batches = NumElements(batch);
+  simd::GemmArgs g;
+  Layout(a, &g.trans_a, &g.lda);
+  Layout(b, &g.trans_b, &g.ldb);
+  g.n = static_cast<size_t>(n);
+  g.k = static_cast<size_t>(k);
+  g.ldc = static_cast<size_t>(n);
+  if (b.dim() == 2 && a.is_contiguous()) {
+    // One product over every row of every batch.
+    g.m = static_cast<size_t>(batches * m);
+    g.a = a.data_f32(); g.b = b.data_f32(); g.c = out.data_f32();
+    g.bias = bias;
+    Kernels().Gemm(g);
+  } else {
+    LOCKSTEP_ASSERT(bias == nullptr);
+    g.m = static_cast<size_t>(m);
+    for (int64_t i = 0; i < batches; ++i) {
+      g.a = a.data_f32() + BatchOffset(a, i);
+      g.b = b.data_f32() + (b.dim() == 2 ? 0 : BatchOffset(b, i));
+      g.c = out.data_f32() + i * m * n;
+      const bool last = i + 1 == batches;  // the next product's operands, loaded while this one runs
+      g.next_a = last ? nullptr : a.data_f32() + BatchOffset(a, i + 1);
+      g.next_b = last || b.dim() == 2 ? nullptr : b.data_f32() + BatchOffset(b, i + 1);
+      Kernels().Gemm(g);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Tensor Matmul(const Tensor& a_in, const Tensor& b_in) {
   return trace::Op("matmul", [&]() -> Tensor {
-    const Tensor a = MatrixOperand(a_in), b = MatrixOperand(b_in);
-    LOCKSTEP_REQUIRE(a.dim() >= 2 && b.dim() >= 2,
-                     "matmul: expected operands of rank >= 2, got " << ShapeString(a.shape()) << " and "
-                                                                    << ShapeString(b.shape()));
-    const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
-    LOCKSTEP_REQUIRE(b.size(-2) == k, "matmul: inner dimensions differ: " << ShapeString(a.shape()) << " x "
-                                                                         << ShapeString(b.shape()));
-    Shape batch(a.shape().begin(), a.shape().end() - 2);
-    const Shape b_batch(b.shape().begin(), b.shape().end() - 2);
-    LOCKSTEP_REQUIRE(b.dim() == 2 || b_batch == batch,
-                     "matmul: batch dimensions differ: " << ShapeString(a.shape()) << " x "
-                                                         << ShapeString(b.shape())
-                                                         << " (expected equal batch dimensions or a 2-D right operand)");
-    Shape out_shape = batch;
-    out_shape.push_back(m);
-    out_shape.push_back(n);
-    Tensor out = Tensor::Empty(out_shape);
-    const int64_t batches = NumElements(batch);
-    simd::GemmArgs g;
-    Layout(a, &g.trans_a, &g.lda);
-    Layout(b, &g.trans_b, &g.ldb);
-    g.n = static_cast<size_t>(n);
-    g.k = static_cast<size_t>(k);
-    g.ldc = static_cast<size_t>(n);
-    if (b.dim() == 2 && a.is_contiguous()) {
-      // One product over every row of every batch.
-      g.m = static_cast<size_t>(batches * m);
-      g.a = a.data_f32(); g.b = b.data_f32(); g.c = out.data_f32();
-      Kernels().Gemm(g);
-    } else {
-      g.m = static_cast<size_t>(m);
-      for (int64_t i = 0; i < batches; ++i) {
-        g.a = a.data_f32() + BatchOffset(a, i);
-        g.b = b.data_f32() + (b.dim() == 2 ? 0 : BatchOffset(b, i));
-        g.c = out.data_f32() + i * m * n;
-        const bool last = i + 1 == batches;  // the next product's operands, loaded while this one runs
-        g.next_a = last ? nullptr : a.data_f32() + BatchOffset(a, i + 1);
-        g.next_b = last || b.dim() == 2 ? nullptr : b.data_f32() + BatchOffset(b, i + 1);
-        Kernels().Gemm(g);
-      }
-    }
+    Tensor out = MatmulValues(a_in, b_in, nullptr);
     if (NeedsGrad({a_in, b_in})) RecordNode(out, OpKind::kMatmul, {a_in, b_in});
     return out;
   });
@@ -111,25 +120,9 @@ namespace {
 // W^T), bias), without a pass over the output. The matmul's own output is never read by a
 // backward rule, so the matmul node gets a stand-in of its shape instead.
 Tensor MatmulAddBias(const Tensor& x_in, const Tensor& wt_in, const Tensor& bias) {
-  const Tensor a = MatrixOperand(x_in), b = MatrixOperand(wt_in);
-  const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
-  Shape out_shape(a.shape().begin(), a.shape().end() - 2);
-  const int64_t batches = NumElements(out_shape);
-  out_shape.push_back(m);
-  out_shape.push_back(n);
-  Tensor out = Tensor::Empty(out_shape);
   const Tensor bias_data = ContiguousData(bias, "linear");
-  simd::GemmArgs g;
-  Layout(a, &g.trans_a, &g.lda);
-  Layout(b, &g.trans_b, &g.ldb);
-  g.m = static_cast<size_t>(batches * m);
-  g.n = static_cast<size_t>(n);
-  g.k = static_cast<size_t>(k);
-  g.a = a.data_f32(); g.b = b.data_f32(); g.c = out.data_f32();
-  g.ldc = static_cast<size_t>(n);
-  g.bias = bias_data.data_f32();
-  Kernels().Gemm(g);
-  Tensor product = Tensor::Empty(Shape(out_shape.size(), 1)).Expand(out_shape);
+  Tensor out = MatmulValues(x_in, wt_in, bias_data.data_f32());
+  Tensor product = Tensor::Empty(Shape(out.shape().size(), 1)).Expand(out.shape());
   if (NeedsGrad({x_in, wt_in})) RecordNode(product, OpKind::kMatmul, {x_in, wt_in});
   if (NeedsGrad({product, bias})) RecordNode(out, OpKind::kAdd, {product, bias});
   return out;

@@ -39,6 +39,8 @@ template <class D, class V>
 HWY_INLINE V Canonicalize(D d, V v) {
   return hn::IfThenElse(IsNaNMask(d, v), CanonicalNaN(d), v);
 }
+// The same for one float (a vector loop's tail).
+HWY_INLINE float CanonicalScalar(float v) { return v != v ? __builtin_nanf("") : v; }
 
 // max with NaN propagation and -0 < +0. Equal lanes are bitwise equal unless they are the two
 // zeros; AND of the two then yields +0 (sign bits 0 & 1), the larger.

@@ -27,7 +27,6 @@ void GeluErfBackwardTarget(const float* x, const float* g, float* out, size_t n)
   ForEachChunk(n, kChunk, [&](size_t first, size_t count) {
     const hn::ScalableTag<float> df;
     const size_t N = hn::Lanes(df);
-    const hn::CappedTag<float, 1> d1;
     thread_local std::vector<float> buffers;
     buffers.resize(2 * kChunk);
     for (size_t at = first; at < first + count; at += kChunk) {
@@ -57,7 +56,7 @@ void GeluErfBackwardTarget(const float* x, const float* g, float* out, size_t n)
       }
       for (; i < m; ++i) {
         const float c = (cdf[i] + 1.0f) * 0.5f, p = xs[i] * (pdf[i] * kGeluInvSqrt2Pi);
-        out[at + i] = hn::GetLane(Canonicalize(d1, hn::Set(d1, g[at + i] * (c + p))));
+        out[at + i] = CanonicalScalar(g[at + i] * (c + p));
       }
     }
   });

@@ -27,9 +27,7 @@ constexpr size_t kRowBlock = 64;
 
 // The canonical sum of a row (NaN canonical) divided by d: SumAxis, then a division.
 HWY_INLINE float RowMean(const float* row, size_t d) {
-  float sum = SumContiguous(row, d);
-  if (sum != sum) sum = __builtin_nanf("");
-  return sum / static_cast<float>(d);
+  return CanonicalScalar(SumContiguous(row, d)) / static_cast<float>(d);
 }
 
 }  // namespace
@@ -75,13 +73,12 @@ void LayerNormRowsTarget(const float* x, const float* weight, const float* bias,
           if (bias != nullptr) y = hn::Add(y, hn::LoadU(df, bias + j));
           hn::StoreU(Canonicalize(df, y), df, o + j);
         }
-        const hn::CappedTag<float, 1> d1;
         for (; j < d; ++j) {
           const float v = (row[j] - means[r]) * rstd[r0 + r];
           float y = weight != nullptr ? v * weight[j] : v;
           if (bias != nullptr) y = y + bias[j];
-          xh[j] = hn::GetLane(Canonicalize(d1, hn::Set(d1, v)));
-          o[j] = hn::GetLane(Canonicalize(d1, hn::Set(d1, y)));
+          xh[j] = CanonicalScalar(v);
+          o[j] = CanonicalScalar(y);
         }
       }
     }
@@ -120,11 +117,7 @@ void LayerNormRowsBackwardTarget(const float* g, const float* weight, const floa
         const auto projected = hn::Mul(hn::LoadU(df, xr + j), v2);
         hn::StoreU(Canonicalize(df, hn::Mul(hn::Sub(centered, projected), vr)), df, out + j);
       }
-      const hn::CappedTag<float, 1> d1;
-      for (; j < d; ++j) {
-        const float v = ((dxhat[j] - m1) - xr[j] * m2) * rstd[r];
-        out[j] = hn::GetLane(Canonicalize(d1, hn::Set(d1, v)));
-      }
+      for (; j < d; ++j) out[j] = CanonicalScalar(((dxhat[j] - m1) - xr[j] * m2) * rstd[r]);
     }
   });
 }

@@ -38,11 +38,7 @@ HWY_INLINE void RowScalar(const float* a, float s, float* out, size_t n) {
     const auto v = hn::LoadU(df, a + j);
     hn::StoreU(Canonicalize(df, kDivide ? hn::Div(v, vs) : hn::Sub(v, vs)), df, out + j);
   }
-  const hn::CappedTag<float, 1> d1;
-  for (; j < n; ++j) {
-    const float v = kDivide ? a[j] / s : a[j] - s;
-    out[j] = hn::GetLane(Canonicalize(d1, hn::Set(d1, v)));
-  }
+  for (; j < n; ++j) out[j] = CanonicalScalar(kDivide ? a[j] / s : a[j] - s);
 }
 
 template <bool kLog>
@@ -64,10 +60,7 @@ void SoftmaxRows(const float* x, size_t rows, size_t cols, float* out) {
         RowScalar<false>(x + (r0 + r) * cols, maxes[r], shifted + r * cols, cols);
       }
       Math(MathFn::kExp, shifted, exps, block * cols);
-      for (size_t r = 0; r < block; ++r) {
-        const float total = SumContiguous(exps + r * cols, cols);
-        totals[r] = total != total ? __builtin_nanf("") : total;
-      }
+      for (size_t r = 0; r < block; ++r) totals[r] = CanonicalScalar(SumContiguous(exps + r * cols, cols));
       if (kLog) {
         Math(MathFn::kLog, totals, totals, block);
         for (size_t r = 0; r < block; ++r) RowScalar<false>(shifted + r * cols, totals[r], shifted + r * cols, cols);
