@@ -92,7 +92,7 @@ void GemmTarget(const GemmArgs& g, ThreadPool* pool) {
 // At the end the pending partials are added from the lowest level up. That is the tree of
 // adjacent pairs level by level with an odd last one moving up: a pair forms at the level where
 // both of its halves are complete, and an odd partial waits until the final fold.
-// kTileRows: 6 (MicroKernelGrouped, A packed or read in place) or kGroupedTallRows (a transposed A,
+// kTileRows: 6 (MicroKernelGrouped, A packed or read in place) or kTallRows (a transposed A,
 // packed in panels of that many rows).
 template <size_t kTileRows>
 void GemmBatchGroupedImpl(const GemmArgs& g, size_t k_per_group, ThreadPool* pool) {
@@ -189,9 +189,9 @@ void GemmBatchGroupedImpl(const GemmArgs& g, size_t k_per_group, ThreadPool* poo
 }
 
 void GemmBatchGroupedTarget(const GemmArgs& g, size_t k_per_group, ThreadPool* pool) {
-  if constexpr (kGroupedTallRows != 0) {
+  if constexpr (kTallRows != 0) {
     if (g.trans_a) {
-      GemmBatchGroupedImpl<kGroupedTallRows>(g, k_per_group, pool);
+      GemmBatchGroupedImpl<kTallRows>(g, k_per_group, pool);
       return;
     }
   }

@@ -22,8 +22,9 @@ inline float FromBits(uint32_t u) {
   return x;
 }
 
-// Deterministic test values: a mix of ordinary numbers and every special class.
-inline std::vector<float> MixedValues(size_t n, uint32_t seed) {
+// Deterministic test values: a mix of ordinary numbers and every special class, about one value
+// in special_every special (a third of those infinite or NaN: a sum of many of them is NaN).
+inline std::vector<float> MixedValues(size_t n, uint32_t seed, uint32_t special_every = 7) {
   static const uint32_t kSpecials[] = {
       0x00000000u, 0x80000000u,  // +-0
       0x00000001u, 0x807FFFFFu,  // subnormals
@@ -36,7 +37,7 @@ inline std::vector<float> MixedValues(size_t n, uint32_t seed) {
   uint32_t state = seed * 2654435761u + 12345u;
   for (size_t i = 0; i < n; ++i) {
     state = state * 1664525u + 1013904223u;
-    if (state % 7 == 0) {
+    if (state % special_every == 0) {
       out[i] = FromBits(kSpecials[(state >> 8) % (sizeof(kSpecials) / 4)]);
     } else {
       // |x| in about [2^-10, 2^10), either sign.
