@@ -100,15 +100,22 @@ Grads MatmulGrad(const Node& node, const Tensor& g) {
       const int64_t k = a.size(-1), n = b.size(-1), rows = a.numel() / (k == 0 ? 1 : k);
       const Tensor a2 = ContiguousData(a, "matmul").Reshape({rows, k});
       const Tensor g2 = ContiguousData(g, "matmul").Reshape({rows, n});
-      Tensor gb = Tensor::Empty({k, n});
+      // A right operand that is a transposed view (a Linear layer's W^T) gets its gradient made in
+      // W's layout, g2^T a2, and returned transposed, so W gets it contiguous instead of a copy.
+      // The same bits: each output's products are those of a2^T g2 (a*b == b*a), in the same order.
+      const bool w_layout = b.grad_fn() && b.strides() == Shape{1, k} && k > 1 && n > 1;
+      const Tensor& left = w_layout ? g2 : a2;
+      const Tensor& right = w_layout ? a2 : g2;
       simd::GemmArgs args;
       args.trans_a = true;
-      args.m = k; args.n = n; args.k = rows;
-      args.a = a2.data_f32(); args.lda = k;
-      args.b = g2.data_f32(); args.ldb = n;
-      args.c = gb.data_f32(); args.ldc = n;
+      args.m = static_cast<size_t>(left.size(1)); args.n = static_cast<size_t>(right.size(1));
+      args.k = static_cast<size_t>(rows);
+      Tensor gb = Tensor::Empty({left.size(1), right.size(1)});
+      args.a = left.data_f32(); args.lda = args.m;
+      args.b = right.data_f32(); args.ldb = args.n;
+      args.c = gb.data_f32(); args.ldc = args.n;
       GemmBatchGrouped(args, kBatchGroup);
-      out[1] = gb;
+      out[1] = w_layout ? gb.Transpose(0, 1) : gb;
     } else {
       out[1] = Matmul(a.Transpose(-1, -2), g);
     }

@@ -49,9 +49,10 @@ Tensor CausalSelfAttention::Forward(const Tensor& x) {
   LOCKSTEP_REQUIRE(x.dim() == 3, "attention: expected [B, T, C], got " << ShapeString(x.shape()));
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2), hs = C / n_head_;
   const Tensor qkv = (*c_attn)(x);
-  // [B, T, C] -> [B, n_head, T, hs] for each of q, k, v.
+  // [B, T, C] -> [B, n_head, T, hs] for each of q, k, v: views of qkv (the products read their rows
+  // 3C apart), not copies.
   auto heads = [&](int64_t part) {
-    return qkv.Slice(2, part * C, (part + 1) * C).Reshape({B, T, n_head_, hs}).Transpose(1, 2);
+    return qkv.Slice(2, part * C, (part + 1) * C).View({B, T, n_head_, hs}).Transpose(1, 2);
   };
   const Tensor q = heads(0), k = heads(1), v = heads(2);
   // nanoGPT's manual attention: (q @ k^T) * (1 / sqrt(hs)), causal mask, softmax, dropout, @ v.

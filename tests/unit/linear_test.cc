@@ -32,5 +32,23 @@ TEST_CASE("Linear with a bias equals matmul then add, values and gradients") {
   Compare({70, 45}, true);  // a strided input: matmul and add as two ops
 }
 
+// A right operand that is a transposed view (W^T) gets its batch-grouped gradient made in W's
+// layout: the bits of the gradient of a contiguous W^T, and W's gradient contiguous (not copied).
+TEST_CASE("matmul's gradient for a transposed weight equals the contiguous operand's, in W's layout") {
+  for (const Shape& x_shape : {Shape{100, 45}, Shape{3, 50, 45}}) {
+    const int64_t in = x_shape.back(), out = 37;
+    Tensor x = testing::SeededValues(x_shape, 5), w = testing::SeededValues({out, in}, 6);
+    Tensor wt_leaf = w.Transpose(0, 1).Contiguous();
+    w.RequiresGrad();
+    wt_leaf.RequiresGrad();
+    const Tensor weights = testing::SeededValues(Shape(x_shape.begin(), x_shape.end() - 1), 7).Reshape({-1, 1});
+    const Tensor y1 = Matmul(x, w.Transpose(0, 1)), y2 = Matmul(x, wt_leaf);
+    Sum(Mul(y1.Reshape({-1, out}), weights)).Backward();
+    Sum(Mul(y2.Reshape({-1, out}), weights)).Backward();
+    CHECK(w.grad().is_contiguous());
+    CHECK(testing::DifferingBits(w.grad(), wt_leaf.grad().Transpose(0, 1)) == 0);
+  }
+}
+
 }  // namespace
 }  // namespace lockstep
