@@ -117,8 +117,18 @@ HWY_INLINE void PackB(const GemmArgs& g, size_t p0, size_t kc, size_t j0, size_t
       continue;
     }
     float* dst = out;
-    for (size_t p = 0; p < kc; ++p, dst += nr) {  // a row of B: the valid columns, then zeros
-      memcpy(dst, g.b + (p0 + p) * g.ldb + j0 + c, valid * sizeof(float));
+    const float* src = g.b + p0 * g.ldb + j0 + c;
+    if (valid == nr) {  // whole rows of two vectors (a libc call per row cost more than the copy)
+      const hn::ScalableTag<float> d;
+      const size_t N = hn::Lanes(d);
+      for (size_t p = 0; p < kc; ++p, dst += nr, src += g.ldb) {
+        hn::StoreU(hn::LoadU(d, src), d, dst);
+        hn::StoreU(hn::LoadU(d, src + N), d, dst + N);
+      }
+      continue;
+    }
+    for (size_t p = 0; p < kc; ++p, dst += nr, src += g.ldb) {  // the valid columns, then zeros
+      memcpy(dst, src, valid * sizeof(float));
       for (size_t jj = valid; jj < nr; ++jj) dst[jj] = 0.0f;
     }
   }

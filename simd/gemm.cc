@@ -173,8 +173,9 @@ void GemmBatchGroupedImpl(const GemmArgs& g, size_t k_per_group, ThreadPool* poo
           float* c = g.c + (i0 + ir) * g.ldc + j0 + jr;
           for (size_t r = 0; r < tile_rows; ++r) {
             float* row = partial + r * nr;
-            for (size_t q = 0; q < nr; q += N) hn::StoreU(Canonicalize(d, hn::LoadU(d, row + q)), d, row + q);
-            memcpy(c + r * g.ldc, partial + r * nr, tile_cols * sizeof(float));
+            float* to = tile_cols == nr ? c + r * g.ldc : row;  // a partial tile through a copy
+            for (size_t q = 0; q < nr; q += N) hn::StoreU(Canonicalize(d, hn::LoadU(d, row + q)), d, to + q);
+            if (tile_cols < nr) memcpy(c + r * g.ldc, row, tile_cols * sizeof(float));
           }
         }
       }
