@@ -30,8 +30,14 @@ thread_local bool in_pool_task = false;  // set while this thread runs a pool ta
 
 // How long a worker keeps looking for the next job before it sleeps: long enough to bridge the
 // serial code between the parallel kernels of a training step, short enough not to take a core
-// from other programs for long.
+// from other programs for long. WebAssembly's serial code runs slower and its wake-up is a
+// round trip through JavaScript (Atomics.notify): with 100 us, a worker slept through most gaps
+// of the LeNet-5 step, and the caller ran most of each short kernel alone before it woke.
+#if defined(__EMSCRIPTEN__)
+constexpr auto kSpin = std::chrono::microseconds(2000);
+#else
 constexpr auto kSpin = std::chrono::microseconds(100);
+#endif
 
 void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -89,6 +89,7 @@ TEST_CASE("2x2 max pooling gives the same bits for 1, 2 and 3 threads") {
     INFO("threads " << threads);
     Check(600, 28, 28, 11, &pool);
     Check(37, 10, 11, 12, &pool);
+    Check(1600, 8, 8, 13, &pool);  // LeNet-5's second pool: split above 2^16 elements
   }
 }
 
