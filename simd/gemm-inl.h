@@ -9,8 +9,6 @@
 
 #include <string.h>
 
-#include <vector>
-
 #include "hwy/highway.h"
 #include "simd/contract-inl.h"
 #include "simd/gemm.h"
@@ -76,18 +74,11 @@ HWY_INLINE void PackTransposing(const float* src, size_t ld, size_t valid, size_
   }
 }
 
-// Packs op(A)[i0 : i0+rows, p0 : p0+kc] as panels of kPanelRows rows: panel r holds, for each p,
-// kPanelRows consecutive values (zero past the last row). A row-major A is a transposing copy
-// (PackTransposing); a transposed A's rows already hold consecutive values of op(A)'s rows.
+// Packs op(A)[i0 : i0+rows, p0 : p0+kc] of a transposed A (g.trans_a) as panels of kPanelRows
+// rows: panel r holds, for each p, kPanelRows consecutive values (zero past the last row). Only the
+// batch-grouped product packs A (its panels span the whole K); elsewhere A is read in place.
 template <size_t kPanelRows = kGemmRows>
 HWY_INLINE void PackA(const GemmArgs& g, size_t i0, size_t rows, size_t p0, size_t kc, float* out) {
-  if (!g.trans_a) {
-    for (size_t r = 0; r < rows; r += kPanelRows, out += kc * kPanelRows) {
-      const size_t valid = rows - r < kPanelRows ? rows - r : kPanelRows;
-      PackTransposing(g.a + (i0 + r) * g.lda + p0, g.lda, valid, kPanelRows, kc, out);
-    }
-    return;
-  }
   // Row p of the stored matrix holds step p of every panel: read it once, in order, and deal it
   // out to the panels (reading each panel down the rows would touch a new cache line per step).
   const size_t full = rows / kPanelRows, rest = rows % kPanelRows;
@@ -375,11 +366,6 @@ HWY_INLINE bool BInPlace(const GemmArgs& g, size_t kc) {
   return !g.trans_b && g.m <= 128 && kc <= 128 && g.ldb * kc <= (size_t{1} << 16);
 }
 
-// Column panels a row block must span before a row-major A is packed for the tall tile. Measured
-// against the 6-row tile reading A in place: 4 panels -7%, 12 panels -2%, 16 even, 32 (1024^3)
-// +5% at best and +15% typical, where six rows of A 4 KiB apart also share an L1 set.
-constexpr size_t kTallMinPanels = 24;
-
 template <class D>
 HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, size_t j0, size_t jr0,
                              size_t cols, size_t p0, size_t kc, bool accumulate,
@@ -389,26 +375,13 @@ HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, siz
   HWY_ALIGN float edge_bias[2 * hn::MaxLanes(D())];
   const size_t a_step = g.trans_a ? g.lda : 1;
   const bool add_bias = g.bias != nullptr && p0 + kc == g.k;  // after the last K block
-  // Rows [0, tall) run in tall tiles where the column panels are full (kTallRows targets): a
-  // transposed A read in place, a row-major one packed for this K block.
+  // Rows [0, tall) of a transposed A run in tall tiles where the column panels are full
+  // (kTallRows targets), A read in place: twelve consecutive floats per step. A row-major A keeps
+  // the 6-row tile: packing it for the tall one did not pay once B's blocks fit L2 (kBlockCols).
   size_t tall = 0;
-  const float* tall_a = nullptr;
-  size_t tall_step = 0;
   if constexpr (kTallRows != 0) {
     constexpr size_t kTile = kTallRows != 0 ? kTallRows : 1;  // (this branch is discarded when 0)
-    tall = rows / kTile * kTile;
-    if (g.trans_a) {
-      tall_a = g.a + p0 * g.lda + i0;
-      tall_step = g.lda;
-    } else if (tall != 0 && cols / nr >= kTallMinPanels) {
-      thread_local std::vector<float> packed_a;
-      packed_a.resize(tall * kc);
-      PackA<kTallRows>(g, i0, tall, p0, kc, packed_a.data());
-      tall_a = packed_a.data();
-      tall_step = kTallRows;
-    } else {
-      tall = 0;
-    }
+    if (g.trans_a) tall = rows / kTile * kTile;
   }
   for (size_t jr = jr0; jr < jr0 + cols; jr += nr) {
     const size_t tile_cols = jr0 + cols - jr < nr ? jr0 + cols - jr : nr;
@@ -433,8 +406,7 @@ HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, siz
             __builtin_prefetch(next + r * g.ldc + nr - 1, 1);
           }
         }
-        const float* a = g.trans_a ? tall_a + ir : tall_a + ir * kc;
-        MicroKernelTall(d, a, tall_step, bp, b_step, kc, c, g.ldc, accumulate, bias);
+        MicroKernelTall(d, g.a + p0 * g.lda + i0 + ir, g.lda, bp, b_step, kc, c, g.ldc, accumulate, bias);
         ir += kTallRows;
         continue;
       }
