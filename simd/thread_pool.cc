@@ -88,28 +88,26 @@ bool ThreadPool::WaitForJob(uint64_t* seen) {
     if (i % 64 == 0 && std::chrono::steady_clock::now() >= deadline) break;
   }
   std::unique_lock<std::mutex> lock(mutex_);
-  ++sleepers_;
-  work_ready_.wait(lock, [&] { return stopping_ || generation_.load(std::memory_order_relaxed) != *seen; });
-  --sleepers_;
-  *seen = generation_.load(std::memory_order_relaxed);
-  return !stopping_;
+  // Counted before the predicate reads generation_ (both sequentially consistent): a caller that
+  // bumps generation_ then reads sleepers_ == 0 is one this worker's predicate sees.
+  sleepers_.fetch_add(1);
+  work_ready_.wait(lock, [&] { return stopping_.load() || generation_.load() != *seen; });
+  sleepers_.fetch_sub(1);
+  *seen = generation_.load();
+  return !stopping_.load();
 }
 
 void ThreadPool::WorkerLoop(size_t worker) {
   uint64_t seen = 0;
   while (WaitForJob(&seen)) {
-    const Task* task;
-    size_t count;
-    {
-      // Join only the job just seen, and only while it is open: a worker that woke too late
-      // touches nothing of it (the caller may have returned already).
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!open_ || generation_.load(std::memory_order_relaxed) != seen) continue;
-      task = task_;
-      count = count_;
-      joined_.fetch_add(1, std::memory_order_relaxed);
+    // Join only the job just seen, and only while it is open: a worker that came too late touches
+    // nothing of it (the caller may have returned already). Counted in first, then checked.
+    joined_.fetch_add(1);
+    if (!open_.load() || generation_.load() != seen) {
+      joined_.fetch_sub(1, std::memory_order_release);
+      continue;
     }
-    RunTasks(*task, count, worker);
+    RunTasks(*task_, count_, worker);
     joined_.fetch_sub(1, std::memory_order_release);
   }
 }
@@ -120,26 +118,23 @@ void ThreadPool::ParallelFor(size_t count, const Task& task) {
     return;
   }
   std::lock_guard<std::mutex> caller(caller_mutex_, std::adopt_lock);
-  bool wake;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    task_ = &task;
-    count_ = count;
-    next_.store(0, std::memory_order_relaxed);
-    done_.store(0, std::memory_order_relaxed);
-    open_ = true;
-    generation_.fetch_add(1, std::memory_order_release);
-    wake = sleepers_ != 0;
+  task_ = &task;
+  count_ = count;
+  next_.store(0, std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
+  open_.store(true);  // publishes the fields above to a worker that sees it open
+  generation_.fetch_add(1);
+  if (sleepers_.load() != 0) {
+    // A worker between counting itself asleep and waiting holds mutex_: taking it here means the
+    // worker either reads the new generation or is already waiting and gets the notification.
+    { std::lock_guard<std::mutex> lock(mutex_); }
+    work_ready_.notify_all();
   }
-  if (wake) work_ready_.notify_all();
   RunTasks(task, count, 0);
   SpinUntil([&] { return done_.load(std::memory_order_acquire) == count; });
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    open_ = false;
-    task_ = nullptr;
-  }
-  // Workers that joined leave as soon as they find no task to take.
+  open_.store(false);
+  // Workers that joined leave as soon as they find no task to take; one that counts itself in
+  // from now on sees the job closed.
   SpinUntil([&] { return joined_.load(std::memory_order_acquire) == 0; });
 }
 

@@ -45,14 +45,19 @@ class ThreadPool {
   // workers spin for a short while after each job before they sleep, so back-to-back jobs start
   // without a wake-up; the caller runs tasks too and waits only for tasks that were taken and for
   // workers that joined the job, never for a worker still asleep or waking up.
+  // Joining and closing a job take no lock (a contended one cost a futex round trip each in
+  // WebAssembly): a worker counts itself in joined_, then checks that the job it saw is still
+  // open; the caller closes it, then waits for joined_ to reach 0. Both sides use sequentially
+  // consistent operations, so either the worker sees the job closed or the caller sees it joined,
+  // and task_ and count_ stay valid while any worker is in.
   std::vector<std::thread> workers_;
   std::mutex caller_mutex_;  // held by the one caller whose tasks the workers run
-  std::mutex mutex_;         // the job's fields, open_, sleepers_; joining and closing a job
+  std::mutex mutex_;         // only for sleeping: work_ready_'s predicate
   std::condition_variable work_ready_;
-  const Task* task_ = nullptr;
+  const Task* task_ = nullptr;  // written before open_ and generation_ publish them
   size_t count_ = 0;
-  bool open_ = false;    // workers may join the current job
-  size_t sleepers_ = 0;  // workers waiting on work_ready_
+  std::atomic<bool> open_{false};     // workers may join the current job
+  std::atomic<size_t> sleepers_{0};   // workers going to sleep or asleep on work_ready_
   std::atomic<bool> stopping_{false};
   // Each on its own cache line: spinning workers read generation_ while tasks are claimed and
   // finished on the others.
