@@ -42,24 +42,24 @@ Tensor OneMinus(const Tensor& t) { return AddScalar(Neg(t), 1.0f); }
 
 // Per-channel sums of a [N, C, P] tensor over (sample, position), batch-grouped -> [C]: the rows
 // (sample, position) of [N * P, C] in groups of kBatchGroup samples, each group's column a
-// canonical sum, the groups combined pairwise (BatchGroupedSumRows). Each channel's sequence is
-// copied to a contiguous row first ([C, N * P], runs of P floats), where the sums run at full
-// vector width.
+// canonical sum, the groups combined pairwise (BatchGroupedSumRows). Each group is copied
+// channel-major first ([C, samples * P], runs of P floats): a channel's sequence is then a
+// contiguous row, summed at full vector width, and one call sums every channel of the group.
 Tensor ChannelSums(const Tensor& t, int64_t n, int64_t c, int64_t p) {
   if (parallel::CurrentBatch() != nullptr || n * p == 0) {
     const Tensor rows = ContiguousData(t.Reshape({n, c, p}).Permute({0, 2, 1}), "backward").Reshape({n * p, c});
     return BatchGroupedSumRows(rows, kBatchGroup * p);
   }
-  const Tensor channel_major = ContiguousData(t.Reshape({n, c, p}).Permute({1, 0, 2}), "backward");
+  const Tensor by_sample = t.Reshape({n, c, p});
   const int64_t groups = (n + kBatchGroup - 1) / kBatchGroup;
   Tensor partials = Tensor::Empty({groups, c});
   const Kernels kernels;
   for (int64_t grp = 0; grp < groups; ++grp) {
-    const int64_t samples = std::min(kBatchGroup, n - grp * kBatchGroup);
-    for (int64_t ch = 0; ch < c; ++ch) {
-      kernels.SumAxis(channel_major.data_f32() + (ch * n + grp * kBatchGroup) * p, 1,
-                      static_cast<size_t>(samples * p), 1, partials.data_f32() + grp * c + ch);
-    }
+    const int64_t first = grp * kBatchGroup, samples = std::min(kBatchGroup, n - first);
+    const Tensor channel_major =
+        ContiguousData(by_sample.Slice(0, first, first + samples).Permute({1, 0, 2}), "backward");
+    kernels.SumAxis(channel_major.data_f32(), static_cast<size_t>(c), static_cast<size_t>(samples * p), 1,
+                    partials.data_f32() + grp * c);
   }
   CombinePairwise(partials.data_f32(), groups, c);
   return groups == 1 ? partials.Reshape({c}) : partials.Slice(0, 0, 1).Reshape({c});
@@ -250,13 +250,14 @@ Grads PoolGrad(const Node& node, const Tensor& g_in) {
   const Tensor g = ContiguousData(g_in, "pool");
   const Shape& in = node.inputs[0].shape();
   const int64_t planes = in[0] * in[1], h = in[2], w = in[3], ho = g.size(2), wo = g.size(3);
-  Tensor dx = Tensor::Zeros(in);
   const auto& v = node.ints;  // kernel_h, kernel_w, stride_h, stride_w, padding_h, padding_w
-  if (node.kind == OpKind::kMaxPool2d) {
+  if (node.kind == OpKind::kMaxPool2d) {  // the kernel writes every element of dx
+    Tensor dx = Tensor::Empty(in);
     const Pool2dOptions o{v[0], v[1], v[2], v[3], v[4], v[5]};
     Kernels().MaxPoolBackward(MaxPoolCall(in, ho, wo, o), g.data_f32(), node.saved[0].data_i64(), dx.data_f32());
     return {dx};
   }
+  Tensor dx = Tensor::Zeros(in);
   // Average: v[6], v[7] the end padding, v[8] whether padded positions count in the divisor.
   for (int64_t plane = 0; plane < planes; ++plane) {
     for (int64_t oy = 0; oy < ho; ++oy) {

@@ -68,11 +68,13 @@ void CopyIntoPadded(const ConvShape& s, const float* x, size_t plane, float* xpa
   }
 }
 
-// Runs body(first, count) over chunks of samples, on the pool when the work is worth it.
+// Runs body(first, count) over chunks of samples, on the pool when the work is worth it: at
+// least min_work in all (multiply-adds; or floats moved, for the copies of the weight gradient).
 template <class Body>
-void ForSampleChunks(size_t samples, size_t work_per_sample, ThreadPool* pool, const Body& body) {
+void ForSampleChunks(size_t samples, size_t work_per_sample, ThreadPool* pool, const Body& body,
+                     size_t min_work = size_t{1} << 18) {
   const size_t threads = pool == nullptr ? 1 : pool->num_threads();
-  const bool parallel = threads > 1 && samples > 1 && samples * work_per_sample >= (size_t{1} << 18);
+  const bool parallel = threads > 1 && samples > 1 && samples * work_per_sample >= min_work;
   if (!parallel) {
     body(0, samples);
     return;
@@ -84,6 +86,14 @@ void ForSampleChunks(size_t samples, size_t work_per_sample, ThreadPool* pool, c
     const size_t first = chunk * per_chunk;
     body(first, samples - first < per_chunk ? samples - first : per_chunk);
   });
+}
+
+// A scratch vector of at least n elements. It never shrinks: the layers of a model ask for
+// different sizes in turn, and growing a vector back value-initialises (zero-fills) its new part,
+// a serial pass over memory the caller overwrites anyway.
+float* AtLeast(std::vector<float>* v, size_t n) {
+  if (v->size() < n) v->resize(n);
+  return v->data();
 }
 
 // Weights [rows, K] packed per tile of kConvTileRows rows: tile t holds [K][rows_t].
@@ -342,11 +352,11 @@ void ConvWeightGradTarget(const ConvShape& s, const float* dy, const float* x, s
   // Phase 1, per sample: dY transposed to [position][co_pad] (zero past c_out), and the padded
   // input where there is padding.
   thread_local std::vector<float> dyt_buffer, xpad_buffer, partials_buffer;  // kept: no allocation per call
-  dyt_buffer.resize(s.samples * positions * co_pad);
-  xpad_buffer.resize(padded ? s.samples * sample_floats : 0);
-  float* const dyt = dyt_buffer.data();
-  float* const xpad = xpad_buffer.data();
-  ForSampleChunks(s.samples, s.c_out * positions, pool, [&](size_t first, size_t count) {
+  float* const dyt = AtLeast(&dyt_buffer, s.samples * positions * co_pad);
+  float* const xpad = padded ? AtLeast(&xpad_buffer, s.samples * sample_floats) : nullptr;
+  // Plain copies: worth the pool from fewer floats than the multiply-adds are.
+  const size_t moved_per_sample = positions * co_pad + (padded ? sample_floats : 0);
+  ForSampleChunks(s.samples, moved_per_sample, pool, [&](size_t first, size_t count) {
     for (size_t n = first; n < first + count; ++n) {
       const float* g = dy + n * s.y_sample_stride;
       float* t = dyt + n * positions * co_pad;
@@ -361,13 +371,12 @@ void ConvWeightGradTarget(const ConvShape& s, const float* dy, const float* x, s
         CopyIntoPadded(s, x + n * s.x_sample_stride, plane, xp);
       }
     }
-  });
+  }, size_t{1} << 16);
   // Phase 2: group partials [group][vector][tap][lanes], one task per (group, tap tile, vector).
   const size_t groups = (s.samples + samples_per_group - 1) / samples_per_group;
   const size_t tile_taps = kWeightGradTileTaps;
   const size_t tiles = (k + tile_taps - 1) / tile_taps;
-  partials_buffer.resize(groups * vectors * k * lanes);
-  float* const partials = partials_buffer.data();
+  float* const partials = AtLeast(&partials_buffer, groups * vectors * k * lanes);
   const size_t tasks = groups * tiles * vectors;
   auto run = [&](size_t task, size_t /*worker*/) {
     const size_t grp = task / (tiles * vectors), tile = (task / vectors) % tiles, v = task % vectors;

@@ -222,13 +222,15 @@ void MaxPoolForward(const backend::PoolCall& p, const float* x, float* out, int6
 }
 
 void MaxPoolBackward(const backend::PoolCall& p, const float* grad, const int64_t* argmax, float* dx) {
-  const int64_t per_plane = p.h_out * p.w_out;
-  // Planes are independent (each adds into its own plane of dx, in increasing output order), so
-  // groups of planes of about 2^15 outputs run on the thread pool.
-  const size_t planes_per_chunk = per_plane >= 32768 ? 1 : static_cast<size_t>(32768 / (per_plane == 0 ? 1 : per_plane));
+  const int64_t per_plane = p.h_out * p.w_out, plane_size = p.h * p.w;
+  // Planes are independent (each is zeroed, then added into in increasing output order), so
+  // groups of planes of about 2^15 floats written and read run on the thread pool.
+  const int64_t work = per_plane + plane_size;
+  const size_t planes_per_chunk = work >= 32768 ? 1 : static_cast<size_t>(32768 / (work == 0 ? 1 : work));
   simd::ForEachChunk(static_cast<size_t>(p.planes), planes_per_chunk, [&](size_t first, size_t count) {
     for (int64_t plane = static_cast<int64_t>(first); plane < static_cast<int64_t>(first + count); ++plane) {
-      float* target = dx + plane * p.h * p.w;
+      float* target = dx + plane * plane_size;
+      std::fill(target, target + plane_size, 0.0f);
       for (int64_t q = 0; q < per_plane; ++q) {
         const int64_t at = plane * per_plane + q;
         target[argmax[at]] = CanonicalSum(target[argmax[at]], grad[at]);

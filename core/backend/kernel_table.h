@@ -19,7 +19,7 @@ namespace backend {
 
 // Bumped whenever the table's layout or a kernel's meaning changes; a plugin built for another
 // version is refused with both versions named.
-constexpr uint32_t kKernelTableAbi = 4;
+constexpr uint32_t kKernelTableAbi = 5;
 
 // The same values as simd::BinaryOp, simd::UnaryOp and simd::MathFn (checked where the CPU table
 // is built).
@@ -176,8 +176,9 @@ struct KernelTable {
   int (*conv2d_input_grad)(const Conv2dCall* call, const float* dy, const float* w, float* dx);
   int (*conv2d_weight_grad)(const Conv2dCall* call, const float* dy, const float* x, float* dw);
   // Max pooling: the first maximum in row-major window order by the contract's order (NaN above
-  // all, +0 above -0) wins; argmax is its index in the plane. The backward pass adds each output
-  // gradient to dx at its argmax, in increasing output order per plane.
+  // all, +0 above -0) wins; argmax is its index in the plane. The backward pass writes every
+  // element of dx: +0, then each output gradient added at its argmax, in increasing output order
+  // per plane (since ABI 5; it used to add into a dx the caller had zeroed).
   int (*max_pool_forward)(const PoolCall* call, const float* x, float* out, int64_t* argmax);
   int (*max_pool_backward)(const PoolCall* call, const float* grad, const int64_t* argmax, float* dx);
   // Embedding: out[i] = table[ids[i]] (rows of dim); the backward pass adds grad row i to

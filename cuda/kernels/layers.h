@@ -116,7 +116,7 @@ struct MaxPoolForwardBody {
   }
 };
 
-// One plane: its output gradients added at their argmax in increasing output order.
+// One plane: +0, then its output gradients added at their argmax in increasing output order.
 struct MaxPoolBackwardBody {
   PoolCall p;
   const float* grad;
@@ -125,6 +125,7 @@ struct MaxPoolBackwardBody {
   LS_HD void operator()(size_t plane) const {
     const int64_t per_plane = p.h_out * p.w_out;
     float* target = dx + static_cast<int64_t>(plane) * p.h * p.w;
+    for (int64_t e = 0; e < p.h * p.w; ++e) target[e] = 0.0f;
     for (int64_t q = 0; q < per_plane; ++q) {
       const int64_t at = static_cast<int64_t>(plane) * per_plane + q;
       target[argmax[at]] = Canonical(target[argmax[at]] + grad[at]);
