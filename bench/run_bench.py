@@ -16,6 +16,7 @@ import gzip
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -221,16 +222,32 @@ def main():
         # Five samples: a 2-worker step waits for the slower worker, so a busy neighbour on either
         # core shows as outliers; the median of more samples finds the typical step.
         wsteps = ["--steps", "5" if args.quick else "15", "--samples", "5"]
-        rates = {1: [], 2: []}
+        step_script = ["node", os.path.join(ROOT, "bench", "wasm", "lenet_lockstep.mjs"), "--build", "threads"]
+        # The same 1-thread step pinned to each of the first two cores, in the same rounds: where a
+        # neighbour slows one core (a virtual machine's), 2 threads can gain at most the slower
+        # core's share over a 1-thread run that happened to land on the faster one.
+        pin = shutil.which("taskset") is not None and (os.cpu_count() or 1) >= 2
+        rates = {1: [], 2: [], "cpu0": [], "cpu1": []}
         for r in range(args.rounds):
-            for t in ([1, 2] if r % 2 == 0 else [2, 1]):
-                out = run(["node", os.path.join(ROOT, "bench", "wasm", "lenet_lockstep.mjs"), "--build", "threads",
-                           "--threads", str(t)] + wsteps)[0]
+            for t in ([1, 2] if r % 2 == 0 else [2, 1]) + (["cpu0", "cpu1"] if pin else []):
+                if isinstance(t, int):
+                    out = run(step_script + ["--threads", str(t)] + wsteps)[0]
+                else:
+                    out = run(["taskset", "-c", t[3:]] + step_script + ["--threads", "1"] + wsteps)[0]
                 rates[t].append(float(re.search(r"train steps/s median=([0-9.]+)", out).group(1)))
         a, b = statistics.median(rates[2]), statistics.median(rates[1])
         print("  wasm threads: %s (2 threads) vs %s (1 thread) steps/s" % (rates[2], rates[1]), flush=True)
         rows.append(("WebAssembly threads build (Node): LeNet-5 training step on 2 threads vs 1 (target >= 1.6)",
                      "%.1f steps/s" % a, "%.1f steps/s on 1 thread" % b, a / b))
+        if pin:
+            c0, c1 = statistics.median(rates["cpu0"]), statistics.median(rates["cpu1"])
+            print("  wasm 1 thread pinned: %s (CPU 0) vs %s (CPU 1) steps/s" % (rates["cpu0"], rates["cpu1"]),
+                  flush=True)
+            # Which core is the slower one can change between rounds: the ratio is per round.
+            slower = statistics.median(min(x, y) / max(x, y) for x, y in zip(rates["cpu0"], rates["cpu1"]))
+            rows.append(("WebAssembly threads build, 1 thread pinned to CPU 0 vs CPU 1 (this machine's two cores; "
+                         "ratio: the slower core's speed / the faster's, median of the rounds)",
+                         "%.1f steps/s on CPU 0" % c0, "%.1f steps/s on CPU 1" % c1, slower))
     else:
         notes.append("The npm package has no threads module (tools/build-npm-package): no WebAssembly threads row.")
 
