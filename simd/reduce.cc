@@ -49,10 +49,9 @@ float Sum(const float* x, size_t n) {
 }
 
 void SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {
-  // Each outer slice is its own sums: slices of about 2^15 floats in all run on the thread pool.
-  constexpr size_t kChunkFloats = size_t{1} << 15;
-  const size_t slice = len * inner, per_chunk = slice >= kChunkFloats ? 1 : kChunkFloats / (slice == 0 ? 1 : slice);
-  ForEachChunk(outer, per_chunk, [&](size_t first, size_t count) {
+  // Each outer slice is its own sums, so groups of slices run on the thread pool.
+  const size_t slice = len * inner;
+  ForEachItemChunk(outer, slice, [&](size_t first, size_t count) {
     HWY_DYNAMIC_DISPATCH(SumAxisTarget)(x + first * slice, count, len, inner, out + first * inner);
   });
   Unary(UnaryOp::kCanonicalize, out, out, outer * inner);  // NaN payloads differ by platform

@@ -99,6 +99,16 @@ void ForEachChunk(size_t n, size_t chunk, const Body& body) {
   });
 }
 
+// ForEachChunk over `items` independent items of `item_size` elements each, in chunks of about
+// 2^15 elements (at least one item): small enough to spread over the pool, large enough that a
+// task's work outweighs handing it out.
+template <class Body>
+void ForEachItemChunk(size_t items, size_t item_size, const Body& body) {
+  constexpr size_t kChunkElements = size_t{1} << 15;
+  const size_t per_chunk = item_size >= kChunkElements ? 1 : kChunkElements / (item_size == 0 ? 1 : item_size);
+  ForEachChunk(items, per_chunk, body);
+}
+
 }  // namespace simd
 }  // namespace lockstep
 

@@ -133,9 +133,8 @@ void StridedCopy(const backend::StridedCopyCall& c) {
     StridedCopyRange(c);
     return;
   }
-  const int64_t per_index = n / c.shape[0];
-  const size_t indices_per_chunk = static_cast<size_t>(per_index >= kChunkElements ? 1 : kChunkElements / per_index);
-  simd::ForEachChunk(static_cast<size_t>(c.shape[0]), indices_per_chunk, [&](size_t first, size_t count) {
+  const size_t per_index = static_cast<size_t>(n / c.shape[0]);
+  simd::ForEachItemChunk(static_cast<size_t>(c.shape[0]), per_index, [&](size_t first, size_t count) {
     backend::StridedCopyCall part = c;
     part.shape[0] = static_cast<int64_t>(count);
     part.src = static_cast<const uint32_t*>(c.src) + static_cast<int64_t>(first) * c.src_strides[0];
@@ -224,10 +223,9 @@ void MaxPoolForward(const backend::PoolCall& p, const float* x, float* out, int6
 void MaxPoolBackward(const backend::PoolCall& p, const float* grad, const int64_t* argmax, float* dx) {
   const int64_t per_plane = p.h_out * p.w_out, plane_size = p.h * p.w;
   // Planes are independent (each is zeroed, then added into in increasing output order), so
-  // groups of planes of about 2^15 floats written and read run on the thread pool.
-  const int64_t work = per_plane + plane_size;
-  const size_t planes_per_chunk = work >= 32768 ? 1 : static_cast<size_t>(32768 / (work == 0 ? 1 : work));
-  simd::ForEachChunk(static_cast<size_t>(p.planes), planes_per_chunk, [&](size_t first, size_t count) {
+  // groups of planes (floats read and written) run on the thread pool.
+  const size_t work = static_cast<size_t>(per_plane + plane_size);
+  simd::ForEachItemChunk(static_cast<size_t>(p.planes), work, [&](size_t first, size_t count) {
     for (int64_t plane = static_cast<int64_t>(first); plane < static_cast<int64_t>(first + count); ++plane) {
       float* target = dx + plane * plane_size;
       std::fill(target, target + plane_size, 0.0f);
