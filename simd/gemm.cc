@@ -29,21 +29,31 @@ constexpr size_t kMaxBlockRows = 144;  // multiple of kGemmRows and kTallRows
 // The batch-grouped product's panel budgets, in floats (measured at the GPT's weight gradients).
 constexpr size_t kGroupedBFloats = 256 * 1024, kGroupedAFloats = 144 * 256;
 
-// How a product is split into independent tasks: row blocks of C (at most max_rows rows, whole
-// register tiles), and per column block, chunks of whole panels when there are fewer row blocks
-// than tasks wanted. Which task computes a tile never changes its sums.
+// How a product is split into independent tasks: row blocks of C (whole register tiles, at most
+// max_rows rows), and per column block, chunks of whole panels when there are fewer row blocks
+// than tasks wanted. The tiles are dealt out evenly (blocks differ by one tile at most): a block
+// of the remainder's size would leave one thread waiting for the other (100 rows as 30, 30, 30
+// and 10 ran at 1.5x on 2 threads). Which task computes a tile never changes its sums.
 struct TaskSplit {
   bool parallel;
-  size_t want_tasks, block_rows, row_blocks;
-  TaskSplit(const GemmArgs& g, ThreadPool* pool, size_t max_rows, size_t tile_rows = kGemmRows) {
+  size_t want_tasks, row_blocks, tile_rows, base_tiles, extra_tiles;
+  TaskSplit(const GemmArgs& g, ThreadPool* pool, size_t max_rows, size_t tile = kGemmRows) : tile_rows(tile) {
     const size_t threads = pool == nullptr ? 1 : pool->num_threads();
     // Small products are not worth waking threads for; the result is the same either way.
     parallel = threads > 1 && g.m * g.n * g.k >= (size_t{1} << 18);
     want_tasks = parallel ? 2 * threads : 1;
-    block_rows = (g.m + want_tasks - 1) / want_tasks;
-    block_rows = (block_rows + tile_rows - 1) / tile_rows * tile_rows;
-    if (block_rows > max_rows) block_rows = max_rows;
-    row_blocks = (g.m + block_rows - 1) / block_rows;
+    const size_t tiles = (g.m + tile_rows - 1) / tile_rows, max_tiles = max_rows / tile_rows;
+    row_blocks = tiles < want_tasks ? tiles : want_tasks;
+    if (row_blocks * max_tiles < tiles) row_blocks = (tiles + max_tiles - 1) / max_tiles;
+    if (row_blocks == 0) row_blocks = 1;
+    base_tiles = tiles / row_blocks;
+    extra_tiles = tiles % row_blocks;  // the first blocks take one tile more
+  }
+  // Row block rb: its first row and its number of rows.
+  void Rows(const GemmArgs& g, size_t rb, size_t* i0, size_t* rows) const {
+    *i0 = (rb * base_tiles + (rb < extra_tiles ? rb : extra_tiles)) * tile_rows;
+    const size_t want = (base_tiles + (rb < extra_tiles ? 1 : 0)) * tile_rows;
+    *rows = g.m - *i0 < want ? g.m - *i0 : want;
   }
   // Column chunks of a block of `panels` panels: their count, and panels per chunk.
   void Columns(size_t panels, size_t* chunks, size_t* panels_per_chunk) const {
@@ -59,7 +69,7 @@ void GemmTarget(const GemmArgs& g, ThreadPool* pool) {
   const size_t nr = 2 * hn::Lanes(d);
   const TaskSplit split(g, pool, kMaxBlockRows);
   const bool parallel = split.parallel;
-  const size_t block_rows = split.block_rows, row_blocks = split.row_blocks;
+  const size_t row_blocks = split.row_blocks;
 
   thread_local std::vector<float> packed_b;
   packed_b.resize(kBlockDepth * kBlockCols);
@@ -78,8 +88,8 @@ void GemmTarget(const GemmArgs& g, ThreadPool* pool) {
       const float* shared_b = packed_b.data();
       auto run_task = [&](size_t task, size_t /*worker*/) {
         const size_t rb = task / col_chunks, cc = task % col_chunks;
-        const size_t i0 = rb * block_rows;
-        const size_t rows = g.m - i0 < block_rows ? g.m - i0 : block_rows;
+        size_t i0, rows;
+        split.Rows(g, rb, &i0, &rows);
         const size_t jr0 = cc * panels_per_chunk * nr;
         const size_t chunk_end = jr0 + panels_per_chunk * nr < cols ? jr0 + panels_per_chunk * nr : cols;
         GemmRowBlock(d, g, i0, rows, j0, jr0, chunk_end - jr0, p0, kc, p0 != 0, shared_b);
@@ -121,7 +131,6 @@ void GemmBatchGroupedImpl(const GemmArgs& g, size_t k_per_group, ThreadPool* poo
   max_rows = max_rows < kTileRows ? kTileRows : max_rows > kMaxBlockRows ? kMaxBlockRows : max_rows;
   const TaskSplit split(g, pool, max_rows, kTileRows);
   const bool parallel = split.parallel;
-  const size_t block_rows = split.block_rows;
 
   thread_local std::vector<float> packed_b;
   packed_b.resize(g.k * block_cols < nr ? nr : g.k * block_cols);
@@ -139,8 +148,8 @@ void GemmBatchGroupedImpl(const GemmArgs& g, size_t k_per_group, ThreadPool* poo
       float* partial = scratch.data();      // the group just computed
       float* pending = partial + tile;      // pending[level * tile]: one partial waiting per level
       const size_t rb = task / col_chunks, cc = task % col_chunks;
-      const size_t i0 = rb * block_rows;
-      const size_t rows = g.m - i0 < block_rows ? g.m - i0 : block_rows;
+      size_t i0, rows;
+      split.Rows(g, rb, &i0, &rows);
       const size_t jr0 = cc * panels_per_chunk * nr;
       const size_t chunk_end = jr0 + panels_per_chunk * nr < cols ? jr0 + panels_per_chunk * nr : cols;
       // A transposed A is packed here (read in place, each of its steps would be a new cache line
