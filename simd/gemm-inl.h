@@ -416,6 +416,14 @@ HWY_INLINE void GemmRowBlock(D d, const GemmArgs& g, size_t i0, size_t rows, siz
       const bool consecutive = g.trans_a && tile_rows == kGemmRows;
       ir += kGemmRows;
       if (tile_rows == kGemmRows && tile_cols == nr) {
+        // The next tile's C ahead of its loads, as for the tall tile: rows ldc apart.
+        if (accumulate && ir < rows) {
+          const float* next = c + kGemmRows * g.ldc;
+          for (size_t r = 0; r < kGemmRows; ++r) {
+            __builtin_prefetch(next + r * g.ldc, 1);
+            __builtin_prefetch(next + r * g.ldc + nr - 1, 1);
+          }
+        }
         MicroKernel(d, a_rows, a_step, consecutive, bp, b_step, kc, c, g.ldc, accumulate, bias);
         continue;
       }
