@@ -6,6 +6,7 @@
 // last line is the hash of the trained model, the same for every build and thread count.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { lenetStep } from './lenet_step.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -17,15 +18,7 @@ const { load } = await import(path.resolve(arg('--package', path.join(root, 'bui
 const build = arg('--build', 'simd');
 const ls = await load(build === 'threads' ? { build, threads: Number(arg('--threads', 1)) } : { build });
 
-const model = ls.models.lenet5({ seed: 1 });
-const optimizer = new ls.optim.Adam(model, { lr: 1e-3 });
-const x = ls.randn([100, 1, 28, 28], { seed: 2 });
-const y = ls.tensor(Array.from({ length: 100 }, (_, i) => i % 10), undefined, { dtype: 'int64' });
-const step = () => ls.scope(() => {
-  optimizer.zeroGrad();
-  ls.nn.functional.crossEntropy(model.train().forward(x), y).backward();
-  optimizer.step();
-});
+const { model, x, step } = lenetStep(ls);
 const infer = () => ls.scope(() => ls.noGrad(() => model.eval().forward(x).toArray()));
 
 function measure(fn, count) {

@@ -7,6 +7,7 @@
 // models' hashes (the same steps on 1 and 2 threads must give the same bits).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { lenetStep } from './lenet_step.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -19,15 +20,7 @@ const { load } = await import(path.resolve(arg('--package', path.join(root, 'bui
 const instances = [];
 for (const threads of [1, 2]) {
   const ls = await load({ build: 'threads', threads });
-  const model = ls.models.lenet5({ seed: 1 });
-  const optimizer = new ls.optim.Adam(model, { lr: 1e-3 });
-  const x = ls.randn([100, 1, 28, 28], { seed: 2 });
-  const y = ls.tensor(Array.from({ length: 100 }, (_, i) => i % 10), undefined, { dtype: 'int64' });
-  const step = () => ls.scope(() => {
-    optimizer.zeroGrad();
-    ls.nn.functional.crossEntropy(model.train().forward(x), y).backward();
-    optimizer.step();
-  });
+  const { model, x, step } = lenetStep(ls);
   for (let i = 0; i < 3; ++i) step();
   instances.push({ ls, model, threads, step, rates: [] });
 }
