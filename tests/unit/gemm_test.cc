@@ -74,7 +74,7 @@ TEST_CASE("gemm equals the definition for all transposes, edge sizes and targets
     // blocks.
     const size_t shapes[][3] = {{1, 1, 1},  {5, 7, 3},   {6, 16, 9},  {13, 33, 17},
                                 {48, 256, 40}, {50, 260, 300}, {7, 1, 600}, {1, 70, 5}, {3, 4, 0},
-                                {29, 790, 500}};
+                                {29, 790, 500}, {7, 1, 1700}, {20, 200, 900}};
     for (const auto& s : shapes) problems.push_back({ta, tb, s[0], s[1], s[2]});
   }
   testing::ForEachTarget([&](const simd::Target&) {
