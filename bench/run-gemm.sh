@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ -n "$rounds" ] || rounds=$([ $quick = 1 ] && echo 2 || echo 3)
+[ -n "$rounds" ] || rounds=$([ $quick = 1 ] && echo 2 || echo 5)
 common=(--clock "$clock")
 [ $quick = 1 ] && common+=(--quick)
 [ -n "$sizes" ] && common+=(--sizes "$sizes")
