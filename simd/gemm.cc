@@ -85,8 +85,9 @@ void GemmTarget(const GemmArgs& g, ThreadPool* pool) {
     const size_t depth = cols <= kBlockCols / 2 ? 2 * kBlockDepth : kBlockDepth;
     for (size_t p0 = 0, kc = 0; p0 < g.k; p0 += kc) {
       kc = g.k - p0 < depth ? g.k - p0 : depth;
-      // A short last block (under half a block) is evened out with the one before it: K = 512 runs
-      // as 256 + 256, not 384 + 128, whose second pass over C did little work (1024x128x512 -3%).
+      // A short last block (under half a block) is evened out with the one before it: in a wide
+      // column block K = 512 runs as 256 + 256, not 384 + 128, whose second pass over C did little
+      // work (-3% when 1024x128x512 still ran in blocks of 384).
       const size_t rest = g.k - p0 - kc;
       if (rest != 0 && rest < depth / 2) kc = (kc + rest + 1) / 2;
       PackB(g, p0, kc, j0, cols, nr, packed_b.data(), BInPlace(g, kc));
