@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -79,13 +80,22 @@ void ForSampleChunks(size_t samples, size_t work_per_sample, ThreadPool* pool, c
     body(0, samples);
     return;
   }
-  size_t chunks = 4 * threads < samples ? 4 * threads : samples;
+  // Many small chunks, taken in turn by whichever thread is free: this machine's two cores can
+  // run at different speeds, and an even split leaves the fast one waiting for the slow one.
+  size_t chunks = 16 * threads < samples ? 16 * threads : samples;
   const size_t per_chunk = (samples + chunks - 1) / chunks;
   chunks = (samples + per_chunk - 1) / per_chunk;
   pool->ParallelFor(chunks, [&](size_t chunk, size_t /*worker*/) {
     const size_t first = chunk * per_chunk;
     body(first, samples - first < per_chunk ? samples - first : per_chunk);
   });
+}
+
+// A number for each kernel call: a chunk sets up its thread's scratch (zeroing the parts that stay
+// zero) only when that thread has not done so in this call, so small chunks cost no extra passes.
+uint64_t NewCallId() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1) + 1;
 }
 
 // A scratch vector of at least n elements. It never shrinks: the layers of a model ask for
@@ -171,10 +181,15 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
   }
   std::vector<float> packed(s.c_out * k);
   PackRowTiles(w, s.c_out, k, packed.data());
+  const uint64_t call = NewCallId();
   ForSampleChunks(s.samples, s.c_out * k * positions, pool, [&](size_t first, size_t count) {
     thread_local std::vector<float> source, ypad;
-    source.assign(direct ? s.c_in * plane + Slack(d) : k * ld, 0.0f);  // borders and slack stay zero
-    ypad.resize(s.c_out * ld);
+    thread_local uint64_t prepared = 0;
+    if (prepared != call) {
+      source.assign(direct ? s.c_in * plane + Slack(d) : k * ld, 0.0f);  // borders and slack stay zero
+      ypad.resize(s.c_out * ld);
+      prepared = call;
+    }
     for (size_t n = first; n < first + count; ++n) {
       if (direct) {
         CopyIntoPadded(s, x + n * s.x_sample_stride, plane, source.data());
@@ -221,10 +236,15 @@ void ConvInputGradColumns(const ConvShape& s, const float* dy, const float* pack
   const size_t k = Taps(s), positions = s.h_out * s.w_out, ld = positions + Slack(d);
   std::vector<int64_t> row_off(s.c_out);
   for (size_t co = 0; co < s.c_out; ++co) row_off[co] = static_cast<int64_t>(co * ld);
+  const uint64_t call = NewCallId();
   ForSampleChunks(s.samples, s.c_out * k * positions, pool, [&](size_t first, size_t count) {
     thread_local std::vector<float> dyc, cols;
-    dyc.assign(s.c_out * ld, 0.0f);  // the slack stays zero
-    cols.resize(k * ld);
+    thread_local uint64_t prepared = 0;
+    if (prepared != call) {
+      dyc.assign(s.c_out * ld, 0.0f);  // the slack stays zero
+      cols.resize(k * ld);
+      prepared = call;
+    }
     for (size_t n = first; n < first + count; ++n) {
       for (size_t co = 0; co < s.c_out; ++co) {
         memcpy(dyc.data() + co * ld, dy + n * s.y_sample_stride + co * positions, positions * sizeof(float));
@@ -268,11 +288,16 @@ void ConvInputGradTarget(const ConvShape& s, const float* dy, const float* w, fl
   for (size_t i = 0; i < s.c_out * k; ++i) finite = finite && w[i] - w[i] == 0.0f;
   if (!finite || s.stride_h != 1 || s.stride_w != 1) return ConvInputGradColumns(s, dy, packed.data(), dx, pool);
   const bool padded = s.pad_h != 0 || s.pad_w != 0;
+  const uint64_t call = NewCallId();
   ForSampleChunks(s.samples, s.c_out * k * positions, pool, [&](size_t first, size_t count) {
     thread_local std::vector<float> dypad, cols, plane_buffer;
-    dypad.assign(s.c_out * ld, 0.0f);  // columns ox >= w_out stay zero
-    cols.assign(k * row, 0.0f);        // the margins stay zero
-    plane_buffer.resize(plane + Slack(d));
+    thread_local uint64_t prepared = 0;
+    if (prepared != call) {
+      dypad.assign(s.c_out * ld, 0.0f);  // columns ox >= w_out stay zero
+      cols.assign(k * row, 0.0f);        // the margins stay zero
+      plane_buffer.resize(plane + Slack(d));
+      prepared = call;
+    }
     for (size_t n = first; n < first + count; ++n) {
       const float* g = dy + n * s.y_sample_stride;
       for (size_t co = 0; co < s.c_out; ++co) {

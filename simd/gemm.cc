@@ -41,7 +41,7 @@ struct TaskSplit {
     const size_t threads = pool == nullptr ? 1 : pool->num_threads();
     // Small products are not worth waking threads for; the result is the same either way.
     parallel = threads > 1 && g.m * g.n * g.k >= (size_t{1} << 18);
-    want_tasks = parallel ? 2 * threads : 1;
+    want_tasks = parallel ? 4 * threads : 1;
     const size_t tiles = (g.m + tile_rows - 1) / tile_rows, max_tiles = max_rows / tile_rows;
     row_blocks = tiles < want_tasks ? tiles : want_tasks;
     if (row_blocks * max_tiles < tiles) row_blocks = (tiles + max_tiles - 1) / max_tiles;

@@ -120,7 +120,8 @@ void MaxPool2x2Target(const float* x, size_t planes, size_t h, size_t w, size_t 
     run(0, planes);
     return;
   }
-  const size_t chunks = planes < 4 * threads ? planes : 4 * threads;
+  // Many small chunks: a faster core takes more of them (the conv.cc sample chunks do the same).
+  const size_t chunks = planes < 16 * threads ? planes : 16 * threads;
   const size_t per_chunk = (planes + chunks - 1) / chunks;
   pool->ParallelFor((planes + per_chunk - 1) / per_chunk, [&](size_t chunk, size_t /*worker*/) {
     const size_t first = chunk * per_chunk;

@@ -12,6 +12,8 @@ ThreadPool::ThreadPool(size_t num_threads) {
 #if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
   num_threads = 1;  // the single-thread WebAssembly builds have no threads to start
 #endif
+  if (num_threads < 1) num_threads = 1;
+  ranges_.reset(new Range[num_threads]);
   for (size_t w = 1; w < num_threads; ++w) workers_.emplace_back([this, w] { WorkerLoop(w); });
 }
 
@@ -61,14 +63,18 @@ void SpinUntil(const Done& done) {
 
 }  // namespace
 
-void ThreadPool::RunTasks(const Task& task, size_t count, size_t worker) {
+void ThreadPool::RunTasks(const Task& task, size_t worker) {
   in_pool_task = true;
   size_t finished = 0;
-  for (;;) {
-    const size_t index = next_.fetch_add(1, std::memory_order_relaxed);
-    if (index >= count) break;
-    task(index, worker);
-    ++finished;
+  const size_t threads = num_threads();
+  for (size_t r = 0; r < threads; ++r) {  // its own range first, then the others in turn
+    Range& range = ranges_[(worker + r) % threads];
+    for (;;) {
+      const size_t index = range.next.fetch_add(1, std::memory_order_relaxed);
+      if (index >= range.end) break;
+      task(index, worker);
+      ++finished;
+    }
   }
   in_pool_task = false;
   if (finished != 0) done_.fetch_add(finished, std::memory_order_release);  // publishes the outputs
@@ -107,7 +113,7 @@ void ThreadPool::WorkerLoop(size_t worker) {
       joined_.fetch_sub(1, std::memory_order_release);
       continue;
     }
-    RunTasks(*task_, count_, worker);
+    RunTasks(*task_, worker);
     joined_.fetch_sub(1, std::memory_order_release);
   }
 }
@@ -119,8 +125,11 @@ void ThreadPool::ParallelFor(size_t count, const Task& task) {
   }
   std::lock_guard<std::mutex> caller(caller_mutex_, std::adopt_lock);
   task_ = &task;
-  count_ = count;
-  next_.store(0, std::memory_order_relaxed);
+  const size_t threads = num_threads();
+  for (size_t w = 0; w < threads; ++w) {
+    ranges_[w].next.store(w * count / threads, std::memory_order_relaxed);
+    ranges_[w].end = (w + 1) * count / threads;
+  }
   done_.store(0, std::memory_order_relaxed);
   open_.store(true);  // publishes the fields above to a worker that sees it open
   generation_.fetch_add(1);
@@ -130,7 +139,7 @@ void ThreadPool::ParallelFor(size_t count, const Task& task) {
     { std::lock_guard<std::mutex> lock(mutex_); }
     work_ready_.notify_all();
   }
-  RunTasks(task, count, 0);
+  RunTasks(task, 0);
   SpinUntil([&] { return done_.load(std::memory_order_acquire) == count; });
   open_.store(false);
   // Workers that joined leave as soon as they find no task to take; one that counts itself in

@@ -39,7 +39,7 @@ class ThreadPool {
   using Task = std::function<void(size_t, size_t)>;
   void WorkerLoop(size_t worker);
   bool WaitForJob(uint64_t* seen);
-  void RunTasks(const Task& task, size_t count, size_t worker);
+  void RunTasks(const Task& task, size_t worker);
 
   // Why it is built this way (a training step calls it hundreds of times, often on little work):
   // workers spin for a short while after each job before they sleep, so back-to-back jobs start
@@ -49,20 +49,27 @@ class ThreadPool {
   // WebAssembly): a worker counts itself in joined_, then checks that the job it saw is still
   // open; the caller closes it, then waits for joined_ to reach 0. Both sides use sequentially
   // consistent operations, so either the worker sees the job closed or the caller sees it joined,
-  // and task_ and count_ stay valid while any worker is in.
+  // and task_ and ranges_ stay valid while any worker is in.
+  // Thread w first takes the tasks of its own range, the w-th of num_threads() contiguous
+  // ranges, then those left in the others. Consecutive kernels over one batch split it alike, so
+  // each thread mostly reads what it wrote itself, still in its own core's cache: taken in one
+  // shared order, half of every pass over an activation read the other core's writes.
+  struct alignas(64) Range {
+    std::atomic<size_t> next{0};  // the next task index to claim
+    size_t end = 0;               // written before open_ publishes it
+  };
+  std::unique_ptr<Range[]> ranges_;
   std::vector<std::thread> workers_;
   std::mutex caller_mutex_;  // held by the one caller whose tasks the workers run
   std::mutex mutex_;         // only for sleeping: work_ready_'s predicate
   std::condition_variable work_ready_;
-  const Task* task_ = nullptr;  // written before open_ and generation_ publish them
-  size_t count_ = 0;
+  const Task* task_ = nullptr;  // written before open_ and generation_ publish it
   std::atomic<bool> open_{false};     // workers may join the current job
   std::atomic<size_t> sleepers_{0};   // workers going to sleep or asleep on work_ready_
   std::atomic<bool> stopping_{false};
   // Each on its own cache line: spinning workers read generation_ while tasks are claimed and
   // finished on the others.
   alignas(64) std::atomic<uint64_t> generation_{0};  // bumped by every job
-  alignas(64) std::atomic<size_t> next_{0};          // the next task index to claim
   alignas(64) std::atomic<size_t> done_{0};          // tasks finished
   alignas(64) std::atomic<size_t> joined_{0};        // workers inside the current job
 };

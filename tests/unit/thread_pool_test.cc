@@ -75,6 +75,27 @@ TEST_CASE("several threads calling one pool at once each get all their tasks run
   for (std::thread& t : callers) t.join();
   CHECK(failures.load() == 0);
 }
+
+TEST_CASE("each thread starts on its own contiguous range of the tasks") {
+  // Every thread's first task waits (up to 10 s) until both threads are in one, so neither can
+  // take the other's range first: the caller starts at task 0, the worker at task count / 2.
+  ThreadPool pool(2);
+  for (size_t count : {2, 9, 40}) {
+    std::atomic<int> entered{0};
+    std::atomic<size_t> first[2] = {{count}, {count}};
+    pool.ParallelFor(count, [&](size_t i, size_t worker) {
+      size_t none = count;
+      if (!first[worker].compare_exchange_strong(none, i)) return;
+      entered.fetch_add(1);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (entered.load() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    });
+    CHECK(entered.load() == 2);
+    CHECK(first[0].load() == 0);
+    CHECK(first[1].load() == count / 2);
+  }
+}
+
 #endif
 
 TEST_CASE("pools created and destroyed right after a job, workers spinning or asleep") {
