@@ -80,8 +80,8 @@ void ForSampleChunks(size_t samples, size_t work_per_sample, ThreadPool* pool, c
     body(0, samples);
     return;
   }
-  // Many small chunks, taken in turn by whichever thread is free: this machine's two cores can
-  // run at different speeds, and an even split leaves the fast one waiting for the slow one.
+  // Many small chunks: each thread starts on its own contiguous share of them (the pool's ranges)
+  // and then helps with what is left of the other's, so a faster core ends up with more.
   size_t chunks = 16 * threads < samples ? 16 * threads : samples;
   const size_t per_chunk = (samples + chunks - 1) / chunks;
   chunks = (samples + per_chunk - 1) / per_chunk;
