@@ -2,8 +2,9 @@
 # `make bench`: every benchmark against its peers, in one run on this machine.
 #   1. GEMM GFLOP/s against OpenBLAS and PyTorch, with the no-FMA peak (bench/run-gemm.sh)
 #      -> bench/results/gemm.md
-#   2. training steps per second (MNIST LeNet-5, the GPT example) against PyTorch with 1 and 2
-#      threads, peak memory, cold start, library and WebAssembly sizes (bench/run_bench.py)
+#   2. training steps per second (MNIST LeNet-5, the GPT example) on 1 and 2 threads against
+#      PyTorch at its fastest setting on as many threads or fewer (bench/peers/torch_settings.py),
+#      peak and working memory, cold start, library and WebAssembly sizes (bench/run_bench.py)
 #      -> bench/results/train.md
 #   3. data-parallel training over Open MPI: the GPT example with 1, 2 and 4 ranks, bytes per step
 #      against a ring all-reduce, and PyTorch DDP's 1-rank and 2-rank weights compared

@@ -8,7 +8,14 @@ Each measurement runs as its own process, lockstep and peer alternating (odd rou
 even rounds the peer first), so a busy machine hits both alike; the table gives medians over the
 rounds and the ratio lockstep / peer (above 1: lockstep is faster or smaller). Five rounds by
 default: on a shared machine a 3-round median of the GPT step swung by 5% between runs of the same
-code. Peak memory is the process's maximum resident set (ru_maxrss from wait4).
+code. PyTorch's training steps are first measured under each setting of
+bench/peers/torch_settings.py at each thread count (--screen-rounds rounds, settings alternating;
+a setting's best round counts, since a busy machine only ever slows a run down); lockstep on T
+threads is then compared with the fastest of them on at most T threads, measured again in the
+alternating rounds. Peak memory is the process's maximum resident set (ru_maxrss from
+wait4, or the peak before the baseline where that was higher); training's working memory is the
+peak after the baseline (after start-up or imports and the batch) minus the resident size at it,
+read alike on both sides (bench/rss.h, bench/peers/rss.py).
 """
 import argparse
 import glob
@@ -44,11 +51,28 @@ def rate_of(out):
     return float(m.group(1))
 
 
-def peer_env():
+def peer_env(extra=None):
     env = dict(os.environ)
     for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # they force a slower OpenBLAS kernel
         env.pop(var, None)
+    for var, value in (extra or {}).items():
+        env[var] = value + (":" + env[var] if var == "LD_LIBRARY_PATH" and env.get(var) else "")
     return env
+
+
+def rss_of(out):
+    """(whole-process peak before the baseline, baseline, peak after it) in MB from `rss ...`."""
+    m = re.search(r"rss baseline_kb=([0-9]+) startup_peak_kb=([0-9]+) peak_kb=([0-9]+)", out)
+    return int(m.group(2)) / 1024.0, int(m.group(1)) / 1024.0, int(m.group(3)) / 1024.0
+
+
+def openblas_kernel(extra=None):
+    """The OpenBLAS build and kernel PyTorch loads in the peers' environment."""
+    probe = ("import ctypes, torch\n"
+             "lib = ctypes.CDLL('libopenblas.so.0')\n"
+             "lib.openblas_get_config.restype = ctypes.c_char_p\n"
+             "print(lib.openblas_get_config().decode())\n")
+    return subprocess.run([PY, "-c", probe], env=peer_env(extra), capture_output=True, text=True).stdout.strip()
 
 
 def du(path):
@@ -115,6 +139,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", required=True, help="a Release build with lockstep_train_bench and the CLI")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--screen-rounds", type=int, default=2, help="rounds over PyTorch's settings")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--quick", action="store_true", help="fewer steps per sample")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "train.md"))
@@ -127,33 +152,65 @@ def main():
     steps = {"lenet": 10 if args.quick else 30, "gpt": 2 if args.quick else 10}
     rows, notes = [], []
 
-    # --- training steps per second --------------------------------------------------------------
+    # --- PyTorch's settings: each one at each thread count, to find its fastest here ---------------
+    sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+    import torch_settings
+    peer = [PY, os.path.join(ROOT, "bench", "peers", "train_peers.py")]
+    screen = {}  # (model, threads, label) -> steps/s of each round
+    for model in ("lenet", "gpt"):
+        for r in range(1 if args.quick else args.screen_rounds):
+            for t in threads:
+                candidates = torch_settings.settings(t)
+                for label, extra, flags in (candidates if r % 2 == 0 else candidates[::-1]):
+                    out = run(peer + ["--model", model, "--threads", str(t), "--steps", str(steps[model]),
+                                      "--samples", "3"] + flags, env=peer_env(extra))[0]
+                    screen.setdefault((model, t, label), []).append(rate_of(out))
+        for t in threads:
+            print("  torch %s %d thread(s): %s" % (model, t, ", ".join(
+                "%s %s" % (label, screen[(model, t, label)]) for label, _, _ in torch_settings.settings(t))), flush=True)
+
+    def best_setting(model, most):
+        """(threads, label, env, args) of PyTorch's fastest setting on at most `most` threads."""
+        tried = [(max(screen[(model, t, label)]), t, label, extra, flags)
+                 for t in threads if t <= most for label, extra, flags in torch_settings.settings(t)]
+        return max(tried, key=lambda x: x[0])[1:]
+
+    # --- training steps per second: lockstep on T threads, PyTorch at its best on at most T -------
     for model in ("lenet", "gpt"):
         for t in threads:
+            pt, label, extra, flags = best_setting(model, t)
             ours, theirs, mem_ours, mem_theirs = [], [], [], []
-            common = ["--model", model, "--threads", str(t), "--steps", str(steps[model]), "--samples", "3"]
+            common = ["--model", model, "--steps", str(steps[model]), "--samples", "3"] + (["--rss", "1"] if t == 1 else [])
             for r in range(args.rounds):
                 order = ["ls", "torch"] if r % 2 == 0 else ["torch", "ls"]
                 for who in order:
                     if who == "ls":
-                        out, mem, _ = run([bench] + common)
+                        out, mem, _ = run([bench, "--threads", str(t)] + common)
                         ours.append(rate_of(out))
-                        mem_ours.append(mem)
+                        mem_ours.append((mem, out))
                     else:
-                        out, mem, _ = run([PY, os.path.join(ROOT, "bench", "peers", "train_peers.py")] + common,
-                                          env=peer_env())
+                        out, mem, _ = run(peer + ["--threads", str(pt)] + common + flags, env=peer_env(extra))
                         theirs.append(rate_of(out))
-                        mem_theirs.append(mem)
-                print("  %s %d thread(s): lockstep %s, torch %s steps/s" % (model, t, ours, theirs), flush=True)
+                        mem_theirs.append((mem, out))
+            print("  %s %d thread(s): lockstep %s, torch (%d thread(s), %s) %s steps/s"
+                  % (model, t, ours, pt, label, theirs), flush=True)
             a, b = statistics.median(ours), statistics.median(theirs)
             name = "MNIST LeNet-5 training step (batch 100)" if model == "lenet" else \
                 "GPT small training step (2 x 16 x 64 tokens)"
-            rows.append((name + ", %d thread%s" % (t, "s" if t > 1 else ""), "%.1f steps/s" % a,
-                         "%.1f steps/s" % b, a / b))
+            rows.append((name + ", %d thread%s; PyTorch at its fastest setting on at most %d thread%s"
+                         % (t, "s" if t > 1 else "", t, "s" if t > 1 else ""), "%.1f steps/s" % a,
+                         "%.1f steps/s on %d thread%s, %s" % (b, pt, "s" if pt > 1 else "", label), a / b))
             if t == 1:
-                ma, mb = statistics.median(mem_ours), statistics.median(mem_theirs)
-                rows.append(("peak memory, %s run" % ("LeNet" if model == "lenet" else "GPT"), "%.0f MB" % ma,
-                             "%.0f MB" % mb, mb / ma))
+                run_name = "LeNet" if model == "lenet" else "GPT"
+                whole, working = [], []
+                for side in (mem_ours, mem_theirs):
+                    whole.append(statistics.median(max(mem, rss_of(out)[0]) for mem, out in side))
+                    working.append(statistics.median(rss_of(out)[2] - rss_of(out)[1] for _, out in side))
+                rows.append(("peak memory, %s run" % run_name, "%.0f MB" % whole[0], "%.0f MB" % whole[1],
+                             whole[1] / whole[0]))
+                rows.append(("working memory, %s run (peak minus the resident size after start-up or imports "
+                             "and the batch)" % run_name, "%.1f MB" % working[0], "%.1f MB" % working[1],
+                             working[1] / working[0]))
 
     # --- tracing (docs/diagnostics.md): the LeNet-5 step traced against untraced, same process ------
     for t in threads:
@@ -337,6 +394,19 @@ def main():
     for name, a, b, ratio in rows:
         lines.append("| %s | %s | %s | %s |" % (name, a, b, "%.2f" % ratio if ratio is not None else "-"))
     lines += [""] + notes
+    lines += ["", "## PyTorch's training steps under each setting", "",
+              "Steps per second, the best of %d round%s, settings alternating (bench/peers/torch_settings.py; "
+              "\"as shipped\": OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and torch.set_num_threads set to the thread "
+              "count, the other settings change only what they name). The rows above compare lockstep with the "
+              "fastest of these on at most as many threads, measured again. OpenBLAS as PyTorch loads it here: %s; "
+              "with its OpenMP build: %s." % (1 if args.quick else args.screen_rounds,
+                                             "" if args.quick or args.screen_rounds == 1 else "s",
+                                             openblas_kernel(), openblas_kernel({"LD_LIBRARY_PATH": torch_settings.OPENBLAS_OPENMP})),
+              "", "| PyTorch setting | threads | LeNet-5 steps/s | GPT steps/s |", "|---|---|---|---|"]
+    for t in threads:
+        for label, _, _ in torch_settings.settings(t):
+            lines.append("| %s | %d | %.1f | %.2f |" % (label, t, max(screen[("lenet", t, label)]),
+                                                       max(screen[("gpt", t, label)])))
     report = "\n".join(lines) + "\n"
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:

@@ -4,7 +4,7 @@
 //   lockstep <model> threads=T steps/s median=M min=A max=B
 //
 //   lockstep_train_bench --model lenet|gpt [--threads T] [--steps N] [--warmup W] [--samples S]
-//                        [--trace-overhead 1] [--memory-stats 1]
+//                        [--trace-overhead 1] [--memory-stats 1] [--rss 1]
 // With --trace-overhead 1, each sample runs the steps untraced and then traced (a trace kept in
 // memory: hashes and statistics of every op, docs/diagnostics.md) and the line reports both, the
 // overhead and the trace's bytes per step. The overhead is the median of each sample's traced time
@@ -12,6 +12,9 @@
 //   lockstep <model> threads=T traced steps/s median=M untraced median=U overhead=X% bytes/step=B
 // With --memory-stats 1 a second line gives the CPU's tensor storage (core/backend/caching_allocator.h):
 //   memory in_use=... held=... peak_in_use=... reused=... device_allocations=... device_releases=...
+// With --rss 1 a line gives the resident memory after start-up and the batch (bench/rss.h), the
+// baseline of the working-memory rows of bench/run_bench.py:
+//   rss baseline_kb=B startup_peak_kb=S peak_kb=P
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,7 @@
 #include "core/optim/optimizer.h"
 #include "core/random.h"
 #include "core/trace/trace.h"
+#include "rss.h"
 #include "simd/thread_pool.h"
 
 namespace {
@@ -42,14 +46,17 @@ Tensor RandomLabels(int64_t n, int64_t classes, uint64_t seed) {
   return Tensor::FromInt64({n}, y);
 }
 
-std::function<void()> LenetStep(std::shared_ptr<nn::Module>* model_out) {
-  auto model = models::MakeLeNet5(1);
-  *model_out = model;
-  auto optimizer = std::make_shared<optim::Adam>(model->NamedParameters(), optim::AdamOptions{});
+// Each builder makes its batch first, then marks the resident baseline (start-up and data), then
+// builds the model and optimizer, whose memory counts as training's like the steps' own.
+std::function<void()> LenetStep(std::shared_ptr<nn::Module>* model_out, lockstep_bench::RssBaseline* rss) {
   Generator g(1, "bench");
   Tensor x = Tensor::Zeros({100, 1, 28, 28});
   nn::NormalInit(x, 0.0f, 1.0f, g);
   const Tensor y = RandomLabels(100, 10, 3);
+  if (rss) rss->Mark();
+  auto model = models::MakeLeNet5(1);
+  *model_out = model;
+  auto optimizer = std::make_shared<optim::Adam>(model->NamedParameters(), optim::AdamOptions{});
   return [model, optimizer, x, y] {
     optimizer->ZeroGrad();
     CrossEntropy((*model)(x), y).Backward();
@@ -57,7 +64,18 @@ std::function<void()> LenetStep(std::shared_ptr<nn::Module>* model_out) {
   };
 }
 
-std::function<void()> GptStep(std::shared_ptr<nn::Module>* model_out) {
+std::function<void()> GptStep(std::shared_ptr<nn::Module>* model_out, lockstep_bench::RssBaseline* rss) {
+  std::vector<Tensor> xs, ys;
+  for (int m = 0; m < 2; ++m) {
+    std::vector<int64_t> ids(16 * 64), next(16 * 64);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      ids[i] = static_cast<int64_t>((i * 31 + m * 17) % 96);
+      next[i] = static_cast<int64_t>((i * 31 + m * 17 + 5) % 96);
+    }
+    xs.push_back(Tensor::FromInt64({16, 64}, ids));
+    ys.push_back(Tensor::FromInt64({16, 64}, next));
+  }
+  if (rss) rss->Mark();
   models::GptConfig c;
   c.vocab_size = 96;
   auto model = std::make_shared<models::Gpt>(c, 1);
@@ -70,16 +88,6 @@ std::function<void()> GptStep(std::shared_ptr<nn::Module>* model_out) {
   o.beta2 = 0.99f;
   o.decoupled_weight_decay = true;
   auto optimizer = std::make_shared<optim::Adam>(groups, o);
-  std::vector<Tensor> xs, ys;
-  for (int m = 0; m < 2; ++m) {
-    std::vector<int64_t> ids(16 * 64), next(16 * 64);
-    for (size_t i = 0; i < ids.size(); ++i) {
-      ids[i] = static_cast<int64_t>((i * 31 + m * 17) % 96);
-      next[i] = static_cast<int64_t>((i * 31 + m * 17 + 5) % 96);
-    }
-    xs.push_back(Tensor::FromInt64({16, 64}, ids));
-    ys.push_back(Tensor::FromInt64({16, 64}, next));
-  }
   const std::vector<Tensor> params = model->Parameters();
   return [model, optimizer, xs, ys, params] {
     model->Train();
@@ -94,7 +102,7 @@ std::function<void()> GptStep(std::shared_ptr<nn::Module>* model_out) {
 
 int main(int argc, char** argv) {
   std::string model_name;
-  int threads = 1, steps = 20, warmup = 3, samples = 5, trace_overhead = 0, memory_stats = 0;
+  int threads = 1, steps = 20, warmup = 3, samples = 5, trace_overhead = 0, memory_stats = 0, rss = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--model") model_name = argv[i + 1];
@@ -104,6 +112,7 @@ int main(int argc, char** argv) {
     else if (flag == "--samples") samples = atoi(argv[i + 1]);
     else if (flag == "--trace-overhead") trace_overhead = atoi(argv[i + 1]);
     else if (flag == "--memory-stats") memory_stats = atoi(argv[i + 1]);
+    else if (flag == "--rss") rss = atoi(argv[i + 1]);
     else {
       fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
@@ -115,7 +124,9 @@ int main(int argc, char** argv) {
   }
   simd::SetDefaultThreadCount(static_cast<size_t>(threads));
   std::shared_ptr<nn::Module> model;
-  const std::function<void()> step = model_name == "lenet" ? LenetStep(&model) : GptStep(&model);
+  lockstep_bench::RssBaseline baseline;
+  lockstep_bench::RssBaseline* mark = rss ? &baseline : nullptr;
+  const std::function<void()> step = model_name == "lenet" ? LenetStep(&model, mark) : GptStep(&model, mark);
   for (int i = 0; i < warmup; ++i) step();
   if (trace_overhead) {
     std::vector<double> plain, traced, ratios;
@@ -159,5 +170,6 @@ int main(int argc, char** argv) {
            m.in_use_bytes, m.held_bytes, m.peak_in_use_bytes, static_cast<unsigned long long>(m.reused),
            static_cast<unsigned long long>(m.device_allocations), static_cast<unsigned long long>(m.device_releases));
   }
+  if (rss) printf("%s\n", baseline.Report().c_str());
   return 0;
 }
