@@ -1,18 +1,24 @@
 #include "core/autograd.h"
 
+#include <atomic>
 #include <map>
 #include <set>
 
 #include "core/error.h"
 #include "core/ops.h"
 #include "core/trace/trace.h"
+#include "simd/fp_mode.h"
 
 namespace lockstep {
 
 namespace {
 
 thread_local bool grad_enabled = true;
-thread_local uint64_t next_sequence = 0;
+// One counter for the process: a graph may be built on several threads (a data loader's, a
+// worker pool's) and joined on another, and backward keys its pending nodes by sequence, so two
+// nodes must never share one. An input always exists before the op that uses it, so its number is
+// smaller on any thread; a graph built on one thread is numbered in its creation order as before.
+std::atomic<uint64_t> next_sequence{0};
 
 // Whether nothing but the caller refers to g or its storage, and g is a contiguous tensor filling
 // its storage: then it can become a leaf's gradient as it is.
@@ -58,7 +64,7 @@ bool NeedsGrad(const std::vector<Tensor>& inputs) {
 Node& RecordNode(Tensor& output, OpKind kind, std::vector<Tensor> inputs) {
   auto node = std::make_shared<Node>();
   node->kind = kind;
-  node->sequence = next_sequence++;
+  node->sequence = next_sequence.fetch_add(1, std::memory_order_relaxed);
   node->inputs = std::move(inputs);
   node->module = trace::CurrentModuleIndex();
   output.impl()->grad_fn = node;
@@ -105,6 +111,7 @@ void RunBackward(const Tensor& root, const Tensor& grad_output, bool retain_grap
                                                << " does not match the tensor's shape "
                                                << ShapeString(root.shape()));
   NoGradGuard no_grad;
+  const simd::ContractFloatingPointScope fp_mode;  // the backward rules' host loops too
   if (!root.grad_fn()) {  // a leaf
     Accumulate(root.impl()->grad, seed, true);
     return;

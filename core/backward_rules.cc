@@ -184,7 +184,7 @@ void NormInputGrad(const float* dxhat, const float* xhat, float sum_dxhat, float
   for (size_t i = 0; i < n; ++i) {
     const float centered = dxhat[i] - mean_dxhat;
     const float projected = xhat[i] * mean_dxhat_xhat;
-    dx[i] = (centered - projected) * rstd;
+    dx[i] = CanonicalNaN((centered - projected) * rstd);
   }
 }
 
@@ -276,7 +276,7 @@ Grads PoolGrad(const Node& node, const Tensor& g_in) {
             const int64_t y = oy * v[2] - v[4] + i, x = ox * v[3] - v[5] + j;
             if (y < 0 || y >= h || x < 0 || x >= w) continue;
             float& target = dx.data_f32()[plane * h * w + y * w + x];
-            target = target + share;
+            target = CanonicalNaN(target + share);
           }
         }
       }

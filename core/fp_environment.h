@@ -1,6 +1,8 @@
-// The floating-point control state the contract needs: round-to-nearest-even, subnormals kept
-// (no flush-to-zero, no denormals-are-zero). Another library in the process (or -ffast-math code)
-// can change it; lockstep then refuses to compute rather than give different bits.
+// The calling thread's floating-point control state, described against the contract's (round-to-
+// nearest-even, subnormals kept, IEEE NaN propagation). lockstep computes in the contract's mode
+// whatever the caller's is (simd/fp_mode.h sets it for every op and kernel job and restores the
+// caller's): these report what the caller has, for info() and for test programs that want a clean
+// environment of their own.
 #ifndef LOCKSTEP_CORE_FP_ENVIRONMENT_H_
 #define LOCKSTEP_CORE_FP_ENVIRONMENT_H_
 
@@ -8,11 +10,16 @@
 
 namespace lockstep {
 
-// Empty when the state is as required, otherwise what is wrong (e.g. "flush-to-zero is on (MXCSR
-// bit 15)").
+// Empty when the calling thread's state is the contract's, otherwise what differs (e.g.
+// "flush-to-zero is on (MXCSR bit 15)").
 std::string DescribeFloatingPointProblem();
 
-// Throws std::runtime_error naming the problem when the state is not as required.
+// One line for info(): the contract's mode, or the caller's differences and that lockstep sets
+// its own mode for its work.
+std::string DescribeFloatingPointEnvironment();
+
+// Throws std::runtime_error naming the problem when the calling thread's state is not the
+// contract's.
 void RequireContractFloatingPoint();
 
 }  // namespace lockstep

@@ -258,7 +258,7 @@ Tensor AvgPool2d(const Tensor& x_in, const Pool2dOptions& o) {
             }
           }
           const float divisor = static_cast<float>(o.count_include_pad ? o.kernel_h * o.kernel_w : inside);
-          out.data_f32()[(plane * ho + oy) * wo + ox] = simd::Sum(window.data(), count) / divisor;
+          out.data_f32()[(plane * ho + oy) * wo + ox] = CanonicalNaN(simd::Sum(window.data(), count) / divisor);
         }
       }
     }

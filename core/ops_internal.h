@@ -4,9 +4,12 @@
 
 #include <stdint.h>
 
+#include <limits>
+
 #include "core/backend/device.h"
 #include "core/tensor.h"
 #include "simd/elementwise.h"
+#include "simd/fp_mode.h"
 #include "simd/gemm.h"
 #include "simd/math.h"
 
@@ -14,7 +17,8 @@ namespace lockstep {
 
 // The current device's kernels with simd/'s signatures, throwing lockstep::Error when a device
 // kernel fails. Every pointer given must be tensor data on the current device (ContiguousData
-// checks inputs; outputs come from Tensor::Empty).
+// checks inputs; outputs come from Tensor::Empty). While one exists, the calling thread computes
+// in the contract's floating-point mode (simd/fp_mode.h), whatever mode the caller had set.
 class Kernels {
  public:
   Kernels() : k_(CurrentKernels()) {}
@@ -62,8 +66,14 @@ class Kernels {
   void SgdUpdate(const backend::SgdCall& call) const;
 
  private:
+  const simd::ContractFloatingPointScope fp_mode_;
   const backend::KernelTable& k_;
 };
+
+// The contract's NaN (0x7FC00000) for any NaN, other values unchanged. Host arithmetic that can
+// make a NaN (inf - inf, 0 / 0) stores through this, as the kernels do: x86 makes 0xFFC00000 and
+// WebAssembly leaves the payload unspecified.
+inline float CanonicalNaN(float v) { return v != v ? std::numeric_limits<float>::quiet_NaN() : v; }
 
 // Broadcast operands over an [rows, d] array of n = rows * d elements: the whole array, one value
 // per row, one row repeated.

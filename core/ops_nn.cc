@@ -143,8 +143,8 @@ Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& runn
           float* rm = running_mean.data_f32() + ch;
           float* rv = running_var.data_f32() + ch;
           const float unbiased = sum_sq / static_cast<float>(count - 1);
-          *rm = keep * *rm + momentum * mean;
-          *rv = keep * *rv + momentum * unbiased;
+          *rm = CanonicalNaN(keep * *rm + momentum * mean);
+          *rv = CanonicalNaN(keep * *rv + momentum * unbiased);
         }
       } else {
         mean = running_mean.data_f32()[ch];

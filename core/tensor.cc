@@ -18,6 +18,11 @@ Storage::Storage(size_t bytes, Device device)
   data_ = static_cast<uint8_t*>(allocator_.Allocate(bytes));
   LOCKSTEP_REQUIRE_KIND(ErrorKind::kResource, data_ != nullptr,
                         "out of memory allocating " << bytes << " bytes on " << KernelsOf(device).device_name);
+#if defined(LOCKSTEP_POISON_NEW_TENSORS)
+  // The sanitizer build: every new storage starts as 0xFF bytes, a float32 NaN (and -1 as an
+  // index), so an element that a kernel leaves unwritten turns into NaNs in the hashes.
+  if (device.type == Device::Type::kCpu) memset(data_, 0xFF, bytes);
+#endif
 }
 
 Storage::~Storage() { allocator_.Release(data_); }

@@ -1,5 +1,7 @@
 #include "simd/thread_pool.h"
 
+#include "simd/fp_mode.h"
+
 #include <stdlib.h>
 
 #include <chrono>
@@ -64,6 +66,9 @@ void SpinUntil(const Done& done) {
 }  // namespace
 
 void ThreadPool::RunTasks(const Task& task, size_t worker) {
+  // Every job runs in the contract's floating-point mode on every thread, whatever the thread's
+  // own mode was (a worker inherits its creator's, and a task may change it).
+  const ContractFloatingPointScope fp_mode;
   in_pool_task = true;
   size_t finished = 0;
   const size_t threads = num_threads();
@@ -120,6 +125,7 @@ void ThreadPool::WorkerLoop(size_t worker) {
 
 void ThreadPool::ParallelFor(size_t count, const Task& task) {
   if (workers_.empty() || count <= 1 || in_pool_task || !caller_mutex_.try_lock()) {
+    const ContractFloatingPointScope fp_mode;
     for (size_t i = 0; i < count; ++i) task(i, 0);
     return;
   }

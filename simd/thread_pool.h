@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "simd/fp_mode.h"
+
 namespace lockstep {
 namespace simd {
 
@@ -32,7 +34,8 @@ class ThreadPool {
   // from inside a task, or while another thread is using the pool, it runs the tasks itself, in
   // order: nesting and concurrent callers are safe (the contract makes results independent of how
   // tasks are spread).
-  // worker in [0, num_threads()) identifies per-thread scratch space.
+  // worker in [0, num_threads()) identifies per-thread scratch space. Every task runs in the
+  // contract's floating-point mode (simd/fp_mode.h); each thread gets its own mode back after.
   void ParallelFor(size_t count, const std::function<void(size_t index, size_t worker)>& task);
 
  private:
@@ -92,11 +95,13 @@ size_t DefaultThreadCount();
 template <class Body>
 void ForEachChunk(size_t n, size_t chunk, const Body& body) {
   if (n < 2 * chunk) {
+    const ContractFloatingPointScope fp_mode;
     body(size_t{0}, n);
     return;
   }
   const std::shared_ptr<ThreadPool> held = DefaultThreadPool();  // alive until the tasks are done
   if (held->num_threads() == 1) {
+    const ContractFloatingPointScope fp_mode;
     body(size_t{0}, n);
     return;
   }

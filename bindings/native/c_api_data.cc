@@ -84,7 +84,6 @@ lockstep_status lockstep_evaluate(lockstep_model* model, const lockstep_dataset*
     const int64_t size = dataset->data.size();
     if (size == 0) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "the data set is empty");
     lockstep::capi::RequireInputShape(model->arch, dataset->data.BatchShape(size));
-    lockstep::capi::RequireContractEnvironment();
     const lockstep::train::EvalResult eval = lockstep::train::Evaluate(*model->module, dataset->data, batch_size);
     lockstep_eval_result result;
     result.examples = eval.examples;
@@ -124,7 +123,6 @@ lockstep_status lockstep_train_mnist(const lockstep_mnist_config* config, lockst
     for (const char* file : {"/train-images.idx", "/train-labels.idx", "/test-images.idx", "/test-labels.idx"}) {
       lockstep::capi::RequireReadable(c.data_dir + file);
     }
-    lockstep::capi::RequireContractEnvironment();
     c.epochs = config->epochs;
     c.seed = config->seed;
     c.batch_size = config->batch_size;

@@ -69,7 +69,6 @@ lockstep_status lockstep_train_gpt(const lockstep_gpt_config* config, lockstep_g
     c.allow_nonfinite_loss = config->allow_nonfinite != 0;
     if (config->trace.path != nullptr) c.trace = lockstep::capi::TraceOptionsOf(config->trace);
     const lockstep::CharCorpus corpus = Corpus(config->text_path);
-    lockstep::capi::RequireContractEnvironment();
     lockstep::train::GptProgressFn report;
     if (progress != nullptr) {
       report = [&](const lockstep::train::GptProgress& p) {
@@ -122,7 +121,6 @@ lockstep_status lockstep_gpt_sample(const char* checkpoint_path, const char* tex
     const lockstep::CharCorpus corpus = Corpus(text_path);
     model_config.vocab_size = corpus.vocab_size();
     lockstep::capi::RequireReadable(checkpoint_path);
-    lockstep::capi::RequireContractEnvironment();
     lockstep::models::Gpt model(model_config, 0);
     lockstep::LoadModel(checkpoint_path, model);
     lockstep::train::SampleOptions o;

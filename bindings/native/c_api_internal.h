@@ -14,6 +14,7 @@
 #include "core/tensor.h"
 #include "core/trace/trace.h"
 #include "lockstep/lockstep.h"
+#include "simd/fp_mode.h"
 
 struct lockstep_tensor {
   lockstep::Tensor tensor;
@@ -50,8 +51,6 @@ void RequireReadable(const std::string& path);
 // Fails with LOCKSTEP_ERROR_INVALID_ARGUMENT unless a config struct's struct_size is this
 // library's size of it (a caller built against another lockstep.h).
 void RequireStructSize(uint32_t given, size_t expected, const char* type);
-// Fails with LOCKSTEP_ERROR_STATE when the floating-point environment breaks the contract.
-void RequireContractEnvironment();
 
 void ClearError();
 lockstep_status SetError(lockstep_status status, const std::string& message);
@@ -61,9 +60,11 @@ lockstep_status StatusOf(lockstep::ErrorKind kind);
 
 // Runs body, mapping exceptions: ApiError keeps its status; lockstep::Error maps by its kind;
 // std::bad_alloc is LOCKSTEP_ERROR_RESOURCE; anything else is LOCKSTEP_ERROR_INTERNAL. Messages are
-// prefixed with the function's name.
+// prefixed with the function's name. The body computes in the contract's floating-point mode
+// (simd/fp_mode.h), and the caller gets its own mode back.
 template <class Body>
 lockstep_status Boundary(const char* function, Body&& body) noexcept {
+  const lockstep::simd::ContractFloatingPointScope fp_mode;
   ClearError();
   try {
     body();

@@ -86,7 +86,6 @@ lockstep_status lockstep_model_forward(lockstep_model* model, const lockstep_ten
     RequireNonNull(input, "input");
     RequireNonNull(out, "out");
     lockstep::capi::RequireInputShape(model->arch, input->tensor.shape());
-    lockstep::capi::RequireContractEnvironment();
     lockstep::NoGradGuard no_grad;
     model->module->Eval();
     lockstep::Tensor logits = (*model->module)(input->tensor);
@@ -223,7 +222,6 @@ lockstep_status lockstep_train_step(lockstep_model* model, lockstep_optimizer* o
                                                                         : ", expected 0.." + std::to_string(classes - 1)));
       }
     }
-    lockstep::capi::RequireContractEnvironment();
     const lockstep::Tensor y = lockstep::Tensor::FromInt64({label_count}, std::vector<int64_t>(labels, labels + label_count));
     model->module->Train();
     optimizer->optimizer->ZeroGrad();

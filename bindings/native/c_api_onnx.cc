@@ -58,7 +58,6 @@ lockstep_status lockstep_model_load_onnx(const char* path, uint64_t seed, lockst
     RequireNonNull(path, "path");
     RequireNonNull(out, "out");
     lockstep::capi::RequireReadable(path);
-    lockstep::capi::RequireContractEnvironment();
     lockstep::onnx::LoadOptions options;
     options.seed = seed;
     *out = Wrap(lockstep::onnx::LoadOnnxFile(path, options));
@@ -69,7 +68,6 @@ lockstep_status lockstep_model_load_onnx_bytes(const void* data, size_t size, ui
   return Boundary(__func__, [&] {
     if (size > 0) RequireNonNull(data, "data");
     RequireNonNull(out, "out");
-    lockstep::capi::RequireContractEnvironment();
     lockstep::onnx::LoadOptions options;
     options.seed = seed;
     *out = Wrap(lockstep::onnx::LoadOnnx(static_cast<const uint8_t*>(data), size, options));
@@ -121,7 +119,6 @@ lockstep_status lockstep_model_run(lockstep_model* model, const lockstep_tensor*
       }
       values.push_back(lockstep::onnx::Value{t, elem});
     }
-    lockstep::capi::RequireContractEnvironment();
     lockstep::NoGradGuard no_grad;
     const bool was_training = onnx.training();
     onnx.Eval();

@@ -10,7 +10,6 @@
 #include "bindings/native/c_api_internal.h"
 #include "core/contract.h"
 #include "core/error.h"
-#include "core/fp_environment.h"
 #include "core/io/files.h"
 #include "core/sha256.h"
 #include "simd/targets.h"
@@ -60,11 +59,6 @@ void RequireStructSize(uint32_t given, size_t expected, const char* type) {
   }
 }
 
-
-void RequireContractEnvironment() {
-  const std::string problem = DescribeFloatingPointProblem();
-  if (!problem.empty()) Fail(LOCKSTEP_ERROR_STATE, "floating-point environment breaks the contract: " + problem);
-}
 
 void CopyString(const std::string& s, char* buf, size_t size) {
   RequireNonNull(buf, "buf");

@@ -1,5 +1,6 @@
 #include "core/nn/init.h"
 
+#include "simd/fp_mode.h"
 #include "simd/math.h"
 #include "simd/philox.h"
 
@@ -7,11 +8,13 @@ namespace lockstep {
 namespace nn {
 
 void UniformInit(Tensor& t, float low, float high, Generator& gen) {
+  const simd::ContractFloatingPointScope fp_mode;
   const uint64_t n = static_cast<uint64_t>(t.numel());
   simd::PhiloxUniformRange(gen.seed, gen.stream, gen.Take(n), low, high, t.data_f32(), n);
 }
 
 void NormalInit(Tensor& t, float mean, float std, Generator& gen) {
+  const simd::ContractFloatingPointScope fp_mode;
   const uint64_t n = static_cast<uint64_t>(t.numel());
   simd::PhiloxNormal(gen.seed, gen.stream, gen.Take(n), mean, std, t.data_f32(), n);
 }
@@ -22,6 +25,7 @@ void ConstantInit(Tensor& t, float value) {
 
 namespace {
 float InverseSqrt(int64_t n) {
+  const simd::ContractFloatingPointScope fp_mode;
   const float x = static_cast<float>(n);
   float r;
   simd::Math(simd::MathFn::kRsqrt, &x, &r, 1);

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/ops_internal.h"
 #include "simd/elementwise.h"
+#include "simd/fp_mode.h"
 #include "simd/math.h"
 #include "simd/optimizer.h"
 #include "simd/reduce.h"
@@ -97,6 +98,7 @@ std::vector<Tensor> Optimizer::AllParameters() const {
 }
 
 void Optimizer::Step() {
+  const simd::ContractFloatingPointScope fp_mode;
   if (!trace::Active()) {
     DoStep();
     return;
@@ -221,6 +223,7 @@ nn::NamedTensors Adam::State() const {
 }
 
 float ClipGradNorm(const std::vector<Tensor>& params, float max_norm) {
+  const simd::ContractFloatingPointScope fp_mode;
   int64_t count = 0;
   for (const Tensor& p : params) count += p.grad().defined() ? 1 : 0;
   if (count == 0) return 0.0f;
@@ -251,11 +254,13 @@ float ClipGradNorm(const std::vector<Tensor>& params, float max_norm) {
 }
 
 float StepLr(float base_lr, int64_t epoch, int64_t step_size, float gamma) {
+  const simd::ContractFloatingPointScope fp_mode;  // gamma^k can be subnormal
   LOCKSTEP_REQUIRE(step_size > 0, "StepLr: step_size must be positive, got " << step_size);
   return static_cast<float>(base_lr * IntPow(gamma, epoch / step_size));
 }
 
 float CosineWithWarmup(float base_lr, float min_lr, int64_t step, int64_t warmup, int64_t decay_steps) {
+  const simd::ContractFloatingPointScope fp_mode;
   LOCKSTEP_REQUIRE(warmup >= 0 && decay_steps > warmup, "CosineWithWarmup: decay_steps (" << decay_steps
                                                             << ") must exceed warmup_steps (" << warmup << ") >= 0");
   if (step < warmup) return static_cast<float>(static_cast<double>(base_lr) * static_cast<double>(step + 1) / static_cast<double>(warmup + 1));

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "simd/fp_mode.h"
 
 namespace lockstep {
 namespace nn {
@@ -106,9 +107,11 @@ class PauseScope {
 // Records an op's output (forward, eval and sample phases; ignored inside backward rules).
 void RecordOp(const char* op, const Tensor& out);
 // Runs an op body and records its result: the ops' public functions are written as
-// `return trace::Op("conv2d", [&] { ...; return out; });`.
+// `return trace::Op("conv2d", [&] { ...; return out; });`. The body runs in the contract's
+// floating-point mode (simd/fp_mode.h), host loops included, whatever the caller's mode.
 template <class Body>
 inline Tensor Op(const char* name, Body&& body) {
+  const simd::ContractFloatingPointScope fp_mode;
   if (!Active()) return body();
   Tensor out = body();
   RecordOp(name, out);

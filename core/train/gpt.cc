@@ -6,11 +6,11 @@
 #include "core/autograd.h"
 #include "core/checkpoint.h"
 #include "core/error.h"
-#include "core/fp_environment.h"
 #include "core/io/files.h"
 #include "core/sha256.h"
 #include "core/trace/trace.h"
 #include "core/ops.h"
+#include "simd/fp_mode.h"
 #include "core/optim/optimizer.h"
 #include "core/parallel/data_parallel.h"
 #include "core/random.h"
@@ -91,7 +91,7 @@ GptLosses EstimateGptLoss(models::Gpt& model, const CharCorpus& corpus, int64_t 
 }
 
 GptTrainer::GptTrainer(const GptTrainConfig& config, const CharCorpus& corpus) : config_(config), corpus_(corpus) {
-  RequireContractFloatingPoint();
+  const simd::ContractFloatingPointScope fp_mode;
   LOCKSTEP_REQUIRE(config.batch_size >= 1 && config.grad_accum >= 1 && config.steps >= 0,
                    "gpt: batch size and gradient accumulation must be >= 1 and steps >= 0");
   LOCKSTEP_REQUIRE(config.warmup_steps >= 0 && config.decay_steps > config.warmup_steps,
@@ -170,6 +170,7 @@ void GptTrainer::Resume(const std::vector<uint8_t>& state, const std::string& wh
 }
 
 float GptTrainer::Step() {
+  const simd::ContractFloatingPointScope fp_mode;  // host loops too (loss sums, the schedule)
   LOCKSTEP_REQUIRE(!done(), "gpt: all " << config_.steps << " steps are done");
   models::Gpt& model = *result_.model;
   model.Train();
@@ -232,6 +233,7 @@ GptResult GptTrainer::Finish() {
 }
 
 GptResult RunGpt(const GptTrainConfig& config, const CharCorpus& corpus, const GptProgressFn& progress) {
+  const simd::ContractFloatingPointScope fp_mode;
   GptTrainer trainer(config, corpus);
   if (!config.resume_path.empty()) {
     const auto read = [&] { return ReadWholeFile(config.resume_path, kMaxTrainingStateBytes); };
@@ -248,6 +250,7 @@ GptResult RunGpt(const GptTrainConfig& config, const CharCorpus& corpus, const G
 }
 
 std::vector<int64_t> SampleGpt(models::Gpt& model, const std::vector<int64_t>& prompt, const SampleOptions& options) {
+  const simd::ContractFloatingPointScope fp_mode;
   LOCKSTEP_REQUIRE(!prompt.empty(), "sample: the prompt is empty");
   LOCKSTEP_REQUIRE(options.temperature > 0.0f && options.temperature - options.temperature == 0.0f,
                    "sample: temperature must be a finite number > 0, got " << options.temperature);

@@ -4,7 +4,7 @@
 #include "core/checkpoint.h"
 #include "core/data.h"
 #include "core/error.h"
-#include "core/fp_environment.h"
+#include "simd/fp_mode.h"
 #include "core/io/files.h"
 #include "core/trace/trace.h"
 #include "core/models/lenet.h"
@@ -29,7 +29,7 @@ std::map<std::string, std::string> ClassifierRunIdentity(const std::string& mode
 }
 
 MnistResult RunMnist(const MnistConfig& config, const MnistProgressFn& progress) {
-  RequireContractFloatingPoint();
+  const simd::ContractFloatingPointScope fp_mode;  // the caller gets its own mode back
   Dataset train_set = LoadIdxDataset(config.data_dir + "/train-images.idx", config.data_dir + "/train-labels.idx",
                                      config.cancelled);
   Dataset test_set = LoadIdxDataset(config.data_dir + "/test-images.idx", config.data_dir + "/test-labels.idx",
@@ -43,7 +43,7 @@ MnistResult RunMnist(const MnistConfig& config, const MnistProgressFn& progress)
 
 MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, const Dataset& test_set,
                        const MnistProgressFn& progress) {
-  RequireContractFloatingPoint();
+  const simd::ContractFloatingPointScope fp_mode;  // the caller gets its own mode back
   for (const Dataset* d : {&train_set, &test_set}) {
     LOCKSTEP_REQUIRE(d->example_shape() == Shape({1, 28, 28}),
                      "mnist: expected images of shape [N, 1, 28, 28], got " << ShapeString(d->BatchShape(d->size())));

@@ -70,10 +70,11 @@ class cuda:
 
 
 def info():
-    """Version, contract version, SIMD target, platform, kernel threads."""
-    d = dict(_C._info())
-    d.pop("floating_point", None)
-    return d
+    """Version, contract version, SIMD target, platform, kernel threads, and the calling thread's
+    floating-point mode ("floating_point"): where another library set flush-to-zero or another
+    rounding mode (torch.set_flush_denormal), it says so; lockstep computes in the contract's mode
+    regardless and gives the thread its own mode back."""
+    return dict(_C._info())
 
 
 class trace:

@@ -152,7 +152,7 @@ void BindRuntime(py::module_& m) {
     out["simd_target"] = simd::ActiveTargetName();
     out["platform"] = LOCKSTEP_PLATFORM;
     out["threads"] = simd::DefaultThreadCount();
-    out["floating_point"] = DescribeFloatingPointProblem();
+    out["floating_point"] = DescribeFloatingPointEnvironment();
     return out;
   });
 
