@@ -4,10 +4,12 @@
 
 #include "bindings/python/src/bindings.h"
 #include "bindings/python/src/errors.h"
+#include "bindings/python/src/unconstructed.h"
 
 PYBIND11_MODULE(_C, m) {
   namespace py = pybind11;
   using namespace lockstep::python;
+  const UnconstructedGuard guard;  // before any class is bound
   m.doc() = "lockstep's engine: bitwise-reproducible tensors, autograd, layers, optimizers and training.";
   BindErrors(m);
   BindRuntime(m);
@@ -22,4 +24,5 @@ PYBIND11_MODULE(_C, m) {
   BindIo(m);
   py::module_ onnx = m.def_submodule("onnx", "ONNX models.");
   BindOnnx(onnx);
+  guard.Install();  // after every class is bound
 }
