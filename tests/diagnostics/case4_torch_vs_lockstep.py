@@ -9,15 +9,24 @@
    boundaries must align: for every step, the "output" records of modules 0..11 and of the model
    (""), and the "grad" and "update" records of its 10 parameters are among the aligned records
    (computed here from both traces), and the report's count of aligned records is the count
-   computed here. The report (text and HTML) goes to OUT_DIR/case4/; the agreement table is printed.
+   computed here. The final parameters are compared here without diff (lockstep's params.K in
+   steps.safetensors against PyTorch's, hashed): where they differ, diff must exit 1 with a first
+   divergence (the first differing aligned record computed here), never "IDENTICAL"; where they
+   are equal, diff may exit 0 only if every aligned record is identical. The report (text and
+   HTML) goes to OUT_DIR/case4/; the agreement table is printed.
 2. With values (ulps): lockstep_mnist_steps cannot keep values, but `lockstep train mnist --seed 1
    --epochs 1 --trace --trace-values --trace-steps 1-K` trains the same run (same initial weights,
    loader, optimizer); that is checked first (`lockstep diff` of its trace against ls.trace: every
    aligned record identical), then it is diffed against the PyTorch trace with the values of all K
-   steps on both sides (elementwise differences and ulps for every aligned record). Skipped when the training set is larger than 20000 images (an epoch too long).
-Exit 0 pass, 1 fail, 77 skip (no torch, no build).
+   steps on both sides (elementwise differences and ulps for every aligned record); where the
+   final parameters differ, its first divergence must be there too, reported in elements and
+   ulps. Skipped when the training set is larger than 20000 images (an epoch too long; a failure
+   under LOCKSTEP_REQUIRE_ALL=1, since set-up makes the 20000-image set).
+Exit 0 pass, 1 fail, 77 skip (no torch, no build; 1 instead under LOCKSTEP_REQUIRE_ALL=1, as in
+make test).
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -31,6 +40,15 @@ import common  # noqa: E402
 
 PARAMS = ["%d.%s" % (m, k) for m in (0, 3, 7, 9, 11) for k in ("weight", "bias")]
 MODULES = [str(i) for i in range(12)] + [""]
+
+
+def final_parameters_differ(folder, steps, torch_final):
+    """lockstep's parameters after the last step (steps.safetensors) against PyTorch's, by hash."""
+    from torch_lenet_trace import read_safetensors
+    from torch_trace import bits_hash
+    tensors = read_safetensors(os.path.join(folder, "steps.safetensors"))
+    theirs = json.load(open(torch_final))
+    return any(bits_hash(tensors["params.%02d/%s" % (steps, p)]) != theirs[p] for p in PARAMS)
 
 
 def print_table(report):
@@ -49,11 +67,11 @@ def main():
     args = ap.parse_args()
     if not common.torch_available():
         print("case4: SKIPPED: %s cannot import torch or numpy" % common.PYTHON)
-        return 77
+        return common.SKIP
     steps_exe, cli, missing = common.programs(args.build)
     if missing:
         print("case4: SKIPPED: missing %s" % ", ".join(missing))
-        return 77
+        return common.SKIP
     check = common.Checks("case4")
     out = os.path.join(args.out, "case4")
     os.makedirs(out, exist_ok=True)
@@ -65,9 +83,10 @@ def main():
                            stdout=subprocess.DEVNULL)
         if not check(r.returncode == 0, "lockstep_mnist_steps --steps %d --trace (exit %d)" % (args.steps, r.returncode)):
             return check.finish()
-        torch_values = os.path.join(work, "torch.values")
+        torch_values, torch_final = os.path.join(work, "torch.values"), os.path.join(work, "torch.final.json")
         r = subprocess.run([common.PYTHON, common.HELPER, "--dir", work, "--out", torch_trace, "--steps", str(args.steps),
                             "--threads", "1", "--values", torch_values, "--values-steps", "1-%d" % args.steps,
+                            "--final", torch_final,
                             "--source", "case4: torch on lockstep's weights and batches"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if not check(r.returncode == 0, "torch_lenet_trace.py on the same weights and batches"):
@@ -98,17 +117,25 @@ def main():
         counts = common.compared_count(report)
         check(counts is not None and counts[0] == len(aligned),
               "the report compares %s aligned records; computed here: %d" % (counts and counts[0], len(aligned)))
+        finals_differ = final_parameters_differ(work, args.steps, torch_final)
+        print("  final parameters, compared here: %s" % ("differ" if finals_differ else "equal"))
         line, detail, described = common.first_divergence(report)
-        if line:
+        if finals_differ:
+            check(status == 1 and line is not None and not common.says_identical(report),
+                  "final parameters differ => diff exits 1 with a first divergence, not \"IDENTICAL\"")
+        if status == 0:
+            check(first is None, "diff exits 0 => every aligned record identical")
+        if line or finals_differ:
             check(first is not None and common.matches(described, first), "its first divergence is the first "
                   "differing aligned record computed here (%s)" % (common.describe(first) if first else "none"))
-            print("  " + line + "\n  " + detail.strip())
+            print("  " + (line or "no FIRST DIVERGENCE line") + "\n  " + (detail or "").strip())
         print_table(report)
 
         print("\n2. with values (ulps): lockstep train mnist --seed 1 --epochs 1 as the same run")
         labels = os.path.join(common.DATA, "train-labels.idx")
         if os.path.getsize(labels) - 8 > 20000:
             print("  skipped: the training set has more than 20000 images (one epoch is too long for a test)")
+            check(common.SKIP == 77, "part 2 runs (LOCKSTEP_REQUIRE_ALL=1: a skip is a failure)")
             return check.finish()
         train_trace, train_values = os.path.join(work, "train.trace"), os.path.join(work, "train.values")
         r = subprocess.run([cli, "train", "mnist", "--seed", "1", "--epochs", "1", "--data", common.DATA,
@@ -129,9 +156,13 @@ def main():
         open(os.path.join(out, "report-values.txt"), "w").write(report)
         check(status in (0, 1), "lockstep diff with --a-values --b-values runs (exit %d)" % status)
         line, detail, _ = common.first_divergence(report)
-        if line:
-            check("elements differ" in detail, "the first divergence is reported in elements and ulps")
-            print("  " + line + "\n  " + detail.strip())
+        if finals_differ:
+            check(status == 1 and line is not None and not common.says_identical(report),
+                  "final parameters differ => diff with values exits 1 with a first divergence, not \"IDENTICAL\"")
+        if line or finals_differ:
+            check(line is not None and "elements differ" in detail,
+                  "the first divergence is reported in elements and ulps")
+            print("  " + (line or "no FIRST DIVERGENCE line") + "\n  " + (detail or "").strip())
         print_table(report)
         print("\nreports: %s" % out)
     finally:

@@ -7,7 +7,8 @@
 # bindings/native/cli/lockstep). OUT_DIR (default BUILD_DIR/diagnostics) receives the traces and
 # the `lockstep diff` reports of cases 3 and 4. The scripts run one after the other (each is well
 # under a minute; about 25 s in all on 2 cores) with /usr/bin/python3 (torch and numpy; a script
-# skips, exit 77, when they cannot be imported). The last line: "N passed, M failed".
+# skips, exit 77, when they cannot be imported; with LOCKSTEP_REQUIRE_ALL=1, as tools/run-tests sets,
+# a skip is a failure). The last line: "N passed, M failed".
 set -uo pipefail
 if [ $# -lt 1 ]; then
   echo "usage: tests/diagnostics/run.sh BUILD_DIR [OUT_DIR]" >&2
@@ -30,7 +31,11 @@ run() {  # name script args...
   local status=$?
   case $status in
     0) passed=$((passed + 1)); echo "--- $name: ok ($((SECONDS - start)) s)" ;;
-    77) skipped=$((skipped + 1)); echo "--- $name: skipped ($((SECONDS - start)) s)" ;;
+    77) if [ "${LOCKSTEP_REQUIRE_ALL:-}" = 1 ]; then  # make test installs everything: no skips
+          failed=$((failed + 1)); failures+=("$name"); echo "--- $name: FAILED, skipped ($((SECONDS - start)) s)"
+        else
+          skipped=$((skipped + 1)); echo "--- $name: skipped ($((SECONDS - start)) s)"
+        fi ;;
     *) failed=$((failed + 1)); failures+=("$name"); echo "--- $name: FAILED, status $status ($((SECONDS - start)) s)" ;;
   esac
 }

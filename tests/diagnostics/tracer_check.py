@@ -21,7 +21,8 @@
 5. An exception (and Ctrl-C, KeyboardInterrupt) inside a step: the dispatch mode, the patched
    backward functions, the module hooks and the optimizer wrapper are all gone and no file is
    written; close() after a normal run removes every hook too.
-Exit status 0 all passed, 1 a check failed, 77 when torch or numpy cannot be imported.
+Exit status 0 all passed, 1 a check failed, 77 when torch or numpy cannot be imported. Under
+LOCKSTEP_REQUIRE_ALL=1 (make test) a missing torch, build or data is a failure, not a skip.
 """
 import json
 import os
@@ -38,6 +39,8 @@ sys.path.insert(0, os.path.join(ROOT, "tools", "torch_trace"))
 sys.path.insert(0, HERE)
 
 failures = []
+# make test (tools/run-tests) sets it: set-up installs everything, so a skip is a failure there.
+REQUIRE_ALL = os.environ.get("LOCKSTEP_REQUIRE_ALL") == "1"
 
 
 def check(ok, what):
@@ -45,6 +48,14 @@ def check(ok, what):
     if not ok:
         failures.append(what)
     return ok
+
+
+def skipped(what):
+    """Checks left out for want of the build or the data: a failure under LOCKSTEP_REQUIRE_ALL=1."""
+    if REQUIRE_ALL:
+        check(False, "skipped under LOCKSTEP_REQUIRE_ALL=1: " + what)
+    else:
+        print("  skipped: " + what)
 
 
 def reference_hash(data):
@@ -104,7 +115,7 @@ def hash_against_lockstep(build, torch_trace, np, torch):
     exe = os.path.join(build, "tests", "reference", "lockstep_mnist_steps") if build else ""
     data = os.path.join(ROOT, ".deps", "data", "mnist")
     if not exe or not os.path.isfile(exe) or not os.path.isfile(os.path.join(data, "train-images.idx")):
-        print("  skipped: no %s or no MNIST IDX files in %s" % (exe or "BUILD_DIR argument", data))
+        skipped("no %s or no MNIST IDX files in %s" % (exe or "BUILD_DIR argument", data))
         return
     from torch_lenet_trace import read_safetensors
     with tempfile.TemporaryDirectory() as work:
@@ -288,7 +299,7 @@ def generic_records(torch, Tracer, lockstep, work):
         check(r.returncode == 0 and "IDENTICAL" in r.stdout, "lockstep diff reads it: identical to the second "
               "run (exit %d)" % r.returncode)
     else:
-        print("  skipped: lockstep diff (no CLI in the build folder)")
+        skipped("lockstep diff (no CLI in the build folder)")
     return path
 
 
@@ -316,7 +327,7 @@ def values_sidecar(torch, Tracer, np, lockstep, work):
     check(chosen == [("grad", "head.weight")], "values_match is matched against module/op or param/op "
           "(\"head.weight/grad\": one record): %s" % chosen)
     if not lockstep:
-        print("  skipped: lockstep diff --a-values (no CLI in the build folder)")
+        skipped("lockstep diff --a-values (no CLI in the build folder)")
         return
     r = subprocess.run([lockstep, "diff", a_path, b_path, "--a-values", a_values, "--b-values", b_values],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -387,7 +398,7 @@ def main():
         import torch
     except ImportError as e:
         print("tracer_check: SKIPPED: %s cannot import torch or numpy (%s)" % (sys.executable, e))
-        return 77
+        return 1 if REQUIRE_ALL else 77
     import torch_trace
     from torch_trace import Tracer
     torch.set_num_threads(1)

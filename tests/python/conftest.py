@@ -1,7 +1,8 @@
 """Shared set-up of the Python package's suite (tests/python/run.sh runs it; docs/python.md).
 
 The package is imported from the build tree, build/native/python (or LOCKSTEP_BUILD/native/python):
-if it cannot be imported the whole suite fails at collection, never skips.
+if it cannot be imported the whole suite fails at collection, never skips. Under
+LOCKSTEP_REQUIRE_ALL=1 (make test, whose set-up installs everything) a skipped test is a failure.
 """
 import os
 import sys
@@ -50,6 +51,16 @@ def rel_error(a, b):
 
 
 AGREEMENT = []  # lines of test_torch_convert.py's forward agreement, printed at the end
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A skip turned into a failure under LOCKSTEP_REQUIRE_ALL=1: nothing may be left out there."""
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("LOCKSTEP_REQUIRE_ALL") == "1" and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = "skipped, a failure under LOCKSTEP_REQUIRE_ALL=1: %s" % (report.longrepr,)
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python package's suite (`make test` step): builds the extension and the C++ counterpart of the
 # conversion tests (natively and for WebAssembly), then runs pytest with Debian's Python against
-# the package in the build tree. Fails when anything is missing: nothing here is skipped.
+# the package in the build tree. Fails when anything is missing; a test that skips (the CUDA plugin's
+# host emulation not built) fails too under LOCKSTEP_REQUIRE_ALL=1, as make test sets (conftest.py).
 #   tests/python/run.sh [BUILD_ROOT]      (default: build)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
