@@ -139,7 +139,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", required=True, help="a Release build with lockstep_train_bench and the CLI")
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--screen-rounds", type=int, default=2, help="rounds over PyTorch's settings")
+    ap.add_argument("--screen-rounds", type=int, default=3, help="rounds over PyTorch's settings")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--quick", action="store_true", help="fewer steps per sample")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "train.md"))
