@@ -18,7 +18,7 @@ printed beside them. float64 judges because it is the same on every CPU, while t
 kernels are chosen by the CPU's SIMD level.
 
 Exit status 0 within the bounds, 1 otherwise, 77 (ctest's SKIP) when torch cannot be imported or
-the text is missing.
+the text is missing (1 under LOCKSTEP_REQUIRE_ALL=1, as make test sets: a failure there).
 """
 import argparse
 import math

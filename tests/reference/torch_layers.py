@@ -14,7 +14,8 @@ output, each gradient, updated buffers) the relative error
 
 of lockstep against float64 (checked: "ls-f64"), of torch float32 against float64 and of lockstep
 against torch float32 (both reported, not checked). Exit status 0 when every array is within its
-bound, 1 when one is not, 77 (ctest's SKIP) when torch cannot be imported.
+bound, 1 when one is not, 77 (ctest's SKIP) when torch cannot be imported (1 under
+LOCKSTEP_REQUIRE_ALL=1, as make test sets: a failure there).
 
 Why float64 is the judge. lockstep's bits are the same on every machine and torch's float64
 result is within ~1e-16 of the exact value on every machine, so the check gives the same verdict on

@@ -32,7 +32,8 @@ after 20 steps (with DNNL_MAX_CPU_ISA=AVX2, or on an AVX2 Zen 3: ~1e-6 and 8.9e-
 lockstep's distance is the same on every machine.
 
 Exit status 0 when everything is within its bound, 1 otherwise, 77 (ctest's SKIP) when torch
-cannot be imported or the MNIST IDX files are missing.
+cannot be imported or the MNIST IDX files are missing (1 under LOCKSTEP_REQUIRE_ALL=1, as make test
+sets: a failure there).
 """
 import argparse
 import json
