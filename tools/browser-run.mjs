@@ -62,37 +62,17 @@ async function main() {
   const { server, url } = await startServer();
   let browser = null;
   let page = null;
-  let problems = null;
+  const problems = [];
   const consoleLines = [];
   const threads = options['--threads'] ? `&threads=${options['--threads']}` : '';
   const address = `${url}?run=${options['--run']}&build=${options['--build']}${threads}&autostart=1`;
   const minutes = Number(process.env.BROWSER_RUN_MINUTES) || (options['--run'] === 'full' ? 30 : 3);
-  // Firefox under automation can block for good inside a Web Worker's `new Worker` (the engine's
-  // workers; docs/wasm-threads.md), so the page never reports its engine. Such a page is given
-  // one more browser, and the output says so; any other failure counts at once.
-  const attempts = options['--browser'] === 'firefox' ? 2 : 1;
-  const loadSeconds = Math.min(60, minutes * 60);
   try {
-    for (let attempt = 1; ; ++attempt) {
-      browser = await puppeteer.launch({ headless: true, ...browsers[options['--browser']] });
-      page = await browser.newPage();
-      problems = [];
-      consoleLines.length = 0;
-      page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-      page.on('console', (m) => consoleLines.push(`console ${m.type()}: ${m.text()}`));
-      await page.goto(address);
-      try {
-        await page.waitForSelector('#engine[data-build]', { timeout: loadSeconds * 1000 });
-        break;
-      } catch (e) {
-        const stage = await page.$eval('#progress-text', (el) => el.textContent.trim()).catch(() => '?');
-        if (attempt === attempts || stage !== 'not started') throw e;
-        console.error(`browser-run: attempt ${attempt}: the engine did not load within ${loadSeconds} s ` +
-                      '(Firefox blocked starting its workers); trying a fresh browser');
-        await browser.close();
-        browser = null;
-      }
-    }
+    browser = await puppeteer.launch({ headless: true, ...browsers[options['--browser']] });
+    page = await browser.newPage();
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('console', (m) => consoleLines.push(`console ${m.type()}: ${m.text()}`));
+    await page.goto(address);
     await page.waitForSelector('#verdict[data-verdict]', { timeout: minutes * 60_000 });
     const mine = (key) => page.$eval(`tr[data-key="${key}"] td.mine`, (e) => e.textContent.trim());
     const agent = await page.evaluate(() => navigator.userAgent);
@@ -119,7 +99,7 @@ async function main() {
       const text = await page?.$eval(`#${id}`, (el) => el.textContent.trim()).catch(() => null);
       if (text) console.error(`browser-run: the page's #${id}: ${text}`);
     }
-    for (const p of problems ?? []) console.error(`browser-run: ${p}`);
+    for (const p of problems) console.error(`browser-run: ${p}`);
     for (const line of consoleLines.slice(-20)) console.error(`browser-run: ${line}`);
     return 1;
   } finally {

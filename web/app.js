@@ -3,6 +3,7 @@
 import { LossChart } from './loss-chart.js';
 import { DigitPad } from './digit-pad.js';
 import { OnnxPanel } from './onnx-panel.js';
+import { startWorkerPorts } from './lockstep/index.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -91,6 +92,11 @@ worker.onmessage = ({ data }) => {
       $('start').disabled = false;
       break;
     }
+    case 'need-workers':  // the threads build's workers, started on this thread (worker.js says why)
+      startWorkerPorts(data.count, { baseUrl: new URL('./lockstep/', location.href) }).then(
+          (ports) => worker.postMessage({ type: 'workers', ports }, ports),
+          (error) => worker.postMessage({ type: 'workers', error: error.message }));
+      break;
     case 'progress':
       if (data.step === 1) chart.reset(data.totalSteps);
       chart.push(data.loss);

@@ -10,6 +10,24 @@ let onnxName = '';
 
 const post = (message, transfer) => self.postMessage(message, transfer ?? []);
 
+// The threads build's workers come from the page (app.js starts them on its own thread): Firefox
+// can block for good inside a `new Worker` made in a worker (docs/wasm-threads.md), so none is
+// made here. The page answers each request with a 'workers' message.
+let portsRequest = null;
+function workerPorts(count) {
+  return new Promise((resolve, reject) => {
+    portsRequest = { resolve, reject };
+    post({ type: 'need-workers', count });
+  });
+}
+
+function workersArrived({ ports, error }) {
+  const request = portsRequest;
+  portsRequest = null;
+  if (error) request?.reject(new Error(error));
+  else request?.resolve(ports);
+}
+
 async function fetchBytes(url) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`cannot load ${url}: HTTP ${response.status}`);
@@ -36,7 +54,7 @@ async function engineNow(build, threads) {
     ls?.dispose();  // the threads build's workers
     ls = null;
     ls = await load({ build, threads: build === 'simd' || build === 'scalar' ? undefined : threads,
-                      baseUrl: new URL('./lockstep/', self.location.href) });
+                      baseUrl: new URL('./lockstep/', self.location.href), workerPorts });
     post({ type: 'engine', info: ls.info });
   }
   return ls;
@@ -186,7 +204,8 @@ async function onnxRun(message) {
 
 self.onmessage = async ({ data }) => {
   try {
-    if (data.type === 'stop') controller?.abort(new Error('stopped'));
+    if (data.type === 'workers') workersArrived(data);
+    else if (data.type === 'stop') controller?.abort(new Error('stopped'));
     else if (data.type === 'init') await engine(data.build ?? 'auto', data.threads);
     else if (data.type === 'train') await train(data);
     else if (data.type === 'checkpoint') await checkpoint(data);

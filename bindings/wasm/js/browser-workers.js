@@ -6,9 +6,9 @@
 // script); a worker that does not say so in time, or reports an error, is replaced, and after three
 // attempts load() fails saying why. Emscripten's `new Worker` then takes them in order.
 //
-// Not cured here: Firefox under automation (check-matrix's puppeteer) now and then blocks for good
-// inside a Web Worker's `new Worker` call itself, with no JavaScript left to run
-// (docs/wasm-threads.md).
+// Firefox under automation now and then blocks for good inside a Web Worker's `new Worker` call
+// itself, with no JavaScript left to run (docs/wasm-threads.md): an engine in a Web Worker should
+// get its workers from the page (worker-ports.js), which starts them here, on its own thread.
 
 const START_SECONDS = 20;  // a worker's first script runs within a second or two, even on a busy machine
 const ATTEMPTS = 3;
@@ -33,19 +33,32 @@ function started(worker, seconds) {
 }
 
 // The bootstrap as a blob: URL, so it comes from wherever the worker script does (the loader's
-// baseUrl) and the page's isolation applies to it as to the page.
-function bootstrapUrl(workerScript) {
-  const source = "postMessage({ cmd: 'lockstep-started' });\n" +
-                 `importScripts(${JSON.stringify(String(workerScript))});\n`;
+// baseUrl) and the page's isolation applies to it as to the page. With viaPort the worker talks to
+// the engine over the MessagePort it is sent first (worker-ports.js): Emscripten's worker script
+// then finds the port's messages at self.onmessage and posts through it, as it would to its parent;
+// its errors go there too, and 'lockstep-terminate' ends the worker.
+function bootstrapUrl(workerScript, viaPort) {
+  const load = `importScripts(${JSON.stringify(String(workerScript))});\n`;
+  const source = "postMessage({ cmd: 'lockstep-started' });\n" + (!viaPort ? load : [
+    'self.onmessage = (first) => {',
+    "  if (first.data?.cmd !== 'lockstep-port') return;",
+    '  const port = first.data.port;',
+    '  self.postMessage = (message, transfer) => port.postMessage(message, transfer ?? []);',
+    "  self.addEventListener('error', (e) => port.postMessage({ cmd: 'lockstep-error', message: e.message, " +
+        'filename: e.filename, lineno: e.lineno }));',
+    "  port.onmessage = (e) => (e.data?.cmd === 'lockstep-terminate' ? self.close() : self.onmessage(e));",
+    `  ${load}};`,
+    ''].join('\n'));
   return URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
 }
 
 // Starts `count` workers running `workerScript` (Emscripten's lockstep-threads.worker.js, an
 // absolute URL) one after another; resolves to them once each has said it runs.
-// options.seconds: how long one may take to start (tests shorten it).
-export async function startWorkers(count, workerScript, { seconds = START_SECONDS } = {}) {
+// options.seconds: how long one may take to start (tests shorten it); options.viaPort: the
+// workers wait for a MessagePort to the engine (worker-ports.js).
+export async function startWorkers(count, workerScript, { seconds = START_SECONDS, viaPort = false } = {}) {
   const workers = [];
-  const bootstrap = bootstrapUrl(workerScript);
+  const bootstrap = bootstrapUrl(workerScript, viaPort);
   try {
     for (let i = 0; i < count; ++i) {
       for (let attempt = 1; ; ++attempt) {

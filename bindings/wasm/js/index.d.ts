@@ -31,10 +31,21 @@ export interface LoadOptions {
   threads?: number;
   /** Where lockstep-{threads,simd,scalar}.{mjs,wasm} are served; default: next to index.js. */
   baseUrl?: string | URL;
+  /**
+   * For an engine in a browser's Web Worker: gives `count` ports to the threads build's workers,
+   * which the page started with startWorkerPorts and transferred here, so no worker is started
+   * inside a worker (Firefox can block for good there). Without it the loader starts them itself.
+   */
+  workerPorts?: (count: number) => Promise<MessagePort[]>;
 }
 
 /** Loads and instantiates the engine. */
 export function load(options?: LoadOptions): Promise<Lockstep>;
+/**
+ * On a page: starts `count` workers of the threads build (from baseUrl, default next to index.js)
+ * and gives one MessagePort per worker, to transfer to the engine's Web Worker for its load({ workerPorts }).
+ */
+export function startWorkerPorts(count: number, options?: { baseUrl?: string | URL }): Promise<MessagePort[]>;
 /** Whether this JavaScript engine can run the SIMD128 build. */
 export function simdSupported(): boolean;
 /** Whether the threads build can run here (SIMD128, shared memory, workers; a page must be cross-origin isolated). */

@@ -8,18 +8,22 @@ import { makeOptimApi } from './optim.js';
 import { makeTrainApi } from './train.js';
 import { makeGptApi } from './gpt.js';
 import { makeOnnxApi } from './onnx.js';
+import { startWorkerPorts } from './worker-ports.js';
 import * as check from './check.js';
 
-export { simdSupported, threadsSupported, threadsUnavailableReason, scope, Owned };
+export { simdSupported, threadsSupported, threadsUnavailableReason, scope, Owned, startWorkerPorts };
 
 // The most kernel threads a threads build may be asked for.
 const MAX_THREADS = 64;
 
 // options.build: 'auto' | 'threads' | 'simd' | 'scalar'; options.threads: kernel threads of the
 // threads build (1 to 64; default one per core, at most 8); options.baseUrl: where the .wasm files
-// are served.
+// are served; options.workerPorts: for an engine in a browser's Web Worker, an async function
+// (count) => MessagePorts to the threads build's workers, which the page started with
+// startWorkerPorts (docs/wasm-threads.md: no worker is then started inside a worker).
 export async function load(options) {
-  const o = check.options(options, 'load', ['build', 'threads', 'baseUrl']);
+  const o = check.options(options, 'load', ['build', 'threads', 'baseUrl', 'workerPorts']);
+  if (o.workerPorts !== undefined) check.func(o.workerPorts, 'load', 'workerPorts');
   if (o.build !== undefined) check.oneOf(o.build, 'load', 'build', ['auto', 'threads', 'simd', 'scalar']);
   if (o.threads !== undefined) {
     check.integer(o.threads, 'load', 'threads', { min: 1, max: MAX_THREADS });

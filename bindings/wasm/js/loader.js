@@ -71,8 +71,10 @@ async function readBytes(url) {
 
 // options.build: 'auto' (default), 'threads', 'simd' or 'scalar'. options.threads: kernel threads
 // of the threads build (default: defaultThreads()). options.baseUrl: where the .mjs/.wasm files
-// are (default: next to this file). Returns the engine, the build chosen, its thread count, and
-// for 'auto', why the threads build was passed over (null when it was chosen).
+// are (default: next to this file). options.workerPorts: in a browser, an async function of a
+// count that gives that many ports to workers a page started (worker-ports.js). Returns the
+// engine, the build chosen, its thread count, and for 'auto', why the threads build was passed
+// over (null when it was chosen).
 export async function instantiate(options = {}) {
   const build = options.build ?? 'auto';
   if (!['auto', 'threads', 'simd', 'scalar'].includes(build)) {
@@ -111,6 +113,14 @@ export async function instantiate(options = {}) {
     settings.mainScriptUrlOrBlob = factoryUrl.href;
     if (isNode) {
       settings.Worker = (await import('./node-workers.js')).NodeWorker;
+    } else if (options.workerPorts) {  // started by the page (worker-ports.js says why)
+      const ports = await options.workerPorts(settings.lockstepWorkers);
+      if (!Array.isArray(ports) || ports.length !== settings.lockstepWorkers ||
+          !ports.every((p) => p instanceof MessagePort)) {
+        throw new Error(`lockstep: workerPorts(${settings.lockstepWorkers}) must give ${settings.lockstepWorkers} ` +
+                        'MessagePorts (from startWorkerPorts on the page)');
+      }
+      settings.Worker = (await import('./worker-ports.js')).portWorkerClass(ports);
     } else {  // started here one at a time (browser-workers.js says why)
       const { startWorkers, pooledWorkerClass } = await import('./browser-workers.js');
       const script = new URL('lockstep-threads.worker.js', base).href;

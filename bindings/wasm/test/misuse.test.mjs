@@ -319,7 +319,8 @@ for (const build of builds) {
   test(`${build}: load, fit, mnistReferenceRun and gpt.train reject bad options`, async () => {
     const { ls, earlier, earlierHash } = await setup(build);
     await rejectsLike(loadLockstep({ build: 5 }), TypeError, /load: build must be 'auto', 'threads', 'simd' or 'scalar', got 5/);
-    await rejectsLike(loadLockstep({ builds: 'simd' }), TypeError, /unknown option 'builds' for load; accepted: build, threads, baseUrl/);
+    await rejectsLike(loadLockstep({ builds: 'simd' }), TypeError, /unknown option 'builds' for load; accepted: build, threads, baseUrl, workerPorts/);
+    await rejectsLike(loadLockstep({ workerPorts: [] }), TypeError, /load: workerPorts must be a function, got/);
     await rejectsLike(loadLockstep('simd'), TypeError, /load: options must be an object/);
     await rejectsLike(loadLockstep({ baseUrl: 5 }), TypeError, /load: baseUrl must be a string or a URL, got 5/);
     const model = ls.models.mlp({ seed: 1 });
