@@ -21,7 +21,7 @@
    steps on both sides (elementwise differences and ulps for every aligned record); where the
    final parameters differ, its first divergence must be there too, reported in elements and
    ulps. Skipped when the training set is larger than 20000 images (an epoch too long; a failure
-   under LOCKSTEP_REQUIRE_ALL=1, since set-up makes the 20000-image set).
+   under LOCKSTEP_REQUIRE_ALL=1, since set-up's set is smaller: 8000 images).
 Exit 0 pass, 1 fail, 77 skip (no torch, no build; 1 instead under LOCKSTEP_REQUIRE_ALL=1, as in
 make test).
 """
