@@ -14,6 +14,10 @@
 
 #include "expect.h"
 
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 static const char* data_dir;
 static char work[512];
 
@@ -303,6 +307,27 @@ int main(int argc, char** argv) {
     EXPECT(lockstep_data_parallel_stats(&bytes, &exchanges), LOCKSTEP_ERROR_STATE, "not training data-parallel");
     printf("ok: data-parallel over a caller's transport: checked, one rank gives %s\n", alone.trained_hash);
   }
+
+#if defined(__x86_64__)
+  { /* Flush-to-zero and denormals-are-zero set by the caller (as -ffast-math code or
+     * torch.set_flush_denormal do): lockstep trains in the contract's mode to the same hash, and the
+     * caller's mode is still set when it returns. */
+    char under_ftz[LOCKSTEP_HASH_SIZE];
+    const unsigned saved = _mm_getcsr();
+    const unsigned flushing = saved | (1u << 15) | (1u << 6);
+    _mm_setcsr(flushing);
+    train_mlp(4, under_ftz);
+    const unsigned after = _mm_getcsr();
+    _mm_setcsr(saved);
+    if (strcmp(under_ftz, reference) != 0 || (after & 0xFFC0u) != (flushing & 0xFFC0u)) {
+      printf("FAIL: under FTZ/DAZ the hash is %s (want %s), MXCSR after %#x (the caller's %#x)\n", under_ftz,
+             reference, after, flushing);
+      ++failures;
+    } else {
+      printf("ok: under the caller's FTZ/DAZ the same hash, and the caller's MXCSR kept\n");
+    }
+  }
+#endif
 
   /* Still working, and the earlier result unchanged. */
   train_mlp(4, again);
