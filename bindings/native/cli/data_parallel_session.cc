@@ -8,7 +8,7 @@
 #include <string>
 
 #include "bindings/native/cli/args.h"
-#include "distributed/c_communicator.h"
+#include "bindings/native/cli/c_communicator.h"
 
 namespace lockstep_cli {
 
@@ -48,7 +48,7 @@ int DataParallelSession::Start(const char* command) {
            "lockstep %s: rank %d of %d: stopped by mpirun (another rank of the job failed or was killed)\n", command,
            group_->rank(), group_->size());
   signal(SIGTERM, OnTerminate);
-  communicator_ = lockstep::distributed::CCommunicatorOf(*group_);
+  communicator_ = CCommunicatorOf(*group_);
   const int status = lockstep_data_parallel_begin(&communicator_);
   if (status != LOCKSTEP_OK) return Failed(command, "data-parallel training", status);
   return kExitOk;

@@ -348,10 +348,10 @@ LOCKSTEP_API lockstep_status lockstep_gpt_sample(const char* checkpoint_path, co
 
 /* ---- Data-parallel training (docs/distributed.md) -------------------------------------------
  * A transport between the processes of a job: the `lockstep` command fills one from MPI
- * (distributed/c_communicator.h). Floating-point values only travel through it as bytes: lockstep
- * adds partial sums itself, in the contract's fixed order, so the result does not depend on the
- * number of ranks. Every call is collective (all ranks call, in the same order, with counts that
- * agree). Each function returns 0 on success; anything else fails the training call
+ * (bindings/native/cli/c_communicator.h). Floating-point values only travel through it as bytes:
+ * lockstep adds partial sums itself, in the contract's fixed order, so the result does not depend
+ * on the number of ranks. Every call is collective (all ranks call, in the same order, with counts
+ * that agree). Each function returns 0 on success; anything else fails the training call
  * (LOCKSTEP_ERROR_UNAVAILABLE). */
 typedef struct lockstep_communicator {
   uint32_t struct_size;  /* sizeof(lockstep_communicator) */

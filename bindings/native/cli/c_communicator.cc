@@ -1,9 +1,11 @@
-#include "distributed/c_communicator.h"
+#include "bindings/native/cli/c_communicator.h"
 
 #include <stdio.h>
 
-namespace lockstep {
-namespace distributed {
+namespace lockstep_cli {
+
+using lockstep::distributed::ProcessGroup;
+using lockstep::distributed::TransportError;
 
 namespace {
 
@@ -42,5 +44,4 @@ lockstep_communicator CCommunicatorOf(ProcessGroup& group) {
   return c;
 }
 
-}  // namespace distributed
-}  // namespace lockstep
+}  // namespace lockstep_cli
