@@ -27,6 +27,7 @@ bench:
 
 lint:
 	tools/contract-lint --self-test && tools/contract-lint
+	tools/layer-lint --self-test && tools/layer-lint
 
 clean:
 	rm -rf build
