@@ -10,9 +10,6 @@
 #include "core/ops.h"
 #include "core/ops_internal.h"
 #include "core/parallel/batch_reduce.h"
-#include "simd/elementwise.h"
-#include "simd/gemm.h"
-#include "simd/math.h"
 
 namespace lockstep {
 
@@ -27,11 +24,11 @@ bool Wants(const Node& node, size_t i) {
 Tensor ScalarDiv(const Tensor& t, float s) {
   const Tensor x = ContiguousData(t, "backward");
   Tensor out = Tensor::Empty(x.shape());
-  Kernels().BinaryScalarRight(simd::BinaryOp::kDiv, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
+  Kernels().BinaryScalarRight(backend::BinaryOp::kDiv, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
   return out;
 }
 
-Tensor MathOf(simd::MathFn fn, const Tensor& t) {
+Tensor MathOf(backend::MathFn fn, const Tensor& t) {
   const Tensor x = ContiguousData(t, "backward");
   Tensor out = Tensor::Empty(x.shape());
   Kernels().Math(fn, x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
@@ -80,7 +77,7 @@ Grads GeluTanhGrad(const Tensor& x, const Tensor& g) {
   const float beta = 0.79788456080286536f, kappa = 0.044715f;  // sqrt(2 / pi), PyTorch's constants
   const Tensor x_sq = Mul(x, x);
   const Tensor inner = MulScalar(Add(x, MulScalar(Mul(x_sq, x), kappa)), beta);
-  const Tensor tanh_inner = MathOf(simd::MathFn::kTanh, inner);
+  const Tensor tanh_inner = MathOf(backend::MathFn::kTanh, inner);
   const Tensor left = MulScalar(x, 0.5f), right = AddScalar(tanh_inner, 1.0f);
   const Tensor left_derivative = MulScalar(right, 0.5f);
   const Tensor tanh_derivative = OneMinus(Mul(tanh_inner, tanh_inner));
@@ -106,7 +103,7 @@ Grads MatmulGrad(const Node& node, const Tensor& g) {
       const bool w_layout = b.grad_fn() && b.strides() == Shape{1, k} && k > 1 && n > 1;
       const Tensor& left = w_layout ? g2 : a2;
       const Tensor& right = w_layout ? a2 : g2;
-      simd::GemmArgs args;
+      backend::GemmCall args;
       args.trans_a = true;
       args.m = static_cast<size_t>(left.size(1)); args.n = static_cast<size_t>(right.size(1));
       args.k = static_cast<size_t>(rows);
@@ -129,10 +126,12 @@ void Conv2dWeightGradOverRanks(const ConvGeometry& geo, const float* x_group, co
   const int64_t np = geo.n * geo.positions;
   Tensor dy_buffer = Tensor::Empty({geo.c_out_group * np}), cols_buffer = Tensor::Empty({geo.k * np});
   const Kernels kernels;
-  kernels.StridedCopy(GemmLayoutCopy(g_group, dy_buffer.data_f32(), geo.n, geo.c_out_group, geo.positions, geo.c_out,
-                                     false));
-  kernels.Im2Col(ConvCallOf(geo, geo.n, np), x_group, cols_buffer.data_f32());
-  simd::GemmArgs args;  // dW_g [c_out_g, k] = dY [c_out_g, N*P] x cols^T [N*P, k]
+  const backend::StridedCopyCall copy =
+      GemmLayoutCopy(g_group, dy_buffer.data_f32(), geo.n, geo.c_out_group, geo.positions, geo.c_out, false);
+  kernels.StridedCopy(&copy);
+  const backend::ConvCall conv = ConvCallOf(geo, geo.n, np);
+  kernels.Im2Col(&conv, x_group, cols_buffer.data_f32());
+  backend::GemmCall args;  // dW_g [c_out_g, k] = dY [c_out_g, N*P] x cols^T [N*P, k]
   args.trans_b = true;
   args.m = geo.c_out_group; args.n = geo.k; args.k = np;
   args.a = dy_buffer.data_f32(); args.lda = np;
@@ -160,13 +159,13 @@ Grads Conv2dGrad(const Node& node, const Tensor& g_in) {
   for (int64_t grp = 0; grp < o.groups; ++grp) {
     const float* g_group = g.data_f32() + grp * geo.c_out_group * geo.positions;
     const float* w_group = w.data_f32() + grp * geo.c_out_group * geo.k;
-    if (want_dx) kernels.Conv2dInputGrad(call, g_group, w_group, dx.data_f32() + grp * group_offset);
+    if (want_dx) kernels.Conv2dInputGrad(&call, g_group, w_group, dx.data_f32() + grp * group_offset);
     if (want_dw) {
       float* dw_group = dw.data_f32() + grp * geo.c_out_group * geo.k;
       if (over_ranks) {
         Conv2dWeightGradOverRanks(geo, x.data_f32() + grp * group_offset, g_group, dw_group);
       } else {
-        kernels.Conv2dWeightGrad(call, g_group, x.data_f32() + grp * group_offset, dw_group);
+        kernels.Conv2dWeightGrad(&call, g_group, x.data_f32() + grp * group_offset, dw_group);
       }
     }
   }
@@ -174,18 +173,6 @@ Grads Conv2dGrad(const Node& node, const Tensor& g_in) {
   if (want_dw) out[1] = dw;
   if (Wants(node, 2)) out[2] = ChannelSums(g, geo.n, geo.c_out, geo.positions);
   return out;
-}
-
-// dx for layer and batch norm: (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)) * rstd, with the
-// means over one normalisation group given as sums / count.
-void NormInputGrad(const float* dxhat, const float* xhat, float sum_dxhat, float sum_dxhat_xhat,
-                   float count, float rstd, float* dx, size_t n) {
-  const float mean_dxhat = sum_dxhat / count, mean_dxhat_xhat = sum_dxhat_xhat / count;
-  for (size_t i = 0; i < n; ++i) {
-    const float centered = dxhat[i] - mean_dxhat;
-    const float projected = xhat[i] * mean_dxhat_xhat;
-    dx[i] = CanonicalNaN((centered - projected) * rstd);
-  }
 }
 
 Grads LayerNormGrad(const Node& node, const Tensor& g_in) {
@@ -222,19 +209,22 @@ Grads BatchNormGrad(const Node& node, const Tensor& g_in) {
   Grads out(3);
   if (Wants(node, 0)) {
     Tensor dx = Tensor::Empty(xhat.shape());
-    std::vector<float> scale(static_cast<size_t>(c));
-    for (int64_t ch = 0; ch < c; ++ch) scale[ch] = w.defined() ? w.data_f32()[ch] : 1.0f;
-    const Tensor weight_b = Tensor::FromVector({1, c, 1}, scale);
-    const Tensor dxhat = Mul(g.Reshape({n, c, p}), weight_b);
+    const Tensor scale = w.defined() ? ContiguousData(w, "batch_norm").Detach().Reshape({1, c, 1}) : Tensor::Ones({1, c, 1});
+    const Tensor dxhat = Mul(g.Reshape({n, c, p}), scale);
     if (training) {
       const Tensor s1 = ChannelSums(dxhat, n, c, p), s2 = ChannelSums(Mul(dxhat, xhat.Reshape({n, c, p})), n, c, p);
-      for (int64_t s = 0; s < n; ++s) {
-        for (int64_t ch = 0; ch < c; ++ch) {
-          const int64_t at = (s * c + ch) * p;
-          NormInputGrad(dxhat.data_f32() + at, xhat.data_f32() + at, s1.data_f32()[ch], s2.data_f32()[ch],
-                        static_cast<float>(node.ints[1]), rstd.data_f32()[ch], dx.data_f32() + at, static_cast<size_t>(p));
-        }
-      }
+      backend::ChannelNormCall call{};
+      call.outer = static_cast<size_t>(n);
+      call.channels = static_cast<size_t>(c);
+      call.inner = static_cast<size_t>(p);
+      call.x = dxhat.data_f32();
+      call.xhat = xhat.data_f32();
+      call.rstd = rstd.data_f32();
+      call.sum_x = s1.data_f32();
+      call.sum_x_xhat = s2.data_f32();
+      call.count = static_cast<float>(node.ints[1]);
+      call.out = dx.data_f32();
+      Kernels().ChannelNormalizeBackward(&call);
     } else {
       const Tensor dxr = Mul(dxhat, rstd.Reshape({1, c, 1}));
       dx.CopyFrom(dxr.Reshape(xhat.shape()));
@@ -254,34 +244,15 @@ Grads PoolGrad(const Node& node, const Tensor& g_in) {
   if (node.kind == OpKind::kMaxPool2d) {  // the kernel writes every element of dx
     Tensor dx = Tensor::Empty(in);
     const Pool2dOptions o{v[0], v[1], v[2], v[3], v[4], v[5]};
-    Kernels().MaxPoolBackward(MaxPoolCall(in, ho, wo, o), g.data_f32(), node.saved[0].data_i64(), dx.data_f32());
+    const backend::PoolCall call = MaxPoolCall(in, ho, wo, o);
+    Kernels().MaxPoolBackward(&call, g.data_f32(), node.saved[0].data_i64(), dx.data_f32());
     return {dx};
   }
-  Tensor dx = Tensor::Zeros(in);
   // Average: v[6], v[7] the end padding, v[8] whether padded positions count in the divisor.
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    for (int64_t oy = 0; oy < ho; ++oy) {
-      for (int64_t ox = 0; ox < wo; ++ox) {
-        int64_t inside = 0;
-        for (int64_t i = 0; i < v[0]; ++i) {
-          for (int64_t j = 0; j < v[1]; ++j) {
-            const int64_t y = oy * v[2] - v[4] + i, x = ox * v[3] - v[5] + j;
-            inside += y >= 0 && y < h && x >= 0 && x < w;
-          }
-        }
-        const float divisor = static_cast<float>(v[8] ? v[0] * v[1] : inside);
-        const float share = g.data_f32()[(plane * ho + oy) * wo + ox] / divisor;
-        for (int64_t i = 0; i < v[0]; ++i) {
-          for (int64_t j = 0; j < v[1]; ++j) {
-            const int64_t y = oy * v[2] - v[4] + i, x = ox * v[3] - v[5] + j;
-            if (y < 0 || y >= h || x < 0 || x >= w) continue;
-            float& target = dx.data_f32()[plane * h * w + y * w + x];
-            target = CanonicalNaN(target + share);
-          }
-        }
-      }
-    }
-  }
+  Tensor dx = Tensor::Empty(in);
+  const backend::PoolCall call{planes, h, w, ho, wo, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7],
+                               static_cast<int32_t>(v[8])};
+  Kernels().AvgPoolBackward(&call, g.data_f32(), dx.data_f32());
   return {dx};
 }
 
@@ -338,7 +309,7 @@ std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& g) {
       return {Mul(g, Sub(Greater(in[0], zero), Less(in[0], zero)))};
     }
     case OpKind::kErf:  // 2 / sqrt(pi) * exp(-x^2)
-      return {Mul(g, MulScalar(MathOf(simd::MathFn::kExp, Neg(Mul(in[0], in[0]))), 1.12837916709551257f))};
+      return {Mul(g, MulScalar(MathOf(backend::MathFn::kExp, Neg(Mul(in[0], in[0]))), 1.12837916709551257f))};
     case OpKind::kRsqrt: {  // -y^3 / 2
       const Tensor& y = node.saved[0];
       return {Mul(g, MulScalar(Mul(Mul(y, y), y), -0.5f))};
@@ -403,7 +374,7 @@ std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& g) {
     }
     case OpKind::kLogSoftmax: {
       const Tensor& y = node.saved[0];
-      return {Sub(g, Mul(MathOf(simd::MathFn::kExp, y), Sum(g, -1, true)))};
+      return {Sub(g, Mul(MathOf(backend::MathFn::kExp, y), Sum(g, -1, true)))};
     }
     case OpKind::kConv2d: return Conv2dGrad(node, g);
     case OpKind::kMaxPool2d:

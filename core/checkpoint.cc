@@ -20,7 +20,7 @@ TensorRecord ToRecord(const std::string& name, const Tensor& t) {
   r.name = name;
   r.dtype = t.dtype();
   r.shape = t.shape();
-  const Tensor c = t.Detach().Contiguous();
+  const Tensor c = t.Detach().Contiguous().ToDevice(Device::Cpu());  // saving: data crosses to the host
   r.data.resize(static_cast<size_t>(c.numel()) * DTypeSize(c.dtype()));
   if (!r.data.empty()) {
     const void* src = c.dtype() == DType::kFloat32 ? static_cast<const void*>(c.data_f32())
@@ -32,14 +32,19 @@ TensorRecord ToRecord(const std::string& name, const Tensor& t) {
 }
 
 Tensor FromRecord(const TensorRecord& r) {
-  Tensor t = Tensor::Empty(r.shape, r.dtype);
+  const Device device = CurrentDevice();
+  Tensor t;
+  {
+    const DeviceScope host(Device::Cpu());  // decoded in host memory, then moved to the device
+    t = Tensor::Empty(r.shape, r.dtype);
+  }
   if (!r.data.empty()) {
     void* dst = r.dtype == DType::kFloat32 ? static_cast<void*>(t.data_f32())
                 : r.dtype == DType::kInt32 ? static_cast<void*>(t.data_i32())
                                            : static_cast<void*>(t.data_i64());
     CopyLittleEndian(dst, r.data.data(), static_cast<size_t>(t.numel()), DTypeSize(r.dtype));
   }
-  return t;
+  return t.ToDevice(device);
 }
 
 std::map<std::string, std::string> BaseMetadata(const char* kind) {

@@ -15,13 +15,6 @@ struct ConvGeometry {
 };
 
 ConvGeometry MakeConvGeometry(const Shape& x, const Shape& w, const Conv2dOptions& o);
-// cols [k, positions] of one sample and group (x_group: the sample's first input channel of the
-// group), row r at cols + r * ld (ld >= positions): several samples side by side
-// ([k, samples * positions], ld = samples * positions) make one wide GEMM, which sums every
-// output's k products in the same order as one GEMM per sample. The CPU's im2col / col2im kernels.
-void Im2Col(const ConvGeometry& g, const float* x_group, float* cols, int64_t ld);
-void Col2ImAdd(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_group);
-
 // The kernel-table view of a geometry for `samples` samples starting at one group's first input
 // channel (x, dx), columns `ld` floats apart.
 backend::ConvCall ConvCallOf(const ConvGeometry& g, int64_t samples, int64_t ld);

@@ -11,7 +11,7 @@
 #include "core/random.h"
 #include "core/sha256.h"
 #include "core/trace/trace.h"
-#include "simd/philox.h"
+#include "core/backend/host.h"
 
 namespace lockstep {
 
@@ -24,7 +24,7 @@ Tensor RequireLabels(const Tensor& labels, int64_t n, const char* what) {
   LOCKSTEP_REQUIRE(labels.dim() == 1 && labels.size(0) == n,
                    what << ": expected " << n << " labels (shape [" << n << "]) to match the examples, got shape "
                         << ShapeString(labels.shape()));
-  return labels.To(DType::kInt64).Contiguous();
+  return labels.To(DType::kInt64).Contiguous().ToDevice(Device::Cpu());
 }
 
 }  // namespace
@@ -35,7 +35,7 @@ Dataset::Dataset(const Tensor& inputs, const Tensor& labels) {
   LOCKSTEP_REQUIRE(inputs.dtype() == DType::kFloat32,
                    "data set: examples must be float32, got " << DTypeName(inputs.dtype()));
   labels_ = RequireLabels(labels, inputs.size(0), "data set");
-  floats_ = inputs.Detach().Contiguous();
+  floats_ = inputs.Detach().Contiguous().ToDevice(Device::Cpu());
   example_shape_.assign(inputs.shape().begin() + 1, inputs.shape().end());
   example_size_ = NumElements(example_shape_);
   CheckLabels();
@@ -77,7 +77,12 @@ void Dataset::SetNormalization(float shift, float scale) {
 
 Tensor Dataset::Convert(const std::vector<int64_t>& rows) const {
   const int64_t n = static_cast<int64_t>(rows.size());
-  Tensor out = Tensor::Empty(BatchShape(n));
+  const Device device = CurrentDevice();
+  Tensor out;
+  {
+    const DeviceScope host(Device::Cpu());  // assembled in host memory, then moved to the device
+    out = Tensor::Empty(BatchShape(n));
+  }
   float* dst = out.data_f32();
   const size_t item = static_cast<size_t>(example_size_);
   for (int64_t i = 0; i < n; ++i) {
@@ -92,6 +97,7 @@ Tensor Dataset::Convert(const std::vector<int64_t>& rows) const {
       memcpy(o, floats_.data_f32() + static_cast<size_t>(row) * item, item * sizeof(float));
     }
   }
+  out = out.ToDevice(device);
   if (!normalized_) return out;
   NoGradGuard no_grad;
   const trace::PauseScope not_the_model;
@@ -113,11 +119,14 @@ Tensor Dataset::Labels(int64_t start, int64_t count) const {
   LOCKSTEP_REQUIRE(start >= 0 && count >= 0 && start <= size() && count <= size() - start,
                    "data set: rows [" << start << ", " << start << " + " << count << ") are out of range [0, " << size()
                                       << ")");
-  return labels_.Slice(0, start, start + count).Contiguous();
+  return labels_.Slice(0, start, start + count).Contiguous().ToDevice(CurrentDevice());
 }
 
 Dataset Dataset::Subset(int64_t start, int64_t count) const {
-  const Tensor labels = Labels(start, count);  // checks the range
+  LOCKSTEP_REQUIRE(start >= 0 && count >= 0 && start <= size() && count <= size() - start,
+                   "data set: rows [" << start << ", " << start << " + " << count << ") are out of range [0, " << size()
+                                      << ")");
+  const Tensor labels = labels_.Slice(0, start, start + count).Clone();  // host memory, as every data set
   Dataset d;
   d.example_shape_ = example_shape_;
   d.example_size_ = example_size_;
@@ -190,6 +199,7 @@ Dataset ImagesFromIdx(const IdxHeader& header, const Tensor& labels, const ReadF
     read(0, bytes.data(), bytes.size());
     return Dataset::FromBytes(std::move(bytes), example, labels);
   }
+  const DeviceScope host(Device::Cpu());  // a data set lives in host memory
   Tensor floats = Tensor::Empty({header.dims[0], 1, header.dims[1], header.dims[2]});
   constexpr size_t kChunkElements = size_t{1} << 20;
   std::vector<uint8_t> chunk(kChunkElements * header.element_size);
@@ -237,8 +247,8 @@ std::vector<int64_t> EpochPermutation(uint64_t seed, int64_t n, int64_t epoch) {
   std::vector<int64_t> order(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) order[i] = i;
   if (n < 2) return order;
-  std::vector<uint32_t> words(static_cast<size_t>(n - 1));
-  simd::PhiloxUint32(seed, StreamId("shuffle"), static_cast<uint64_t>(epoch) * n, words.data(), words.size());
+  const std::vector<uint32_t> words =
+      host::PhiloxWords(seed, StreamId("shuffle"), static_cast<uint64_t>(epoch) * n, static_cast<size_t>(n - 1));
   for (int64_t i = n - 1; i >= 1; --i) {
     const uint64_t j = (uint64_t{words[n - 1 - i]} * static_cast<uint64_t>(i + 1)) >> 32;
     std::swap(order[i], order[j]);
@@ -284,9 +294,10 @@ void DataLoader::GetBatchRows(int64_t epoch, int64_t batch, int64_t first_row, i
   const int64_t first = batch_first + first_row, count = row_count;
   const std::vector<int64_t> rows(order_.begin() + first, order_.begin() + first + count);
   *inputs = data_.Gather(rows);
-  *labels = Tensor::Empty({count}, DType::kInt64);
-  const int64_t* all = data_.labels().data_i64();
-  for (int64_t i = 0; i < count; ++i) labels->data_i64()[i] = all[rows[static_cast<size_t>(i)]];
+  const int64_t* all = data_.labels().data_i64();  // host memory
+  std::vector<int64_t> picked(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) picked[static_cast<size_t>(i)] = all[rows[static_cast<size_t>(i)]];
+  *labels = Tensor::FromInt64({count}, picked);
 }
 
 }  // namespace lockstep

@@ -36,11 +36,12 @@ class Dataset {
   void SetNormalization(float shift, float scale);
   bool normalized() const { return normalized_; }
 
-  // Float32 inputs of rows [start, start + count) and of the listed rows.
+  // Float32 inputs of rows [start, start + count) and of the listed rows, and labels, on the
+  // current device (a data set itself lives in host memory; batches cross to the device here).
   Tensor Inputs(int64_t start, int64_t count) const;
   Tensor Gather(const std::vector<int64_t>& rows) const;
   Tensor Labels(int64_t start, int64_t count) const;
-  const Tensor& labels() const { return labels_; }
+  const Tensor& labels() const { return labels_; }  // every label, in host memory
   // Every example as float32 [N, ...] (for small sets and the bindings' accessors).
   Tensor AllInputs() const { return Inputs(0, size()); }
   // Rows [start, start + count) as a data set of their own (shares nothing mutable).

@@ -16,9 +16,6 @@
 #include "core/ops.h"
 #include "core/trace/trace.h"
 #include "core/ops_internal.h"
-#include "simd/elementwise.h"
-#include "simd/gemm.h"
-#include "simd/reduce.h"
 
 namespace lockstep {
 
@@ -34,18 +31,6 @@ ConvGeometry MakeConvGeometry(const Shape& x, const Shape& w, const Conv2dOption
   g.k = g.c_in_group * g.kh * g.kw;
   g.positions = g.h_out * g.w_out;
   return g;
-}
-
-// The output columns [begin, end) whose input column ox * stride - padding + offset is inside
-// [0, width).
-static void ValidColumns(int64_t width, int64_t out_width, int64_t stride, int64_t padding,
-                         int64_t offset, int64_t* begin, int64_t* end) {
-  // First ox with ox * stride >= padding - offset; last with ox * stride < width + padding - offset.
-  const int64_t low = padding - offset, high = width + padding - offset;
-  *begin = low <= 0 ? 0 : (low + stride - 1) / stride;
-  *end = high <= 0 ? 0 : (high + stride - 1) / stride;
-  if (*end > out_width) *end = out_width;
-  if (*begin > *end) *begin = *end;
 }
 
 backend::ConvCall ConvCallOf(const ConvGeometry& g, int64_t samples, int64_t ld) {
@@ -79,68 +64,6 @@ backend::StridedCopyCall GemmLayoutCopy(const float* from, float* to, int64_t sa
   return call;
 }
 
-// cols [k, positions] for one sample and group: row (c, i, j), column (oy, ox); zero padding.
-void Im2Col(const ConvGeometry& g, const float* x_group, float* cols, int64_t ld) {
-  for (int64_t c = 0; c < g.c_in_group; ++c) {
-    const float* plane = x_group + c * g.h * g.w;
-    for (int64_t i = 0; i < g.kh; ++i) {
-      for (int64_t j = 0; j < g.kw; ++j) {
-        float* row = cols + ((c * g.kh + i) * g.kw + j) * ld;
-        int64_t begin, end;
-        ValidColumns(g.w, g.w_out, g.o.stride_w, g.o.padding_w, j * g.o.dilation_w, &begin, &end);
-        for (int64_t oy = 0; oy < g.h_out; ++oy) {
-          float* out = row + oy * g.w_out;
-          const int64_t y = oy * g.o.stride_h - g.o.padding_h + i * g.o.dilation_h;
-          if (y < 0 || y >= g.h) {
-            std::fill(out, out + g.w_out, 0.0f);
-            continue;
-          }
-          std::fill(out, out + begin, 0.0f);
-          const float* in = plane + y * g.w - g.o.padding_w + j * g.o.dilation_w;
-          if (g.o.stride_w == 1) {
-            std::copy(in + begin, in + end, out + begin);
-          } else {
-            for (int64_t ox = begin; ox < end; ++ox) out[ox] = in[ox * g.o.stride_w];
-          }
-          std::fill(out + end, out + g.w_out, 0.0f);
-        }
-      }
-    }
-  }
-}
-
-// Adds cols back into the sample's input-gradient planes in (c, i, j, oy, ox) order. Each target
-// element receives at most one entry per (c, i, j, oy), so adding a whole ox segment at once keeps
-// every element's order of additions.
-void Col2ImAdd(const ConvGeometry& g, const float* cols, int64_t ld, float* dx_group) {
-  for (int64_t c = 0; c < g.c_in_group; ++c) {
-    float* plane = dx_group + c * g.h * g.w;
-    for (int64_t i = 0; i < g.kh; ++i) {
-      for (int64_t j = 0; j < g.kw; ++j) {
-        const float* row = cols + ((c * g.kh + i) * g.kw + j) * ld;
-        int64_t begin, end;
-        ValidColumns(g.w, g.w_out, g.o.stride_w, g.o.padding_w, j * g.o.dilation_w, &begin, &end);
-        for (int64_t oy = 0; oy < g.h_out; ++oy) {
-          const int64_t y = oy * g.o.stride_h - g.o.padding_h + i * g.o.dilation_h;
-          if (y < 0 || y >= g.h || begin == end) continue;
-          float* target = plane + y * g.w - g.o.padding_w + j * g.o.dilation_w;
-          const float* source = row + oy * g.w_out;
-          if (g.o.stride_w == 1) {
-            simd::Binary(simd::BinaryOp::kAdd, target + begin, source + begin, target + begin,
-                         static_cast<size_t>(end - begin));
-          } else {
-            for (int64_t ox = begin; ox < end; ++ox) {
-              float& t = target[ox * g.o.stride_w];
-              t = t + source[ox];
-              if (t != t) t = __builtin_nanf("");  // canonical, as the stride-1 path
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
 Tensor Conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, const Conv2dOptions& o) {
   return trace::Op("conv2d", [&]() -> Tensor {
     const Tensor x = ContiguousData(x_in, "conv2d"), w = ContiguousData(w_in, "conv2d");
@@ -166,7 +89,7 @@ Tensor Conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, con
     const backend::Conv2dCall call = Conv2dCallOf(g);
     const Kernels kernels;
     for (int64_t grp = 0; grp < o.groups; ++grp) {
-      kernels.Conv2dForward(call, x.data_f32() + grp * g.c_in_group * g.h * g.w, w.data_f32() + grp * g.c_out_group * g.k,
+      kernels.Conv2dForward(&call, x.data_f32() + grp * g.c_in_group * g.h * g.w, w.data_f32() + grp * g.c_out_group * g.k,
                             bias.defined() ? bias.data_f32() + grp * g.c_out_group : nullptr,
                             out.data_f32() + grp * g.c_out_group * g.positions);
     }
@@ -206,8 +129,8 @@ int64_t PoolOut(int64_t size, int64_t kernel, int64_t stride, int64_t padding) {
 }  // namespace
 
 backend::PoolCall MaxPoolCall(const Shape& in, int64_t h_out, int64_t w_out, const Pool2dOptions& o) {
-  return backend::PoolCall{in[0] * in[1], in[2], in[3], h_out, w_out, o.kernel_h, o.kernel_w,
-                           o.stride_h, o.stride_w, o.padding_h, o.padding_w};
+  return backend::PoolCall{in[0] * in[1], in[2], in[3], h_out, w_out, o.kernel_h, o.kernel_w, o.stride_h, o.stride_w,
+                           o.padding_h, o.padding_w, o.padding_h, o.padding_w, 1};
 }
 
 Tensor MaxPool2d(const Tensor& x_in, const Pool2dOptions& o) {
@@ -220,7 +143,8 @@ Tensor MaxPool2d(const Tensor& x_in, const Pool2dOptions& o) {
     const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
     const int64_t ho = PoolOut(h, o.kernel_h, o.stride_h, o.padding_h), wo = PoolOut(w, o.kernel_w, o.stride_w, o.padding_w);
     Tensor out = Tensor::Empty({n, c, ho, wo}), argmax = Tensor::Empty({n, c, ho, wo}, DType::kInt64);
-    Kernels().MaxPoolForward(MaxPoolCall(x.shape(), ho, wo, o), x.data_f32(), out.data_f32(), argmax.data_i64());
+    const backend::PoolCall call = MaxPoolCall(x.shape(), ho, wo, o);
+    Kernels().MaxPoolForward(&call, x.data_f32(), out.data_f32(), argmax.data_i64());
     if (NeedsGrad({x_in})) {
       Node& node = RecordNode(out, OpKind::kMaxPool2d, {x_in});
       node.saved = {argmax};
@@ -240,28 +164,10 @@ Tensor AvgPool2d(const Tensor& x_in, const Pool2dOptions& o) {
     const int64_t ho = (h + o.padding_h + ph_end - o.kernel_h) / o.stride_h + 1;
     const int64_t wo = (w + o.padding_w + pw_end - o.kernel_w) / o.stride_w + 1;
     Tensor out = Tensor::Empty({n, c, ho, wo});
-    std::vector<float> window(static_cast<size_t>(o.kernel_h * o.kernel_w));
-    for (int64_t plane = 0; plane < n * c; ++plane) {
-      const float* in = x.data_f32() + plane * h * w;
-      for (int64_t oy = 0; oy < ho; ++oy) {
-        for (int64_t ox = 0; ox < wo; ++ox) {
-          // The window sum is a canonical reduction over the window in row-major order, padded
-          // positions as zeros; the divisor counts them or not (count_include_pad).
-          size_t count = 0;
-          int64_t inside = 0;
-          for (int64_t i = 0; i < o.kernel_h; ++i) {
-            for (int64_t j = 0; j < o.kernel_w; ++j) {
-              const int64_t y = oy * o.stride_h - o.padding_h + i, xx = ox * o.stride_w - o.padding_w + j;
-              const bool in_bounds = y >= 0 && y < h && xx >= 0 && xx < w;
-              inside += in_bounds;
-              window[count++] = in_bounds ? in[y * w + xx] : 0.0f;
-            }
-          }
-          const float divisor = static_cast<float>(o.count_include_pad ? o.kernel_h * o.kernel_w : inside);
-          out.data_f32()[(plane * ho + oy) * wo + ox] = CanonicalNaN(simd::Sum(window.data(), count) / divisor);
-        }
-      }
-    }
+    const backend::PoolCall call{n * c,      h,          w,          ho,          wo,          o.kernel_h, o.kernel_w,
+                                 o.stride_h, o.stride_w, o.padding_h, o.padding_w, ph_end,      pw_end,
+                                 o.count_include_pad ? 1 : 0};
+    Kernels().AvgPoolForward(&call, x.data_f32(), out.data_f32());
     if (NeedsGrad({x_in})) {
       RecordNode(out, OpKind::kAvgPool2d, {x_in}).ints = {o.kernel_h, o.kernel_w, o.stride_h, o.stride_w,
                                                           o.padding_h, o.padding_w, ph_end, pw_end,

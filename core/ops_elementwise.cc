@@ -6,9 +6,7 @@
 #include "core/ops.h"
 #include "core/trace/trace.h"
 #include "core/ops_internal.h"
-#include "simd/elementwise.h"
-#include "simd/math.h"
-#include "simd/reduce.h"
+#include "core/backend/host.h"
 
 namespace lockstep {
 
@@ -55,7 +53,7 @@ bool AsBroadcastOperand(const Tensor& x, const Shape& out, backend::BroadcastOpe
   return true;
 }
 
-Tensor BinaryForward(simd::BinaryOp op, const Tensor& a_in, const Tensor& b_in, const char* name) {
+Tensor BinaryForward(backend::BinaryOp op, const Tensor& a_in, const Tensor& b_in, const char* name) {
   const Tensor a = ContiguousData(a_in, name), b = ContiguousData(b_in, name);
   const Shape out_shape = BroadcastShapes(a.shape(), b.shape(), name);
   Tensor out = Tensor::Empty(out_shape);
@@ -75,7 +73,7 @@ Tensor BinaryForward(simd::BinaryOp op, const Tensor& a_in, const Tensor& b_in, 
   return out;
 }
 
-Tensor Binary(simd::BinaryOp op, OpKind kind, const Tensor& a, const Tensor& b, const char* name) {
+Tensor Binary(backend::BinaryOp op, OpKind kind, const Tensor& a, const Tensor& b, const char* name) {
   Tensor out = BinaryForward(op, a, b, name);
   if (NeedsGrad({a, b})) {
     Node& node = RecordNode(out, kind, {a, b});
@@ -84,7 +82,7 @@ Tensor Binary(simd::BinaryOp op, OpKind kind, const Tensor& a, const Tensor& b, 
   return out;
 }
 
-Tensor MathForward(simd::MathFn fn, const Tensor& a, const char* name) {
+Tensor MathForward(backend::MathFn fn, const Tensor& a, const char* name) {
   const Tensor x = ContiguousData(a, name);
   Tensor out = Tensor::Empty(x.shape());
   Kernels().Math(fn, x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
@@ -100,7 +98,7 @@ Tensor Unary(Tensor out, OpKind kind, const Tensor& a) {
   return out;
 }
 
-Tensor UnaryKernel(simd::UnaryOp op, const Tensor& a, const char* name) {
+Tensor UnaryKernel(backend::UnaryOp op, const Tensor& a, const char* name) {
   const Tensor x = ContiguousData(a, name);
   Tensor out = Tensor::Empty(x.shape());
   Kernels().Unary(op, x.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
@@ -109,25 +107,25 @@ Tensor UnaryKernel(simd::UnaryOp op, const Tensor& a, const char* name) {
 
 }  // namespace
 
-Tensor Add(const Tensor& a, const Tensor& b) { return trace::Op("add", [&] { return Binary(simd::BinaryOp::kAdd, OpKind::kAdd, a, b, "add"); }); }
-Tensor Sub(const Tensor& a, const Tensor& b) { return trace::Op("sub", [&] { return Binary(simd::BinaryOp::kSub, OpKind::kSub, a, b, "sub"); }); }
-Tensor Mul(const Tensor& a, const Tensor& b) { return trace::Op("mul", [&] { return Binary(simd::BinaryOp::kMul, OpKind::kMul, a, b, "mul"); }); }
-Tensor Div(const Tensor& a, const Tensor& b) { return trace::Op("div", [&] { return Binary(simd::BinaryOp::kDiv, OpKind::kDiv, a, b, "div"); }); }
+Tensor Add(const Tensor& a, const Tensor& b) { return trace::Op("add", [&] { return Binary(backend::BinaryOp::kAdd, OpKind::kAdd, a, b, "add"); }); }
+Tensor Sub(const Tensor& a, const Tensor& b) { return trace::Op("sub", [&] { return Binary(backend::BinaryOp::kSub, OpKind::kSub, a, b, "sub"); }); }
+Tensor Mul(const Tensor& a, const Tensor& b) { return trace::Op("mul", [&] { return Binary(backend::BinaryOp::kMul, OpKind::kMul, a, b, "mul"); }); }
+Tensor Div(const Tensor& a, const Tensor& b) { return trace::Op("div", [&] { return Binary(backend::BinaryOp::kDiv, OpKind::kDiv, a, b, "div"); }); }
 
-Tensor Maximum(const Tensor& a, const Tensor& b) { return trace::Op("maximum", [&] { return BinaryForward(simd::BinaryOp::kMax, a, b, "maximum"); }); }
-Tensor Minimum(const Tensor& a, const Tensor& b) { return trace::Op("minimum", [&] { return BinaryForward(simd::BinaryOp::kMin, a, b, "minimum"); }); }
-Tensor Equal(const Tensor& a, const Tensor& b) { return trace::Op("eq", [&] { return BinaryForward(simd::BinaryOp::kEq, a, b, "equal"); }); }
-Tensor Greater(const Tensor& a, const Tensor& b) { return trace::Op("gt", [&] { return BinaryForward(simd::BinaryOp::kGt, a, b, "greater"); }); }
-Tensor NotEqual(const Tensor& a, const Tensor& b) { return trace::Op("ne", [&] { return BinaryForward(simd::BinaryOp::kNe, a, b, "not_equal"); }); }
-Tensor GreaterEqual(const Tensor& a, const Tensor& b) { return trace::Op("ge", [&] { return BinaryForward(simd::BinaryOp::kGe, a, b, "greater_equal"); }); }
-Tensor Less(const Tensor& a, const Tensor& b) { return trace::Op("lt", [&] { return BinaryForward(simd::BinaryOp::kLt, a, b, "less"); }); }
-Tensor LessEqual(const Tensor& a, const Tensor& b) { return trace::Op("le", [&] { return BinaryForward(simd::BinaryOp::kLe, a, b, "less_equal"); }); }
+Tensor Maximum(const Tensor& a, const Tensor& b) { return trace::Op("maximum", [&] { return BinaryForward(backend::BinaryOp::kMax, a, b, "maximum"); }); }
+Tensor Minimum(const Tensor& a, const Tensor& b) { return trace::Op("minimum", [&] { return BinaryForward(backend::BinaryOp::kMin, a, b, "minimum"); }); }
+Tensor Equal(const Tensor& a, const Tensor& b) { return trace::Op("eq", [&] { return BinaryForward(backend::BinaryOp::kEq, a, b, "equal"); }); }
+Tensor Greater(const Tensor& a, const Tensor& b) { return trace::Op("gt", [&] { return BinaryForward(backend::BinaryOp::kGt, a, b, "greater"); }); }
+Tensor NotEqual(const Tensor& a, const Tensor& b) { return trace::Op("ne", [&] { return BinaryForward(backend::BinaryOp::kNe, a, b, "not_equal"); }); }
+Tensor GreaterEqual(const Tensor& a, const Tensor& b) { return trace::Op("ge", [&] { return BinaryForward(backend::BinaryOp::kGe, a, b, "greater_equal"); }); }
+Tensor Less(const Tensor& a, const Tensor& b) { return trace::Op("lt", [&] { return BinaryForward(backend::BinaryOp::kLt, a, b, "less"); }); }
+Tensor LessEqual(const Tensor& a, const Tensor& b) { return trace::Op("le", [&] { return BinaryForward(backend::BinaryOp::kLe, a, b, "less_equal"); }); }
 
 Tensor AddScalar(const Tensor& a, float s) {
   return trace::Op("add", [&]() -> Tensor {
     const Tensor x = ContiguousData(a, "add_scalar");
     Tensor out = Tensor::Empty(x.shape());
-    Kernels().BinaryScalarRight(simd::BinaryOp::kAdd, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
+    Kernels().BinaryScalarRight(backend::BinaryOp::kAdd, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
     if (NeedsGrad({a})) RecordNode(out, OpKind::kAddScalar, {a});
     return out;
   });
@@ -137,7 +135,7 @@ Tensor MulScalar(const Tensor& a, float s) {
   return trace::Op("mul", [&]() -> Tensor {
     const Tensor x = ContiguousData(a, "mul_scalar");
     Tensor out = Tensor::Empty(x.shape());
-    Kernels().BinaryScalarRight(simd::BinaryOp::kMul, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
+    Kernels().BinaryScalarRight(backend::BinaryOp::kMul, x.data_f32(), s, out.data_f32(), static_cast<size_t>(x.numel()));
     if (NeedsGrad({a})) RecordNode(out, OpKind::kMulScalar, {a}).floats = {s};
     return out;
   });
@@ -145,9 +143,9 @@ Tensor MulScalar(const Tensor& a, float s) {
 
 Tensor PowScalar(const Tensor& a, int exponent) {
   return trace::Op("pow", [&]() -> Tensor {
-    LOCKSTEP_REQUIRE(exponent >= simd::kPowIntProvenMin && exponent <= simd::kPowIntProvenMax,
+    LOCKSTEP_REQUIRE(exponent >= host::PowIntProvenMin() && exponent <= host::PowIntProvenMax(),
                      "pow: exponent " << exponent << " is outside the supported range ["
-                                      << simd::kPowIntProvenMin << ", " << simd::kPowIntProvenMax << "]");
+                                      << host::PowIntProvenMin() << ", " << host::PowIntProvenMax() << "]");
     const Tensor x = ContiguousData(a, "pow");
     Tensor out = Tensor::Empty(x.shape());
     Kernels().PowInt(x.data_f32(), exponent, out.data_f32(), static_cast<size_t>(x.numel()));
@@ -163,34 +161,34 @@ Tensor Pow(const Tensor& a, double exponent) {
       // sqrt(-0) is -0 where pow gives +0: adding +0 maps -0 to +0 and changes nothing else.
       return MaskedFill(AddScalar(Sqrt(a), 0.0f), Equal(a, Tensor::Scalar(-inf)), inf);
     }
-    LOCKSTEP_REQUIRE(exponent >= simd::kPowIntProvenMin && exponent <= simd::kPowIntProvenMax &&
+    LOCKSTEP_REQUIRE(exponent >= host::PowIntProvenMin() && exponent <= host::PowIntProvenMax() &&
                          exponent == static_cast<double>(static_cast<int>(exponent)),
                      "pow: exponent " << exponent << " is not supported: lockstep computes correctly rounded powers for "
-                                      << "the integer exponents " << simd::kPowIntProvenMin << " to "
-                                      << simd::kPowIntProvenMax << " and for 0.5 (use exp(y * log(x)) for others)");
+                                      << "the integer exponents " << host::PowIntProvenMin() << " to "
+                                      << host::PowIntProvenMax() << " and for 0.5 (use exp(y * log(x)) for others)");
     return PowScalar(a, static_cast<int>(exponent));
   });
 }
 
 Tensor Neg(const Tensor& a) {
   return trace::Op("neg", [&]() -> Tensor {
-    Tensor out = UnaryKernel(simd::UnaryOp::kNeg, a, "neg");
+    Tensor out = UnaryKernel(backend::UnaryOp::kNeg, a, "neg");
     if (NeedsGrad({a})) RecordNode(out, OpKind::kNeg, {a});
     return out;
   });
 }
 
-Tensor Relu(const Tensor& a) { return trace::Op("relu", [&] { return Unary(UnaryKernel(simd::UnaryOp::kRelu, a, "relu"), OpKind::kRelu, a); }); }
-Tensor Sqrt(const Tensor& a) { return trace::Op("sqrt", [&] { return Unary(UnaryKernel(simd::UnaryOp::kSqrt, a, "sqrt"), OpKind::kSqrt, a); }); }
-Tensor GeluErf(const Tensor& a) { return trace::Op("gelu", [&] { return Unary(MathForward(simd::MathFn::kGeluErf, a, "gelu"), OpKind::kGeluErf, a); }); }
-Tensor GeluTanh(const Tensor& a) { return trace::Op("gelu", [&] { return Unary(MathForward(simd::MathFn::kGeluTanh, a, "gelu"), OpKind::kGeluTanh, a); }); }
-Tensor Tanh(const Tensor& a) { return trace::Op("tanh", [&] { return Unary(MathForward(simd::MathFn::kTanh, a, "tanh"), OpKind::kTanh, a); }); }
-Tensor Sigmoid(const Tensor& a) { return trace::Op("sigmoid", [&] { return Unary(MathForward(simd::MathFn::kSigmoid, a, "sigmoid"), OpKind::kSigmoid, a); }); }
-Tensor Exp(const Tensor& a) { return trace::Op("exp", [&] { return Unary(MathForward(simd::MathFn::kExp, a, "exp"), OpKind::kExp, a); }); }
-Tensor Log(const Tensor& a) { return trace::Op("log", [&] { return Unary(MathForward(simd::MathFn::kLog, a, "log"), OpKind::kLog, a); }); }
-Tensor Abs(const Tensor& a) { return trace::Op("abs", [&] { return Unary(UnaryKernel(simd::UnaryOp::kAbs, a, "abs"), OpKind::kAbs, a); }); }
-Tensor Erf(const Tensor& a) { return trace::Op("erf", [&] { return Unary(MathForward(simd::MathFn::kErf, a, "erf"), OpKind::kErf, a); }); }
-Tensor Rsqrt(const Tensor& a) { return trace::Op("rsqrt", [&] { return Unary(MathForward(simd::MathFn::kRsqrt, a, "rsqrt"), OpKind::kRsqrt, a); }); }
+Tensor Relu(const Tensor& a) { return trace::Op("relu", [&] { return Unary(UnaryKernel(backend::UnaryOp::kRelu, a, "relu"), OpKind::kRelu, a); }); }
+Tensor Sqrt(const Tensor& a) { return trace::Op("sqrt", [&] { return Unary(UnaryKernel(backend::UnaryOp::kSqrt, a, "sqrt"), OpKind::kSqrt, a); }); }
+Tensor GeluErf(const Tensor& a) { return trace::Op("gelu", [&] { return Unary(MathForward(backend::MathFn::kGeluErf, a, "gelu"), OpKind::kGeluErf, a); }); }
+Tensor GeluTanh(const Tensor& a) { return trace::Op("gelu", [&] { return Unary(MathForward(backend::MathFn::kGeluTanh, a, "gelu"), OpKind::kGeluTanh, a); }); }
+Tensor Tanh(const Tensor& a) { return trace::Op("tanh", [&] { return Unary(MathForward(backend::MathFn::kTanh, a, "tanh"), OpKind::kTanh, a); }); }
+Tensor Sigmoid(const Tensor& a) { return trace::Op("sigmoid", [&] { return Unary(MathForward(backend::MathFn::kSigmoid, a, "sigmoid"), OpKind::kSigmoid, a); }); }
+Tensor Exp(const Tensor& a) { return trace::Op("exp", [&] { return Unary(MathForward(backend::MathFn::kExp, a, "exp"), OpKind::kExp, a); }); }
+Tensor Log(const Tensor& a) { return trace::Op("log", [&] { return Unary(MathForward(backend::MathFn::kLog, a, "log"), OpKind::kLog, a); }); }
+Tensor Abs(const Tensor& a) { return trace::Op("abs", [&] { return Unary(UnaryKernel(backend::UnaryOp::kAbs, a, "abs"), OpKind::kAbs, a); }); }
+Tensor Erf(const Tensor& a) { return trace::Op("erf", [&] { return Unary(MathForward(backend::MathFn::kErf, a, "erf"), OpKind::kErf, a); }); }
+Tensor Rsqrt(const Tensor& a) { return trace::Op("rsqrt", [&] { return Unary(MathForward(backend::MathFn::kRsqrt, a, "rsqrt"), OpKind::kRsqrt, a); }); }
 
 Tensor Where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {
   return trace::Op("where", [&]() -> Tensor {

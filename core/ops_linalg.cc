@@ -11,12 +11,12 @@
 
 namespace lockstep {
 
-void GemmBatchGrouped(const simd::GemmArgs& args, int64_t k_per_group) {
+void GemmBatchGrouped(const backend::GemmCall& args, int64_t k_per_group) {
   if (const parallel::ActiveBatch* batch = parallel::CurrentBatch()) {
     parallel::GemmOverRanks(*batch, args, k_per_group);  // the same groups and tree, over ranks
     return;
   }
-  Kernels().GemmBatchGrouped(args, static_cast<size_t>(k_per_group));
+  Kernels().GemmBatchGrouped(&args, static_cast<size_t>(k_per_group));
 }
 
 namespace {
@@ -36,10 +36,10 @@ Tensor MatrixOperand(const Tensor& t) { return IsMatrixView(t) ? t : ContiguousD
 
 // The GEMM layout of a matrix view: transposed (columns contiguous) or not, and the leading
 // dimension.
-void Layout(const Tensor& t, bool* transposed, size_t* ld) {
+void Layout(const Tensor& t, int32_t* transposed, size_t* ld) {
   const int64_t rows = t.size(-2), cols = t.size(-1), row_stride = t.strides()[t.dim() - 2],
                 col_stride = t.strides()[t.dim() - 1];
-  *transposed = !(col_stride == 1 && (rows < 2 || row_stride >= cols));
+  *transposed = !(col_stride == 1 && (rows < 2 || row_stride >= cols)) ? 1 : 0;
   *ld = static_cast<size_t>(*transposed ? col_stride : (rows < 2 ? cols : row_stride));
 }
 
@@ -75,7 +75,7 @@ Tensor MatmulValues(const Tensor& a_in, const Tensor& b_in, const float* bias) {
   out_shape.push_back(n);
   Tensor out = Tensor::Empty(out_shape);
   const int64_t batches = NumElements(batch);
-  simd::GemmArgs g;
+  backend::GemmCall g;
   Layout(a, &g.trans_a, &g.lda);
   Layout(b, &g.trans_b, &g.ldb);
   g.n = static_cast<size_t>(n);
@@ -86,7 +86,7 @@ Tensor MatmulValues(const Tensor& a_in, const Tensor& b_in, const float* bias) {
     g.m = static_cast<size_t>(batches * m);
     g.a = a.data_f32(); g.b = b.data_f32(); g.c = out.data_f32();
     g.bias = bias;
-    Kernels().Gemm(g);
+    Kernels().Gemm(&g);
   } else {
     LOCKSTEP_ASSERT(bias == nullptr);
     g.m = static_cast<size_t>(m);
@@ -97,7 +97,7 @@ Tensor MatmulValues(const Tensor& a_in, const Tensor& b_in, const float* bias) {
       const bool last = i + 1 == batches;  // the next product's operands, loaded while this one runs
       g.next_a = last ? nullptr : a.data_f32() + BatchOffset(a, i + 1);
       g.next_b = last || b.dim() == 2 ? nullptr : b.data_f32() + BatchOffset(b, i + 1);
-      Kernels().Gemm(g);
+      Kernels().Gemm(&g);
     }
   }
   return out;

@@ -7,11 +7,6 @@
 #include "core/trace/trace.h"
 #include "core/ops_internal.h"
 #include "core/parallel/batch_reduce.h"
-#include "simd/elementwise.h"
-#include "simd/math.h"
-#include "simd/philox.h"
-#include "simd/reduce.h"
-#include "simd/softmax.h"
 
 namespace lockstep {
 
@@ -29,6 +24,37 @@ Tensor SoftmaxLast(const Tensor& a, bool log, const char* name) {
   }
   if (NeedsGrad({a})) RecordNode(out, log ? OpKind::kLogSoftmax : OpKind::kSoftmax, {a}).saved = {out.Detach()};
   return out;
+}
+
+// [N, C, HW] -> [N * HW, C] (a copy): each channel's values in (sample, position) order, one
+// column per channel, as the batch-grouped row sums take them.
+Tensor ChannelsLast(const Tensor& x, int64_t n, int64_t c, int64_t hw) {
+  Tensor rows = Tensor::Empty({n * hw, c});
+  backend::StridedCopyCall copy{};
+  copy.rank = 3;
+  const int64_t shape[3] = {n, c, hw}, src[3] = {c * hw, hw, 1}, dst[3] = {hw * c, 1, c};
+  for (int d = 0; d < 3; ++d) {
+    copy.shape[d] = shape[d];
+    copy.src_strides[d] = src[d];
+    copy.dst_strides[d] = dst[d];
+  }
+  copy.src = x.data_f32();
+  copy.dst = rows.data_f32();
+  Kernels().StridedCopy(&copy);
+  return rows;
+}
+
+// running = running * (1 - momentum) + batch * momentum, in place (each product and the sum one
+// rounded operation).
+void UpdateRunningStatistic(const Tensor& running, const Tensor& batch, float momentum, const char* name) {
+  LOCKSTEP_REQUIRE(running.is_contiguous() && running.dtype() == DType::kFloat32 && running.device() == batch.device(),
+                   "batch_norm: " << name << " must be a contiguous float32 tensor on " << batch.device().ToString());
+  const size_t c = static_cast<size_t>(running.numel());
+  const Kernels kernels;
+  Tensor scaled = Tensor::Empty({running.numel()});
+  kernels.BinaryScalarRight(backend::BinaryOp::kMul, running.data_f32(), 1.0f - momentum, running.data_f32(), c);
+  kernels.BinaryScalarRight(backend::BinaryOp::kMul, batch.data_f32(), momentum, scaled.data_f32(), c);
+  kernels.Binary(backend::BinaryOp::kAdd, running.data_f32(), scaled.data_f32(), running.data_f32(), c);
 }
 
 }  // namespace
@@ -65,7 +91,7 @@ Tensor Dropout(const Tensor& a, float p, bool training, uint64_t seed, uint64_t 
       first += static_cast<uint64_t>(parallel::FirstSample(rows, "dropout")) * (n / static_cast<size_t>(rows));
     }
     Kernels().DropoutMask(seed, stream, first, p, mask.data_f32(), n);
-    Kernels().Binary(simd::BinaryOp::kMul, x.data_f32(), mask.data_f32(), out.data_f32(), n);
+    Kernels().Binary(backend::BinaryOp::kMul, x.data_f32(), mask.data_f32(), out.data_f32(), n);
     if (NeedsGrad({a})) RecordNode(out, OpKind::kDropout, {a}).saved = {mask};
     return out;
   });
@@ -123,46 +149,51 @@ Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& runn
     LOCKSTEP_REQUIRE(!training || count > 1, "batch_norm: training needs more than one value per channel, got "
                                                  << ShapeString(x.shape()));
     Tensor xhat = Tensor::Empty(x.shape()), rstd = Tensor::Empty({c}), out = Tensor::Empty(x.shape());
-    std::vector<float> channel(static_cast<size_t>(local_count));
-    for (int64_t ch = 0; ch < c; ++ch) {
-      // Gather the channel in (sample, position) order.
-      for (int64_t s = 0; s < n; ++s) {
-        std::copy(x.data_f32() + (s * c + ch) * hw, x.data_f32() + (s * c + ch + 1) * hw, channel.data() + s * hw);
+    const Kernels kernels;
+    const size_t channels = static_cast<size_t>(c);
+    Tensor mean, var;
+    if (training) {
+      // Each channel's values in (sample, position) order: the columns of [N * HW, C].
+      Tensor rows = ChannelsLast(x, n, c, hw);
+      mean = Tensor::Empty({c});
+      kernels.BinaryScalarRight(backend::BinaryOp::kDiv, BatchGroupedSumRows(rows, kBatchGroup * hw).data_f32(),
+                                static_cast<float>(count), mean.data_f32(), channels);
+      const size_t values = static_cast<size_t>(local_count) * channels;
+      kernels.BinaryBroadcast(backend::BinaryOp::kSub, WholeOperand(rows), RepeatedRowOperand(mean), rows.data_f32(),
+                              values);
+      kernels.Unary(backend::UnaryOp::kSquare, rows.data_f32(), rows.data_f32(), values);
+      const Tensor sum_sq = BatchGroupedSumRows(rows, kBatchGroup * hw);
+      var = Tensor::Empty({c});
+      kernels.BinaryScalarRight(backend::BinaryOp::kDiv, sum_sq.data_f32(), static_cast<float>(count), var.data_f32(),
+                                channels);
+      if (running_mean.defined()) {
+        // running = (1 - momentum) * running + momentum * batch; the variance is unbiased.
+        Tensor unbiased = Tensor::Empty({c});
+        kernels.BinaryScalarRight(backend::BinaryOp::kDiv, sum_sq.data_f32(), static_cast<float>(count - 1),
+                                  unbiased.data_f32(), channels);
+        UpdateRunningStatistic(running_mean, mean, momentum, "running_mean");
+        UpdateRunningStatistic(running_var, unbiased, momentum, "running_var");
       }
-      float mean, var;
-      if (training) {
-        mean = BatchGroupedSumRows(Tensor::FromVector({local_count, 1}, channel), kBatchGroup * hw).item() /
-               static_cast<float>(count);
-        simd::BinaryScalarRight(simd::BinaryOp::kSub, channel.data(), mean, channel.data(), local_count);
-        simd::Unary(simd::UnaryOp::kSquare, channel.data(), channel.data(), local_count);
-        const float sum_sq = BatchGroupedSumRows(Tensor::FromVector({local_count, 1}, channel), kBatchGroup * hw).item();
-        var = sum_sq / static_cast<float>(count);
-        if (running_mean.defined()) {
-          // running = (1 - momentum) * running + momentum * batch; the variance is unbiased.
-          const float keep = 1.0f - momentum;
-          float* rm = running_mean.data_f32() + ch;
-          float* rv = running_var.data_f32() + ch;
-          const float unbiased = sum_sq / static_cast<float>(count - 1);
-          *rm = CanonicalNaN(keep * *rm + momentum * mean);
-          *rv = CanonicalNaN(keep * *rv + momentum * unbiased);
-        }
-      } else {
-        mean = running_mean.data_f32()[ch];
-        var = running_var.data_f32()[ch];
-      }
-      float shifted_var = var + eps;
-      simd::Math(simd::MathFn::kRsqrt, &shifted_var, rstd.data_f32() + ch, 1);
-      const float w = weight.defined() ? weight.data_f32()[ch] : 1.0f;
-      const float b = bias.defined() ? bias.data_f32()[ch] : 0.0f;
-      for (int64_t s = 0; s < n; ++s) {
-        const size_t at = static_cast<size_t>((s * c + ch) * hw);
-        float* xh = xhat.data_f32() + at;
-        simd::BinaryScalarRight(simd::BinaryOp::kSub, x.data_f32() + at, mean, xh, hw);
-        simd::BinaryScalarRight(simd::BinaryOp::kMul, xh, rstd.data_f32()[ch], xh, hw);
-        simd::BinaryScalarRight(simd::BinaryOp::kMul, xh, w, out.data_f32() + at, hw);
-        simd::BinaryScalarRight(simd::BinaryOp::kAdd, out.data_f32() + at, b, out.data_f32() + at, hw);
-      }
+    } else {
+      mean = ContiguousData(running_mean, "batch_norm");
+      var = ContiguousData(running_var, "batch_norm");
     }
+    kernels.BinaryScalarRight(backend::BinaryOp::kAdd, var.data_f32(), eps, rstd.data_f32(), channels);
+    kernels.Math(backend::MathFn::kRsqrt, rstd.data_f32(), rstd.data_f32(), channels);
+    const Tensor w = weight.defined() ? ContiguousData(weight, "batch_norm") : Tensor();
+    const Tensor b = bias.defined() ? ContiguousData(bias, "batch_norm") : Tensor();
+    backend::ChannelNormCall call{};
+    call.outer = static_cast<size_t>(n);
+    call.channels = channels;
+    call.inner = static_cast<size_t>(hw);
+    call.x = x.data_f32();
+    call.mean = mean.data_f32();
+    call.rstd = rstd.data_f32();
+    call.weight = w.defined() ? w.data_f32() : nullptr;
+    call.bias = b.defined() ? b.data_f32() : nullptr;
+    call.xhat_out = xhat.data_f32();
+    call.out = out.data_f32();
+    kernels.ChannelNormalize(&call);
     if (NeedsGrad({a, weight, bias})) {
       Node& node = RecordNode(out, OpKind::kBatchNorm, {a, weight, bias});
       node.saved = {xhat, rstd};

@@ -6,8 +6,6 @@
 #include "core/trace/trace.h"
 #include "core/ops_internal.h"
 #include "core/parallel/batch_reduce.h"
-#include "simd/elementwise.h"
-#include "simd/reduce.h"
 
 namespace lockstep {
 
@@ -67,20 +65,31 @@ Tensor BatchGroupedSumRows(const Tensor& x2d, int64_t rows_per_group) {
     kernels.SumAxis(x + first * inner, 1, count, inner, p + g * inner);
   }
   CombinePairwise(p, groups, inner);
-  std::copy(p, p + inner, out.data_f32());
+  CopyFloats(p, out.data_f32(), static_cast<size_t>(inner));
   return out;
 }
 
+void CopyFloats(const float* from, float* to, size_t n) {
+  if (n == 0 || from == to) return;
+  backend::StridedCopyCall call{};
+  call.rank = 1;
+  call.shape[0] = static_cast<int64_t>(n);
+  call.src_strides[0] = call.dst_strides[0] = 1;
+  call.src = from;
+  call.dst = to;
+  Kernels().StridedCopy(&call);
+}
+
 void CombinePairwise(float* partials, int64_t count, int64_t inner) {
-  // Adjacent pairs, level by level; an odd last one moves up (as simd::CombineBlocksPairwise).
+  // Adjacent pairs, level by level; an odd last one moves up (as the reductions' blocks, simd/reduce.h).
   while (count > 1) {
     int64_t next = 0;
     for (int64_t i = 0; i + 1 < count; i += 2, ++next) {
-      Kernels().Binary(simd::BinaryOp::kAdd, partials + i * inner, partials + (i + 1) * inner,
+      Kernels().Binary(backend::BinaryOp::kAdd, partials + i * inner, partials + (i + 1) * inner,
                    partials + next * inner, static_cast<size_t>(inner));
     }
     if (count % 2 == 1) {
-      std::copy(partials + (count - 1) * inner, partials + count * inner, partials + next * inner);
+      CopyFloats(partials + (count - 1) * inner, partials + next * inner, static_cast<size_t>(inner));
       ++next;
     }
     count = next;

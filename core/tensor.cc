@@ -73,13 +73,32 @@ std::shared_ptr<TensorImpl> NewImpl(const Shape& shape, DType dtype, Device devi
   return impl;
 }
 
+// Bytes from host memory into a tensor's storage, through its device's copy.
+void Upload(const Tensor& t, const void* host, size_t bytes) {
+  if (bytes == 0) return;
+  const backend::KernelTable& kernels = KernelsOf(t.device());
+  CheckKernel(kernels, kernels.copy_to_device(t.impl()->storage->data(), host, bytes), "copy to the device");
+}
+
+// Every 32-bit word of a fresh tensor's storage set to `word`, by its device's fill kernel.
+void FillWords(const Tensor& t, uint32_t word) {
+  const size_t words = static_cast<size_t>(t.numel()) * DTypeSize(t.dtype()) / 4;
+  if (words == 0) return;
+  const backend::KernelTable& kernels = KernelsOf(t.device());
+  CheckKernel(kernels, kernels.fill(word, reinterpret_cast<uint32_t*>(t.impl()->storage->data()), words), "fill");
+}
+
+// The tensor's elements in host memory: itself on the CPU, else a contiguous copy fetched from
+// its device.
+Tensor OnHost(const Tensor& t) { return t.device() == Device::Cpu() ? t : t.ToDevice(Device::Cpu()); }
+
 }  // namespace
 
 Tensor Tensor::Empty(const Shape& shape, DType dtype) { return Tensor(NewImpl(shape, dtype)); }
 
 Tensor Tensor::Zeros(const Shape& shape, DType dtype) {
   Tensor t = Empty(shape, dtype);
-  memset(t.impl_->storage->data(), 0, t.impl_->storage->bytes());
+  FillWords(t, 0);
   return t;
 }
 
@@ -87,21 +106,21 @@ Tensor Tensor::Ones(const Shape& shape) { return Full(shape, 1.0f); }
 
 Tensor Tensor::Full(const Shape& shape, float value) {
   Tensor t = Empty(shape);
-  float* p = t.data_f32();
-  const int64_t n = t.numel();  // out of line: once, not per element
-  for (int64_t i = 0; i < n; ++i) p[i] = value;
+  uint32_t word;
+  memcpy(&word, &value, 4);
+  FillWords(t, word);
   return t;
 }
 
 Tensor Tensor::Arange(int64_t end, DType dtype) {
   LOCKSTEP_REQUIRE(end >= 0, "arange: end must be >= 0, got " << end);
-  Tensor t = Empty({end}, dtype);
+  Tensor t(NewImpl({end}, dtype, Device::Cpu()));  // written here, then moved to the current device
   for (int64_t i = 0; i < end; ++i) {
     if (dtype == DType::kFloat32) t.data_f32()[i] = static_cast<float>(i);
     else if (dtype == DType::kInt32) t.data_i32()[i] = static_cast<int32_t>(i);
     else t.data_i64()[i] = i;
   }
-  return t;
+  return t.ToDevice(CurrentDevice());
 }
 
 Tensor Tensor::FromVector(const Shape& shape, const std::vector<float>& values) {
@@ -110,7 +129,7 @@ Tensor Tensor::FromVector(const Shape& shape, const std::vector<float>& values) 
                    "FromVector: shape " << ShapeString(shape) << " holds " << NumElements(shape)
                                         << " elements, but " << values.size() << " values were given");
   Tensor t = Empty(shape);
-  if (!values.empty()) memcpy(t.data_f32(), values.data(), values.size() * 4);
+  Upload(t, values.data(), values.size() * 4);
   return t;
 }
 
@@ -120,7 +139,7 @@ Tensor Tensor::FromInt64(const Shape& shape, const std::vector<int64_t>& values)
                    "FromInt64: shape " << ShapeString(shape) << " holds " << NumElements(shape)
                                        << " elements, but " << values.size() << " values were given");
   Tensor t = Empty(shape, DType::kInt64);
-  if (!values.empty()) memcpy(t.data_i64(), values.data(), values.size() * 8);
+  Upload(t, values.data(), values.size() * 8);
   return t;
 }
 
@@ -157,9 +176,11 @@ int64_t* Tensor::data_i64() const {
 std::vector<float> Tensor::ToVector() const {
   std::vector<float> out;
   out.reserve(static_cast<size_t>(numel()));
-  const uint8_t* base = impl_->storage->data();
-  ForEachOffset(shape(), strides(), impl_->offset, [&](int64_t at) {
-    switch (impl_->dtype) {
+  const Tensor host = OnHost(*this);
+  const TensorImpl& h = *host.impl();
+  const uint8_t* base = h.storage->data();
+  ForEachOffset(h.shape, h.strides, h.offset, [&](int64_t at) {
+    switch (h.dtype) {
       case DType::kFloat32: out.push_back(reinterpret_cast<const float*>(base)[at]); break;
       case DType::kInt32: out.push_back(static_cast<float>(reinterpret_cast<const int32_t*>(base)[at])); break;
       case DType::kInt64: out.push_back(static_cast<float>(reinterpret_cast<const int64_t*>(base)[at])); break;
@@ -171,9 +192,11 @@ std::vector<float> Tensor::ToVector() const {
 std::vector<int64_t> Tensor::ToInt64Vector() const {
   std::vector<int64_t> out;
   out.reserve(static_cast<size_t>(numel()));
-  const uint8_t* base = impl_->storage->data();
-  ForEachOffset(shape(), strides(), impl_->offset, [&](int64_t at) {
-    switch (impl_->dtype) {
+  const Tensor host = OnHost(*this);
+  const TensorImpl& h = *host.impl();
+  const uint8_t* base = h.storage->data();
+  ForEachOffset(h.shape, h.strides, h.offset, [&](int64_t at) {
+    switch (h.dtype) {
       case DType::kFloat32: {
         const float v = reinterpret_cast<const float*>(base)[at];
         // Clamp, NaN -> 0 (docs/numerics.md, rule 6).
@@ -400,45 +423,58 @@ Tensor Tensor::Flatten(int64_t start_in, int64_t end_in) const {
 
 namespace {
 
-// Writes view's elements, in row-major order, contiguously to dst with `kernels` (4-byte elements up
-// to kMaxCopyRank dimensions; others element by element on the host).
-void CopyElements(const Tensor& view, uint8_t* dst, const backend::KernelTable& kernels) {
+// The strided copy of a view's elements as 32-bit words (an 8-byte element is two words, one more
+// dimension), from the view's layout to `to_strides` (in elements) at dst; false when it has more
+// dimensions than a strided copy takes.
+bool WordCopy(const TensorImpl& t, const Shape& to_strides, const uint8_t* src, uint8_t* dst,
+              backend::StridedCopyCall* call) {
+  const int64_t words = static_cast<int64_t>(DTypeSize(t.dtype) / 4);
+  const int64_t rank = static_cast<int64_t>(t.shape.size()) + (words > 1 ? 1 : 0);
+  if (rank > backend::kMaxCopyRank) return false;
+  *call = backend::StridedCopyCall{};
+  call->rank = static_cast<int32_t>(rank);
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    call->shape[d] = t.shape[d];
+    call->src_strides[d] = t.strides[d] * words;
+    call->dst_strides[d] = to_strides[d] * words;
+  }
+  if (words > 1) {
+    call->shape[rank - 1] = words;
+    call->src_strides[rank - 1] = call->dst_strides[rank - 1] = 1;
+  }
+  call->src = src;
+  call->dst = dst;
+  return true;
+}
+
+// Writes view's elements, in row-major order, contiguously to dst, memory of the view's device, by
+// that device's strided copy (or, on the CPU, the host's loop where a strided copy cannot).
+void CopyElements(const Tensor& view, uint8_t* dst) {
   const TensorImpl& t = *view.impl();
   const size_t size = DTypeSize(t.dtype);
-  const uint8_t* base = t.storage->data();
-  if (size == 4 && view.dim() <= backend::kMaxCopyRank) {
-    backend::StridedCopyCall call{};
-    if (view.is_contiguous()) {  // one run
-      call.rank = 1;
-      call.shape[0] = view.numel();
-      call.src_strides[0] = call.dst_strides[0] = 1;
-    } else {
-      call.rank = static_cast<int32_t>(view.dim());
-      const Shape contiguous = ContiguousStrides(t.shape);
-      for (int64_t d = 0; d < view.dim(); ++d) {
-        call.shape[d] = t.shape[d];
-        call.src_strides[d] = t.strides[d];
-        call.dst_strides[d] = contiguous[d];
-      }
-    }
-    call.src = base + t.offset * size;
-    call.dst = dst;
+  const uint8_t* base = t.storage->data() + t.offset * size;
+  const backend::KernelTable& kernels = KernelsOf(view.device());
+  backend::StridedCopyCall call;
+  if (view.is_contiguous()) {  // one run of words
+    const TensorImpl run{nullptr, 0, {view.numel() * static_cast<int64_t>(size / 4)}, {1}, DType::kFloat32};
+    WordCopy(run, {1}, base, dst, &call);
     CheckKernel(kernels, kernels.strided_copy(&call), "copy");
-  } else if (view.is_contiguous()) {
-    memcpy(dst, base + t.offset * size, static_cast<size_t>(view.numel()) * size);
+  } else if (WordCopy(t, ContiguousStrides(t.shape), base, dst, &call)) {
+    CheckKernel(kernels, kernels.strided_copy(&call), "copy");
   } else {
+    LOCKSTEP_REQUIRE(view.device() == Device::Cpu(), "copy: a view of " << view.dim() << " dimensions on "
+                                                         << view.device().ToString() << " (at most "
+                                                         << backend::kMaxCopyRank - 1 << " on a device)");
     int64_t i = 0;
-    ForEachOffset(t.shape, t.strides, t.offset, [&](int64_t at) { memcpy(dst + (i++) * size, base + at * size, size); });
+    ForEachOffset(t.shape, t.strides, 0, [&](int64_t at) { memcpy(dst + (i++) * size, base + at * size, size); });
   }
 }
 
 }  // namespace
 
 Tensor Tensor::Clone() const {
-  Tensor out = Empty(shape(), dtype());
-  // The device's copy kernel when source and copy share the device; else the host's, which can
-  // address both.
-  CopyElements(*this, out.impl_->storage->data(), device() == out.device() ? KernelsOf(device()) : CpuKernels());
+  Tensor out(NewImpl(shape(), dtype(), device()));  // on this tensor's device
+  CopyElements(*this, out.impl_->storage->data());
   if (NeedsGrad({*this})) RecordNode(out, OpKind::kCopy, {*this});
   return out;
 }
@@ -448,56 +484,55 @@ void Tensor::CopyFrom(const Tensor& src) const {
                    "copy: cannot copy a " << DTypeName(src.dtype()) << " tensor of shape "
                                           << ShapeString(src.shape()) << " into a " << DTypeName(dtype())
                                           << " tensor of shape " << ShapeString(shape()));
-  const Tensor source = src.is_contiguous() ? src : src.Detach().Clone();
-  const uint8_t* from = source.impl_->storage->data() + source.impl_->offset * DTypeSize(dtype());
-  uint8_t* base = impl_->storage->data();
+  // A contiguous source on this tensor's device, then the device's strided copy into this view.
+  Tensor source = src.device() == device() ? src : src.ToDevice(device());
+  if (!source.is_contiguous()) source = source.Detach().Clone();
   const size_t size = DTypeSize(dtype());
-  if (size == 4 && dim() <= backend::kMaxCopyRank && source.device() == device()) {
-    // The device's strided copy: from the contiguous source into this view's strides.
-    backend::StridedCopyCall call{};
-    call.rank = static_cast<int32_t>(dim());
-    const Shape contiguous = ContiguousStrides(shape());
-    for (int64_t d = 0; d < dim(); ++d) {
-      call.shape[d] = shape()[d];
-      call.src_strides[d] = contiguous[d];
-      call.dst_strides[d] = strides()[d];
-    }
-    call.src = from;
-    call.dst = base + impl_->offset * size;
+  const uint8_t* from = source.impl_->storage->data() + source.impl_->offset * size;
+  uint8_t* to = impl_->storage->data() + impl_->offset * size;
+  backend::StridedCopyCall call;
+  // The source's layout is contiguous: a view of this shape with contiguous strides.
+  const TensorImpl contiguous{nullptr, 0, shape(), ContiguousStrides(shape()), dtype()};
+  if (WordCopy(contiguous, strides(), from, to, &call)) {
     const backend::KernelTable& kernels = KernelsOf(device());
     CheckKernel(kernels, kernels.strided_copy(&call), "copy");
     return;
   }
+  LOCKSTEP_REQUIRE(device() == Device::Cpu(), "copy: a view of " << dim() << " dimensions on " << device().ToString()
+                                                                  << " (at most " << backend::kMaxCopyRank - 1
+                                                                  << " on a device)");
   int64_t i = 0;
-  ForEachOffset(shape(), strides(), impl_->offset, [&](int64_t at) {
-    memcpy(base + at * size, from + (i++) * size, size);
-  });
+  ForEachOffset(shape(), strides(), 0, [&](int64_t at) { memcpy(to + at * size, from + (i++) * size, size); });
 }
 
 Tensor Tensor::Contiguous() const { return is_contiguous() ? *this : Clone(); }
 
 Tensor Tensor::ToDevice(Device target) const {
   if (device() == target) return *this;
+  const Tensor source = is_contiguous() ? *this : Detach().Clone();  // contiguous, on its own device
   Tensor out(NewImpl(shape(), dtype(), target));
-  const size_t size = DTypeSize(dtype()), bytes = static_cast<size_t>(numel()) * size;
-  // Through host memory: the source device's copy for a contiguous view, else the host's strided
-  // copy (it can address every device's allocations); then the target device's copy.
-  std::vector<uint8_t> staging(bytes);
-  const backend::KernelTable& from = KernelsOf(device());
-  if (is_contiguous()) {
-    CheckKernel(from, from.copy_to_host(staging.data(), impl_->storage->data() + impl_->offset * size, bytes),
-                "copy to the host");
-  } else {
-    CopyElements(*this, staging.data(), CpuKernels());
+  const size_t bytes = static_cast<size_t>(numel()) * DTypeSize(dtype());
+  if (bytes == 0) return out;
+  const uint8_t* from = source.impl_->storage->data() + source.impl_->offset * DTypeSize(dtype());
+  uint8_t* to = out.impl_->storage->data();
+  const backend::KernelTable& from_kernels = KernelsOf(device());
+  const backend::KernelTable& to_kernels = KernelsOf(target);
+  if (target == Device::Cpu()) {
+    CheckKernel(from_kernels, from_kernels.copy_to_host(to, from, bytes), "copy to the host");
+  } else if (device() == Device::Cpu()) {
+    CheckKernel(to_kernels, to_kernels.copy_to_device(to, from, bytes), "copy to the device");
+  } else {  // between two devices, through host memory
+    std::vector<uint8_t> staging(bytes);
+    CheckKernel(from_kernels, from_kernels.copy_to_host(staging.data(), from, bytes), "copy to the host");
+    CheckKernel(to_kernels, to_kernels.copy_to_device(to, staging.data(), bytes), "copy to the device");
   }
-  const backend::KernelTable& to = KernelsOf(target);
-  CheckKernel(to, to.copy_to_device(out.impl_->storage->data(), staging.data(), bytes), "copy to the device");
   return out;
 }
 
 Tensor Tensor::To(DType target) const {
   if (target == dtype()) return *this;
-  Tensor out = Empty(shape(), target);
+  // Converted in host memory, then moved to the current device.
+  Tensor out(NewImpl(shape(), target, Device::Cpu()));
   if (target == DType::kFloat32) {
     const std::vector<float> v = ToVector();
     if (!v.empty()) memcpy(out.data_f32(), v.data(), v.size() * 4);
@@ -511,7 +546,7 @@ Tensor Tensor::To(DType target) const {
       }
     }
   }
-  return out;
+  return out.ToDevice(CurrentDevice());
 }
 
 Tensor& Tensor::RequiresGrad(bool requires) {

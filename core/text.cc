@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/io/files.h"
 #include "core/random.h"
-#include "simd/philox.h"
+#include "core/backend/host.h"
 
 namespace lockstep {
 
@@ -69,8 +69,8 @@ void TextBatch(const std::vector<int64_t>& tokens, int64_t block, int64_t batch,
   const int64_t n = static_cast<int64_t>(tokens.size());
   LOCKSTEP_REQUIRE(block >= 1 && batch >= 1, "text batch: block and batch must be positive");
   LOCKSTEP_REQUIRE(n > block, "text batch: " << n << " tokens are too few for a block of " << block);
-  std::vector<uint32_t> words(static_cast<size_t>(batch));
-  simd::PhiloxUint32(seed, StreamId(stream), index * static_cast<uint64_t>(batch), words.data(), words.size());
+  const std::vector<uint32_t> words =
+      host::PhiloxWords(seed, StreamId(stream), index * static_cast<uint64_t>(batch), static_cast<size_t>(batch));
   std::vector<int64_t> xs, ys;
   xs.reserve(static_cast<size_t>(batch * block));
   ys.reserve(static_cast<size_t>(batch * block));

@@ -2,12 +2,16 @@
 // index after another, behind the same plugin entry points. It lets every machine test the
 // plugin's arithmetic, the plugin loader and training with `--device cuda` against the golden
 // hashes; only the launch and memory calls of plugin.cu are left for a machine with a GPU.
-// Selected with LOCKSTEP_CUDA_PLUGIN=<path to liblockstep_cuda_emulated.so>.
+// Its memory behaves as cudaMalloc's does for the host: not addressable (emulated_device_memory.h)
+// except inside the table's own calls, so the core's one path to device data, kernels and
+// copies, is enforced here too. Selected with LOCKSTEP_CUDA_PLUGIN=<path to
+// liblockstep_cuda_emulated.so>.
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <string>
 
+#include "cuda/emulated_device_memory.h"
 #include "cuda/kernel_table_impl.h"
 #include "cuda/math_tables_host.h"
 #include "cuda/plugin_export.h"
@@ -25,10 +29,11 @@ struct HostLoops {
     return 0;
   }
   static void* Alloc(size_t bytes) {
-    const size_t rounded = (bytes + 63) / 64 * 64;
-    return aligned_alloc(64, rounded == 0 ? 64 : rounded);
+    void* p = DeviceAlloc(bytes);
+    if (p == nullptr) last_error = DeviceMemoryError();
+    return p;
   }
-  static void Release(void* p) { free(p); }
+  static void Release(void* p) { DeviceRelease(p); }
   static int CopyToDevice(void* dst, const void* src, size_t bytes) {
     if (bytes != 0) memcpy(dst, src, bytes);
     return 0;
@@ -48,6 +53,29 @@ struct HostLoops {
   }
 };
 
+// The table's entries with device memory open for the duration of each call.
+struct Guarded {
+  using Impl = TableImpl<HostLoops>;
+#define LOCKSTEP_GUARDED_KERNEL(name, Name, label, parameters, arguments) \
+  static int Name parameters {                                            \
+    const DeviceAccess access;                                            \
+    return Impl::Name arguments;                                          \
+  }
+  LOCKSTEP_KERNELS(LOCKSTEP_GUARDED_KERNEL)
+#undef LOCKSTEP_GUARDED_KERNEL
+  static void* Alloc(size_t bytes) { return HostLoops::Alloc(bytes); }
+  static void Release(void* p) { HostLoops::Release(p); }
+  static int CopyToDevice(void* dst, const void* src, size_t bytes) {
+    const DeviceAccess access;
+    return HostLoops::CopyToDevice(dst, src, bytes);
+  }
+  static int CopyToHost(void* dst, const void* src, size_t bytes) {
+    const DeviceAccess access;
+    return HostLoops::CopyToHost(dst, src, bytes);
+  }
+  static const char* LastError() { return HostLoops::LastError(); }
+};
+
 constexpr const char* kDeviceName = "cuda:0 (host emulation of the CUDA plugin's kernels)";
 
 }  // namespace
@@ -56,14 +84,12 @@ constexpr const char* kDeviceName = "cuda:0 (host emulation of the CUDA plugin's
 
 const lockstep::backend::KernelTable* lockstep_plugin_kernel_table_v1(int index, char* why,
                                                                       size_t why_bytes) {
-  using lockstep::cuda::TableImpl;
-  using lockstep::cuda::HostLoops;
   if (index != 0) {
     snprintf(why, why_bytes, "the emulated CUDA device list has cuda:0 only, asked for cuda:%d", index);
     return nullptr;
   }
   static const lockstep::backend::KernelTable table =
-      TableImpl<HostLoops>::Make(lockstep::cuda::kDeviceName);
+      lockstep::backend::MakeKernelTable<lockstep::cuda::Guarded>(lockstep::cuda::kDeviceName);
   return &table;
 }
 

@@ -15,6 +15,7 @@
 #include "cuda/kernels/gemm.h"
 #include "cuda/kernels/layers.h"
 #include "cuda/kernels/math.h"
+#include "cuda/kernels/norm_pool.h"
 #include "cuda/kernels/optimizer.h"
 #include "cuda/kernels/philox.h"
 #include "cuda/kernels/reduce.h"
@@ -51,6 +52,7 @@ struct TableImpl {
                              float* out, size_t n) {
     return Dev::Launch(n, BinaryBroadcastBody{op, a, b, out});
   }
+  static int Fill(uint32_t word, uint32_t* out, size_t words) { return Dev::Launch(words, FillBody{word, out}); }
   static int StridedCopy(const backend::StridedCopyCall* c) {
     if (c->rank < 0 || c->rank > backend::kMaxCopyRank) return Dev::Fail("strided copy: rank out of range");
     size_t n = 1;
@@ -92,6 +94,18 @@ struct TableImpl {
   }
   static int MaxPoolBackward(const backend::PoolCall* p, const float* grad, const int64_t* argmax, float* dx) {
     return Dev::Launch(static_cast<size_t>(p->planes), MaxPoolBackwardBody{*p, grad, argmax, dx});
+  }
+  static int AvgPoolForward(const backend::PoolCall* p, const float* x, float* out) {
+    return Dev::Launch(static_cast<size_t>(p->planes * p->h_out * p->w_out), AvgPoolForwardBody{*p, x, out});
+  }
+  static int AvgPoolBackward(const backend::PoolCall* p, const float* grad, float* dx) {
+    return Dev::Launch(static_cast<size_t>(p->planes * p->h * p->w), AvgPoolBackwardBody{*p, grad, dx});
+  }
+  static int ChannelNormalize(const backend::ChannelNormCall* c) {
+    return Dev::Launch(c->outer * c->channels * c->inner, ChannelNormalizeBody{*c});
+  }
+  static int ChannelNormalizeBackward(const backend::ChannelNormCall* c) {
+    return Dev::Launch(c->outer * c->channels * c->inner, ChannelNormalizeBackwardBody{*c});
   }
   static int GatherRows(const float* table, const int64_t* ids, size_t count, size_t dim, float* out) {
     return Dev::Launch(count * dim, GatherRowsBody{table, ids, dim, out});

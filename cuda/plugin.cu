@@ -4,9 +4,9 @@
 // + - * / sqrt is one IEEE operation rounded to nearest even, as on the CPU. No tensor cores, no
 // TF32, no cuBLAS: GEMM is the contract's K-sequential sum.
 //
-// Tensor memory is CUDA managed memory, so the core can still read and write it between kernel
-// calls (the ops that have no device kernel yet run on the host over it); every call
-// synchronises before it returns. Scratch of the reductions is managed memory too.
+// Tensor memory is device memory (cudaMalloc): the core reaches it only through this table's
+// kernels and its two copies (core/backend/kernel_table.h), so a training step's data stays on the
+// GPU. Every call synchronises before it returns. Scratch of the reductions is device memory too.
 #include <stdio.h>
 
 #include <cuda_runtime.h>
@@ -61,8 +61,8 @@ struct CudaGrid {
     if (Check(cudaGetLastError(), "kernel launch") != 0) return 1;
     return Check(cudaDeviceSynchronize(), "kernel execution");
   }
-  // Managed memory beyond what the GPU has free can stall the device (oversubscription), so an
-  // allocation that would not fit, with a margin, is refused with the figures instead.
+  // An allocation that would not fit, with a margin for the runtime's own, is refused with the
+  // figures (cudaMalloc's own error names no sizes).
   static void* Alloc(size_t bytes) {
     constexpr size_t kMargin = size_t{256} << 20;
     if (UseDevice() != 0) return nullptr;
@@ -74,17 +74,17 @@ struct CudaGrid {
       return nullptr;
     }
     void* p = nullptr;
-    if (Check(cudaMallocManaged(&p, bytes == 0 ? 64 : bytes), "cudaMallocManaged") != 0) return nullptr;
+    if (Check(cudaMalloc(&p, bytes == 0 ? 64 : bytes), "cudaMalloc") != 0) return nullptr;
     return p;
   }
   static void Release(void* p) {
     if (p != nullptr) cudaFree(p);
   }
   static int CopyToDevice(void* dst, const void* src, size_t bytes) {
-    return bytes == 0 ? 0 : (UseDevice() != 0 ? 1 : Check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy to device"));
+    return bytes == 0 ? 0 : (UseDevice() != 0 ? 1 : Check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device"));
   }
   static int CopyToHost(void* dst, const void* src, size_t bytes) {
-    return bytes == 0 ? 0 : (UseDevice() != 0 ? 1 : Check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy to host"));
+    return bytes == 0 ? 0 : (UseDevice() != 0 ? 1 : Check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host"));
   }
   static const MathTables& Tables() { return device_tables; }
   static const char* LastError() { return last_error.c_str(); }

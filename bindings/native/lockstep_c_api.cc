@@ -173,8 +173,8 @@ lockstep_status lockstep_tensor_create(const float* data, const int64_t* shape, 
       dims.push_back(shape[i]);
     }
     if (numel > 0) RequireNonNull(data, "data");
-    lockstep::Tensor t = lockstep::Tensor::Empty(dims);
-    if (numel > 0) memcpy(t.data_f32(), data, static_cast<size_t>(numel) * sizeof(float));
+    const float* values = static_cast<const float*>(data);
+    lockstep::Tensor t = lockstep::Tensor::FromVector(dims, std::vector<float>(values, values + numel));
     *out = new lockstep_tensor{t};
   });
 }

@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
+
 #include "core/backend/cpu_layers.h"
 #include "core/backend/device.h"
 #include "simd/elementwise.h"
@@ -163,6 +165,10 @@ struct Cpu {
     cpu_layers::BinaryBroadcast(op, a, b, out, n);
     return 0;
   }
+  static int Fill(uint32_t word, uint32_t* out, size_t words) {
+    std::fill(out, out + words, word);
+    return 0;
+  }
   static int StridedCopy(const be::StridedCopyCall* c) {
     cpu_layers::StridedCopy(*c);
     return 0;
@@ -193,6 +199,22 @@ struct Cpu {
   }
   static int MaxPoolBackward(const be::PoolCall* p, const float* grad, const int64_t* argmax, float* dx) {
     cpu_layers::MaxPoolBackward(*p, grad, argmax, dx);
+    return 0;
+  }
+  static int AvgPoolForward(const be::PoolCall* p, const float* x, float* out) {
+    cpu_layers::AvgPoolForward(*p, x, out);
+    return 0;
+  }
+  static int AvgPoolBackward(const be::PoolCall* p, const float* grad, float* dx) {
+    cpu_layers::AvgPoolBackward(*p, grad, dx);
+    return 0;
+  }
+  static int ChannelNormalize(const be::ChannelNormCall* c) {
+    cpu_layers::ChannelNormalize(*c);
+    return 0;
+  }
+  static int ChannelNormalizeBackward(const be::ChannelNormCall* c) {
+    cpu_layers::ChannelNormalizeBackward(*c);
     return 0;
   }
   static int GatherRows(const float* table, const int64_t* ids, size_t count, size_t dim, float* out) {

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/conv_internal.h"
 #include "simd/conv.h"
 #include "simd/elementwise.h"
 #include "simd/pool.h"
@@ -37,19 +36,6 @@ bool AfterByContract(float a, float b) {
 float CanonicalSum(float a, float b) {
   const float s = a + b;
   return s != s ? __builtin_nanf("") : s;
-}
-
-ConvGeometry GeometryOf(const backend::ConvCall& c) {
-  ConvGeometry g{};
-  g.c_in = g.c_in_group = c.c_in_group;
-  g.h = c.h; g.w = c.w; g.kh = c.kh; g.kw = c.kw; g.h_out = c.h_out; g.w_out = c.w_out;
-  g.o.stride_h = c.stride_h; g.o.stride_w = c.stride_w;
-  g.o.padding_h = c.padding_h; g.o.padding_w = c.padding_w;
-  g.o.dilation_h = c.dilation_h; g.o.dilation_w = c.dilation_w;
-  g.o.groups = 1;
-  g.k = c.c_in_group * c.kh * c.kw;
-  g.positions = c.h_out * c.w_out;
-  return g;
 }
 
 }  // namespace
@@ -141,20 +127,6 @@ void StridedCopy(const backend::StridedCopyCall& c) {
     part.dst = static_cast<uint32_t*>(c.dst) + static_cast<int64_t>(first) * c.dst_strides[0];
     StridedCopyRange(part);
   });
-}
-
-void Im2Col(const backend::ConvCall& c, const float* x, float* cols) {
-  const ConvGeometry g = GeometryOf(c);
-  for (int64_t s = 0; s < c.samples; ++s) {
-    lockstep::Im2Col(g, x + s * c.sample_stride, cols + s * g.positions, c.ld);
-  }
-}
-
-void Col2ImAdd(const backend::ConvCall& c, const float* cols, float* dx) {
-  const ConvGeometry g = GeometryOf(c);
-  for (int64_t s = 0; s < c.samples; ++s) {
-    lockstep::Col2ImAdd(g, cols + s * g.positions, c.ld, dx + s * c.sample_stride);
-  }
 }
 
 namespace {

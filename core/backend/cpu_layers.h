@@ -1,5 +1,6 @@
-// The CPU's layer kernels of the backend interface (kernel_table.h: broadcast arithmetic, strided
-// copies, im2col / col2im, convolution, max pooling, embedding rows), on top of simd/.
+// The CPU's layer kernels of the backend interface (kernel_list.h: broadcast arithmetic, strided
+// copies, im2col / col2im, convolution, pooling, batch normalisation, embedding rows, NLL), on top
+// of simd/.
 #ifndef LOCKSTEP_CORE_BACKEND_CPU_LAYERS_H_
 #define LOCKSTEP_CORE_BACKEND_CPU_LAYERS_H_
 
@@ -18,6 +19,10 @@ void Conv2dInputGrad(const backend::Conv2dCall& call, const float* dy, const flo
 void Conv2dWeightGrad(const backend::Conv2dCall& call, const float* dy, const float* x, float* dw);
 void MaxPoolForward(const backend::PoolCall& call, const float* x, float* out, int64_t* argmax);
 void MaxPoolBackward(const backend::PoolCall& call, const float* grad, const int64_t* argmax, float* dx);
+void AvgPoolForward(const backend::PoolCall& call, const float* x, float* out);
+void AvgPoolBackward(const backend::PoolCall& call, const float* grad, float* dx);
+void ChannelNormalize(const backend::ChannelNormCall& call);
+void ChannelNormalizeBackward(const backend::ChannelNormCall& call);
 void GatherRows(const float* table, const int64_t* ids, size_t count, size_t dim, float* out);
 void ScatterAddRows(const int64_t* ids, size_t count, size_t dim, const float* grad, float* table_grad);
 void NllForward(const float* log_probs, const int64_t* targets, size_t n, size_t c, int64_t ignore_index,

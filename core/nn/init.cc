@@ -1,8 +1,7 @@
 #include "core/nn/init.h"
 
+#include "core/backend/host.h"
 #include "simd/fp_mode.h"
-#include "simd/math.h"
-#include "simd/philox.h"
 
 namespace lockstep {
 namespace nn {
@@ -10,26 +9,23 @@ namespace nn {
 void UniformInit(Tensor& t, float low, float high, Generator& gen) {
   const simd::ContractFloatingPointScope fp_mode;
   const uint64_t n = static_cast<uint64_t>(t.numel());
-  simd::PhiloxUniformRange(gen.seed, gen.stream, gen.Take(n), low, high, t.data_f32(), n);
+  t.CopyFrom(Tensor::FromVector(t.shape(), host::PhiloxUniform(gen.seed, gen.stream, gen.Take(n), low, high, n)));
 }
 
 void NormalInit(Tensor& t, float mean, float std, Generator& gen) {
   const simd::ContractFloatingPointScope fp_mode;
   const uint64_t n = static_cast<uint64_t>(t.numel());
-  simd::PhiloxNormal(gen.seed, gen.stream, gen.Take(n), mean, std, t.data_f32(), n);
+  t.CopyFrom(Tensor::FromVector(t.shape(), host::PhiloxNormal(gen.seed, gen.stream, gen.Take(n), mean, std, n)));
 }
 
 void ConstantInit(Tensor& t, float value) {
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_f32()[i] = value;
+  t.CopyFrom(Tensor::Full(t.shape(), value));
 }
 
 namespace {
 float InverseSqrt(int64_t n) {
   const simd::ContractFloatingPointScope fp_mode;
-  const float x = static_cast<float>(n);
-  float r;
-  simd::Math(simd::MathFn::kRsqrt, &x, &r, 1);
-  return r;
+  return host::Rsqrt(static_cast<float>(n));
 }
 }  // namespace
 

@@ -78,7 +78,7 @@ BatchNorm::BatchNorm(int64_t features, int rank, float eps, float momentum)
 Tensor BatchNorm::Forward(const Tensor& x) {
   LOCKSTEP_REQUIRE(x.dim() == rank_, Name() << ": expected a rank-" << rank_ << " input, got "
                                             << ShapeString(x.shape()));
-  if (training()) num_batches_tracked.data_i64()[0] += 1;
+  if (training()) num_batches_tracked.CopyFrom(Tensor::FromInt64({}, {num_batches_tracked.ToInt64Vector()[0] + 1}));
   return lockstep::BatchNorm(x, running_mean, running_var, weight, bias, training(), momentum_, eps_);
 }
 

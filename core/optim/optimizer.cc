@@ -4,11 +4,8 @@
 
 #include "core/error.h"
 #include "core/ops_internal.h"
-#include "simd/elementwise.h"
+#include "core/backend/host.h"
 #include "simd/fp_mode.h"
-#include "simd/math.h"
-#include "simd/optimizer.h"
-#include "simd/reduce.h"
 
 namespace lockstep {
 namespace optim {
@@ -154,9 +151,10 @@ void Sgd::DoStep() {
       Tensor& buf = momentum_[k++];
       if (!p.grad().defined()) continue;
       const Tensor grad = p.grad().Contiguous();
-      Kernels().SgdUpdate({p.data_f32(), grad.data_f32(), buf.data_f32(), static_cast<size_t>(p.numel()), lr_,
-                           options_.momentum, options_.dampening, group.weight_decay, options_.nesterov,
-                           step_ == 0});
+      const backend::SgdCall call{p.data_f32(), grad.data_f32(), buf.data_f32(), static_cast<size_t>(p.numel()),
+                                  lr_, options_.momentum, options_.dampening, group.weight_decay,
+                                  options_.nesterov, step_ == 0};
+      Kernels().SgdUpdate(&call);
     }
   }
   ++step_;
@@ -202,10 +200,11 @@ void Adam::DoStep() {
       Tensor& v = exp_avg_sq_[k++];
       if (!p.grad().defined()) continue;
       const Tensor grad = p.grad().Contiguous();
-      Kernels().AdamUpdate({p.data_f32(), grad.data_f32(), m.data_f32(), v.data_f32(),
-                            static_cast<size_t>(p.numel()), lr_, options_.beta1, options_.beta2, options_.eps,
-                            group.weight_decay, options_.decoupled_weight_decay, step_size,
-                            sqrt_bias_correction2});
+      const backend::AdamCall call{p.data_f32(), grad.data_f32(), m.data_f32(), v.data_f32(),
+                                   static_cast<size_t>(p.numel()), lr_, options_.beta1, options_.beta2,
+                                   options_.eps, group.weight_decay, options_.decoupled_weight_decay, step_size,
+                                   sqrt_bias_correction2};
+      Kernels().AdamUpdate(&call);
     }
   }
 }
@@ -236,17 +235,17 @@ float ClipGradNorm(const std::vector<Tensor>& params, float max_norm) {
     const Tensor g = p.grad().Contiguous();
     Tensor squares = Tensor::Empty(g.shape());
     const size_t n = static_cast<size_t>(g.numel());
-    kernels.Unary(simd::UnaryOp::kSquare, g.data_f32(), squares.data_f32(), n);
+    kernels.Unary(backend::UnaryOp::kSquare, g.data_f32(), squares.data_f32(), n);
     kernels.SumAxis(squares.data_f32(), 1, n, 1, sums.data_f32() + i++);
   }
   CombinePairwise(sums.data_f32(), count, 1);
-  const float norm = __builtin_sqrtf(sums.data_f32()[0]);
+  const float norm = __builtin_sqrtf(sums.Slice(0, 0, 1).item());
   const float coefficient = max_norm / (norm + 1e-6f);
   if (coefficient < 1.0f) {
     for (const Tensor& p : params) {
       if (!p.grad().defined()) continue;
       Tensor g = p.grad().Contiguous();
-      kernels.BinaryScalarRight(simd::BinaryOp::kMul, g.data_f32(), coefficient, g.data_f32(), static_cast<size_t>(g.numel()));
+      kernels.BinaryScalarRight(backend::BinaryOp::kMul, g.data_f32(), coefficient, g.data_f32(), static_cast<size_t>(g.numel()));
       const_cast<Tensor&>(p).SetGrad(g);
     }
   }
@@ -266,7 +265,7 @@ float CosineWithWarmup(float base_lr, float min_lr, int64_t step, int64_t warmup
   if (step < warmup) return static_cast<float>(static_cast<double>(base_lr) * static_cast<double>(step + 1) / static_cast<double>(warmup + 1));
   if (step > decay_steps) return min_lr;
   const double ratio = static_cast<double>(step - warmup) / static_cast<double>(decay_steps - warmup);
-  const double coefficient = 0.5 * (1.0 + simd::CosPiF64(ratio));
+  const double coefficient = 0.5 * (1.0 + host::CosPi(ratio));
   return static_cast<float>(min_lr + coefficient * (static_cast<double>(base_lr) - min_lr));
 }
 

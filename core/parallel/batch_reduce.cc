@@ -76,7 +76,7 @@ void FinishTree(int64_t groups, const std::vector<GroupRange>& ranges, const flo
   };
   const Kernels kernels;
   for (const TreeStep& step : steps) {
-    kernels.Binary(simd::BinaryOp::kAdd, slot(step.left), slot(step.right), slot(step.out), static_cast<size_t>(inner));
+    kernels.Binary(backend::BinaryOp::kAdd, slot(step.left), slot(step.right), slot(step.out), static_cast<size_t>(inner));
   }
   std::copy(slot(root), slot(root) + inner, out);
 }
@@ -195,7 +195,7 @@ void ReduceOverRanks(const ActiveBatch& batch, const RowReduction& r, float* res
   dp.AllGather(finished.data_f32(), result, slice_bytes);
 }
 
-void GemmOverRanks(const ActiveBatch& batch, const simd::GemmArgs& args, int64_t k_per_group) {
+void GemmOverRanks(const ActiveBatch& batch, const backend::GemmCall& args, int64_t k_per_group) {
   const size_t m = args.m, n = args.n;
   RowReduction r;
   r.local_rows = static_cast<int64_t>(args.k);
@@ -204,14 +204,14 @@ void GemmOverRanks(const ActiveBatch& batch, const simd::GemmArgs& args, int64_t
   r.packed_row_floats = static_cast<int64_t>(m + n);
   const Kernels kernels;
   r.reduce = [&](int64_t first, int64_t count, float* out) {
-    simd::GemmArgs part = args;
+    backend::GemmCall part = args;
     const size_t f = static_cast<size_t>(first);
     part.k = static_cast<size_t>(count);
     part.a = args.trans_a ? args.a + f * args.lda : args.a + f;
     part.b = args.trans_b ? args.b + f : args.b + f * args.ldb;
     part.c = out;
     part.ldc = n;
-    kernels.Gemm(part);
+    kernels.Gemm(&part);
   };
   // A packed row k: column k of A (m floats), then row k of B (n floats).
   r.pack = [&](int64_t first, int64_t count, float* packed) {
@@ -223,13 +223,13 @@ void GemmOverRanks(const ActiveBatch& batch, const simd::GemmArgs& args, int64_t
     }
   };
   r.reduce_packed = [&](const float* packed, int64_t count, float* out) {
-    simd::GemmArgs g;
+    backend::GemmCall g;
     g.trans_a = true;
     g.m = m; g.n = n; g.k = static_cast<size_t>(count);
     g.a = packed; g.lda = m + n;
     g.b = packed + m; g.ldb = m + n;
     g.c = out; g.ldc = n;
-    kernels.Gemm(g);
+    kernels.Gemm(&g);
   };
   Tensor result = Tensor::Empty({static_cast<int64_t>(m * n)});
   ReduceOverRanks(batch, r, result.data_f32());

@@ -20,7 +20,7 @@
 
 #include "core/parallel/data_parallel.h"
 #include "core/tensor.h"
-#include "simd/gemm.h"
+#include "core/backend/kernel_table.h"
 
 namespace lockstep {
 namespace parallel {
@@ -41,7 +41,7 @@ struct RowReduction {
 void ReduceOverRanks(const ActiveBatch& batch, const RowReduction& r, float* result);
 
 // GemmBatchGrouped (core/ops_internal.h) over the ranks: args.k is this rank's K rows.
-void GemmOverRanks(const ActiveBatch& batch, const simd::GemmArgs& args, int64_t k_per_group);
+void GemmOverRanks(const ActiveBatch& batch, const backend::GemmCall& args, int64_t k_per_group);
 // BatchGroupedSumRows over the ranks: x2d [local rows, inner] -> [inner].
 Tensor SumRowsOverRanks(const ActiveBatch& batch, const Tensor& x2d, int64_t rows_per_group);
 // The rows of every rank, in batch order: local [local rows, width] -> [global rows, width] (any

@@ -147,7 +147,7 @@ void HashState(const nn::Module& model, const optim::Optimizer* optimizer, std::
     all.insert(all.end(), state.begin(), state.end());
   }
   for (const auto& [name, tensor] : all) {
-    const Tensor t = tensor.Contiguous();
+    const Tensor t = tensor.Contiguous().ToDevice(Device::Cpu());
     const void* data = t.dtype() == DType::kFloat32 ? static_cast<const void*>(t.data_f32())
                        : t.dtype() == DType::kInt64 ? static_cast<const void*>(t.data_i64())
                                                     : static_cast<const void*>(t.data_i32());
@@ -198,6 +198,10 @@ bool ActiveBatch::IsInput(const Tensor& t) const {
 
 BatchScope::BatchScope(DataParallel& dp, int64_t samples) {
   LOCKSTEP_REQUIRE_STATE(current_batch == nullptr, "data-parallel: a batch is already being computed on this thread");
+  // The reductions over ranks exchange host buffers and pack rows on the host.
+  LOCKSTEP_REQUIRE_KIND(ErrorKind::kUnavailable, CurrentDevice() == Device::Cpu(),
+                        "data-parallel training runs on the CPU; the current device is "
+                            << CurrentDevice().ToString() << " (train on one GPU without mpirun, or on the CPU)");
   current_batch = std::make_unique<ActiveBatch>(ActiveBatch{&dp, samples, ShareBoundaries(samples, dp.size()), {}});
 }
 

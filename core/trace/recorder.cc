@@ -18,7 +18,7 @@
 #include "core/trace/bits_hash.h"
 #include "core/trace/summary.h"
 #include "core/trace/trace.h"
-#include "simd/targets.h"
+#include "core/backend/host.h"
 
 namespace lockstep {
 namespace trace {
@@ -80,7 +80,7 @@ class Recorder {
     header += ",\"contract\":" + std::to_string(kContractVersion) + ",\"platform\":";
     AppendJsonString(LOCKSTEP_PLATFORM, &header);
     header += ",\"simd\":";
-    AppendJsonString(simd::ActiveTargetName(), &header);
+    AppendJsonString(host::SimdTargetName(), &header);
     header += ",\"source\":";
     AppendJsonString(options.source, &header);
     header += "}\n";
@@ -217,8 +217,8 @@ class Recorder {
     }
     const std::string path = module >= 0 && static_cast<size_t>(module) < paths_.size() ? paths_[module] : "";
     if (path != options_.fault_module) return;
-    float* p = out.data_f32();
-    p[0] = NextUp(p[0]);
+    const Tensor first = out.View({out.numel()}).Slice(0, 0, 1);
+    first.CopyFrom(Tensor::FromVector({1}, {NextUp(first.item())}));
     fault_done_ = true;
   }
 

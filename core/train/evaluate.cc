@@ -27,7 +27,8 @@ EvalResult Evaluate(nn::Module& model, const Dataset& data, int64_t batch_size, 
     const int64_t end = std::min(size, start + batch_size);
     trace::BeginStep(start / batch_size + 1, "eval");
     const Tensor logits = model(data.Inputs(start, end - start));
-    logits_hash.UpdateValues(logits.data_f32(), static_cast<size_t>(logits.numel()));
+    const Tensor host_logits = logits.Contiguous().ToDevice(Device::Cpu());
+    logits_hash.UpdateValues(host_logits.data_f32(), static_cast<size_t>(host_logits.numel()));
     const std::vector<int64_t> predicted = Argmax(logits, 1).ToInt64Vector();
     const std::vector<int64_t> labels = data.Labels(start, end - start).ToInt64Vector();
     const int64_t classes = logits.size(1);

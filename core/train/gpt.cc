@@ -14,7 +14,7 @@
 #include "core/optim/optimizer.h"
 #include "core/parallel/data_parallel.h"
 #include "core/random.h"
-#include "simd/philox.h"
+#include "core/backend/host.h"
 
 namespace lockstep {
 namespace train {
@@ -260,8 +260,8 @@ std::vector<int64_t> SampleGpt(models::Gpt& model, const std::vector<int64_t>& p
   model.Eval();
   NoGradGuard no_grad;
   std::vector<int64_t> tokens = prompt;
-  std::vector<uint32_t> words(static_cast<size_t>(options.max_new_tokens));
-  simd::PhiloxUint32(options.seed, StreamId("sample"), 0, words.data(), words.size());
+  const std::vector<uint32_t> words =
+      host::PhiloxWords(options.seed, StreamId("sample"), 0, static_cast<size_t>(options.max_new_tokens));
   const Tensor temperature = Tensor::Scalar(options.temperature);
   for (int64_t t = 0; t < options.max_new_tokens; ++t) {
     const int64_t start = std::max<int64_t>(0, static_cast<int64_t>(tokens.size()) - block);

@@ -26,6 +26,12 @@ struct BinaryBroadcastBody {
   LS_HD void operator()(size_t i) const { out[i] = ApplyBinary(op, At(a, i), At(b, i)); }
 };
 
+struct FillBody {
+  uint32_t word;
+  uint32_t* out;
+  LS_HD void operator()(size_t i) const { out[i] = word; }
+};
+
 // Element i of the index space (row-major), copied as 32-bit words.
 struct StridedCopyBody {
   StridedCopyCall c;

@@ -42,6 +42,30 @@ LS_HD float CombinePairwise(float* partials, size_t count) {
   return partials[0];
 }
 
+// The canonical sum of load(i), i < len, in one thread: its blocks in order, combined as they
+// complete (a stack of complete subtrees, merged while the top two are the same size, then folded
+// from the top), which is the pairwise tree over adjacent blocks.
+template <class Load>
+LS_HD float CanonicalSum(const Load& load, size_t len) {
+  if (len == 0) return 0.0f;
+  float sums[64];
+  size_t sizes[64];
+  size_t depth = 0;
+  for (size_t start = 0; start < len; start += kReduceBlock) {
+    const size_t end = start + kReduceBlock < len ? start + kReduceBlock : len;
+    sums[depth] = BlockSum(load, start, end);
+    sizes[depth++] = 1;
+    while (depth >= 2 && sizes[depth - 1] == sizes[depth - 2]) {
+      sums[depth - 2] = sums[depth - 2] + sums[depth - 1];
+      sizes[depth - 2] *= 2;
+      --depth;
+    }
+  }
+  float total = sums[depth - 1];
+  for (size_t d = depth - 1; d-- > 0;) total = sums[d] + total;
+  return total;
+}
+
 // Element i of column (o, j) of an [outer, len, inner] array.
 struct ColumnLoad {
   const float* column;

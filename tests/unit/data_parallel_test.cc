@@ -103,8 +103,8 @@ void CheckReductions(int ranks, int64_t samples, int64_t per_sample) {
   const int64_t group_rows = kBatchGroup * per_sample;
   const std::vector<float> sum = BatchGroupedSumRows(Tensor::FromVector({rows, inner}, x), group_rows).ToVector();
   std::vector<float> gemm(static_cast<size_t>(m * n));
-  simd::GemmArgs args;  // C [m, n] = A^T B over the rows; A stored [rows, m], B [rows, n]
-  args.trans_a = true;
+  backend::GemmCall args;  // C [m, n] = A^T B over the rows; A stored [rows, m], B [rows, n]
+  args.trans_a = 1;
   args.m = static_cast<size_t>(m); args.n = static_cast<size_t>(n); args.k = static_cast<size_t>(rows);
   args.a = a.data(); args.lda = static_cast<size_t>(m);
   args.b = b.data(); args.ldb = static_cast<size_t>(n);
@@ -126,8 +126,8 @@ void CheckReductions(int ranks, int64_t samples, int64_t per_sample) {
       for (int64_t j = 0; j < n; ++j) bt[j * count + k] = b[(first + k) * n + j];
     }
     std::vector<float> c(static_cast<size_t>(m * n));
-    simd::GemmArgs g;
-    g.trans_b = true;
+    backend::GemmCall g;
+    g.trans_b = 1;
     g.m = args.m; g.n = args.n; g.k = static_cast<size_t>(count);
     g.a = at.data(); g.lda = static_cast<size_t>(count);
     g.b = bt.data(); g.ldb = static_cast<size_t>(count);
