@@ -78,7 +78,23 @@ void FinishTree(int64_t groups, const std::vector<GroupRange>& ranges, const flo
   for (const TreeStep& step : steps) {
     kernels.Binary(backend::BinaryOp::kAdd, slot(step.left), slot(step.right), slot(step.out), static_cast<size_t>(inner));
   }
-  std::copy(slot(root), slot(root) + inner, out);
+  CopyFloats(slot(root), out, static_cast<size_t>(inner));
+}
+
+// A [rows, cols] copy from strides (row_stride, col_stride) into rows `ld` floats apart.
+backend::StridedCopyCall MatrixCopy(const float* from, int64_t rows, int64_t cols, int64_t row_stride,
+                                    int64_t col_stride, float* to, int64_t ld) {
+  backend::StridedCopyCall call{};
+  call.rank = 2;
+  call.shape[0] = rows;
+  call.shape[1] = cols;
+  call.src_strides[0] = row_stride;
+  call.src_strides[1] = col_stride;
+  call.dst_strides[0] = ld;
+  call.dst_strides[1] = 1;
+  call.src = from;
+  call.dst = to;
+  return call;
 }
 
 }  // namespace
@@ -152,10 +168,10 @@ void ReduceOverRanks(const ActiveBatch& batch, const RowReduction& r, float* res
   for (size_t i = 0; i < mine.size(); ++i) {
     float* node = part + (mine[i].first - first_group) * out;
     CombinePairwise(node, mine[i].end - mine[i].first, out);
-    std::copy(node, node + out, sums.data_f32() + static_cast<int64_t>(i) * out);
+    CopyFloats(node, sums.data_f32() + static_cast<int64_t>(i) * out, static_cast<size_t>(out));
   }
   if (p.ranks == 1) {
-    std::copy(sums.data_f32(), sums.data_f32() + out, result);
+    CopyFloats(sums.data_f32(), result, static_cast<size_t>(out));
     return;
   }
 
@@ -180,8 +196,8 @@ void ReduceOverRanks(const ActiveBatch& batch, const RowReduction& r, float* res
   for (int j = 0; j < p.ranks; ++j) {
     const int64_t width = slice[j + 1] - slice[j];
     for (int64_t i = 0; i < my_nodes; ++i) {
-      const float* from = sums.data_f32() + i * out + slice[j];
-      s = std::copy(from, from + width, s);
+      CopyFloats(sums.data_f32() + i * out + slice[j], s, static_cast<size_t>(width));
+      s += width;
     }
     send_bytes.push_back(static_cast<size_t>(my_nodes * width) * sizeof(float));
     recv_bytes.push_back(static_cast<size_t>(node_count[static_cast<size_t>(j)] * my_slice) * sizeof(float));
@@ -215,12 +231,16 @@ void GemmOverRanks(const ActiveBatch& batch, const backend::GemmCall& args, int6
   };
   // A packed row k: column k of A (m floats), then row k of B (n floats).
   r.pack = [&](int64_t first, int64_t count, float* packed) {
-    for (int64_t kk = 0; kk < count; ++kk) {
-      const size_t k = static_cast<size_t>(first + kk);
-      float* row = packed + kk * static_cast<int64_t>(m + n);
-      for (size_t i = 0; i < m; ++i) row[i] = args.trans_a ? args.a[k * args.lda + i] : args.a[i * args.lda + k];
-      for (size_t j = 0; j < n; ++j) row[m + j] = args.trans_b ? args.b[j * args.ldb + k] : args.b[k * args.ldb + j];
-    }
+    const int64_t lda = static_cast<int64_t>(args.lda), ldb = static_cast<int64_t>(args.ldb);
+    const int64_t width = static_cast<int64_t>(m + n);
+    const backend::StridedCopyCall a_columns = MatrixCopy(
+        args.trans_a ? args.a + first * lda : args.a + first, count, static_cast<int64_t>(m),
+        args.trans_a ? lda : 1, args.trans_a ? 1 : lda, packed, width);
+    const backend::StridedCopyCall b_rows = MatrixCopy(
+        args.trans_b ? args.b + first : args.b + first * ldb, count, static_cast<int64_t>(n),
+        args.trans_b ? 1 : ldb, args.trans_b ? ldb : 1, packed + m, width);
+    kernels.StridedCopy(&a_columns);
+    kernels.StridedCopy(&b_rows);
   };
   r.reduce_packed = [&](const float* packed, int64_t count, float* out) {
     backend::GemmCall g;
@@ -233,7 +253,9 @@ void GemmOverRanks(const ActiveBatch& batch, const backend::GemmCall& args, int6
   };
   Tensor result = Tensor::Empty({static_cast<int64_t>(m * n)});
   ReduceOverRanks(batch, r, result.data_f32());
-  for (size_t i = 0; i < m; ++i) std::copy(result.data_f32() + i * n, result.data_f32() + (i + 1) * n, args.c + i * args.ldc);
+  const backend::StridedCopyCall into_c = MatrixCopy(result.data_f32(), static_cast<int64_t>(m), static_cast<int64_t>(n),
+                                                     static_cast<int64_t>(n), 1, args.c, static_cast<int64_t>(args.ldc));
+  kernels.StridedCopy(&into_c);
 }
 
 Tensor SumRowsOverRanks(const ActiveBatch& batch, const Tensor& x2d, int64_t rows_per_group) {
@@ -249,7 +271,7 @@ Tensor SumRowsOverRanks(const ActiveBatch& batch, const Tensor& x2d, int64_t row
     kernels.SumAxis(x + first * inner, 1, static_cast<size_t>(count), static_cast<size_t>(inner), out);
   };
   r.pack = [&](int64_t first, int64_t count, float* packed) {
-    std::copy(x + first * inner, x + (first + count) * inner, packed);
+    CopyFloats(x + first * inner, packed, static_cast<size_t>(count * inner));
   };
   r.reduce_packed = [&](const float* packed, int64_t count, float* out) {
     kernels.SumAxis(packed, 1, static_cast<size_t>(count), static_cast<size_t>(inner), out);
