@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -183,6 +185,32 @@ TEST_CASE("the CUDA plugin's layer kernels (host emulation) match the CPU, edge 
       return std::vector<Tensor>{CrossEntropy(h.Reshape({12, 7}), in[1]), h};
     });
   }
+}
+// cudaMalloc memory is not addressable from the host: neither is the emulation's, so a core that
+// dereferences device data instead of calling a kernel or a copy fails here as it would on a GPU.
+TEST_CASE("the emulated CUDA device's memory: the host cannot touch it, the device's copies and kernels can") {
+  const DeviceScope cuda(Device::Cuda(0));
+  const Tensor t = Tensor::FromVector({4}, {1.0f, 2.0f, 3.0f, 4.0f});
+  CHECK(t.ToVector() == std::vector<float>{1.0f, 2.0f, 3.0f, 4.0f});          // copy_to_host
+  CHECK(Relu(Neg(t)).ToVector() == std::vector<float>{0.0f, 0.0f, 0.0f, 0.0f});  // kernels
+  int err_pipe[2];
+  REQUIRE(pipe(err_pipe) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    dup2(err_pipe[1], 2);
+    const volatile float first = t.data_f32()[0];  // the host reading device memory
+    _exit(first == 1.0f ? 0 : 3);
+  }
+  close(err_pipe[1]);
+  std::string err;
+  char buffer[512];
+  for (ssize_t got; (got = read(err_pipe[0], buffer, sizeof buffer)) > 0;) err.append(buffer, static_cast<size_t>(got));
+  close(err_pipe[0]);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK_FALSE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  CHECK(err.find("the host dereferenced emulated CUDA device memory") != std::string::npos);
 }
 #endif
 

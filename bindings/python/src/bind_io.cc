@@ -35,9 +35,14 @@ py::bytes ToBytes(const std::vector<uint8_t>& v) {
 
 // Records hold little-endian bytes (core/io/byte_order.h: a copy on little-endian hosts).
 Tensor FromRecord(const TensorRecord& r) {
-  Tensor t = Tensor::Empty(r.shape, r.dtype);
+  const Device device = CurrentDevice();
+  Tensor t;
+  {
+    const DeviceScope host(Device::Cpu());  // decoded in host memory, then moved to the current device
+    t = Tensor::Empty(r.shape, r.dtype);
+  }
   CopyLittleEndian(t.impl()->storage->data(), r.data.data(), static_cast<size_t>(t.numel()), DTypeSize(r.dtype));
-  return t;
+  return t.ToDevice(device);
 }
 
 TensorRecord ToRecord(const std::string& name, const Tensor& t) {

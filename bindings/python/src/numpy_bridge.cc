@@ -55,11 +55,16 @@ Tensor TensorFromArray(const py::array& a) {
   const auto* src = static_cast<const uint8_t*>(a.data());
   const size_t item = DTypeSize(dtype);
   return Sized(NumElements(shape), [&] {
-    Tensor t = Tensor::Empty(shape, dtype);
-    if (t.numel() == 0) return t;
+    const Device device = CurrentDevice();
+    Tensor t;
+    {
+      const DeviceScope host(Device::Cpu());  // copied in host memory, then moved to the current device
+      t = Tensor::Empty(shape, dtype);
+    }
+    if (t.numel() == 0) return t.ToDevice(device);
     uint8_t* dst = t.impl()->storage->data();
     StridedCopy(src, extents.data(), strides.data(), static_cast<int>(extents.size()), item, &dst);
-    return t;
+    return t.ToDevice(device);
   });
 }
 
