@@ -57,7 +57,7 @@ Dataset Dataset::FromBytes(std::vector<uint8_t> bytes, const Shape& example_shap
 }
 
 void Dataset::CheckLabels() const {
-  const int64_t* y = labels_.data_i64();
+  const int64_t* y = labels_.data_i64();  // host memory: a data set's labels are on the CPU
   for (int64_t i = 0; i < labels_.numel(); ++i) {
     LOCKSTEP_REQUIRE(y[i] >= 0, "data set: label " << i << " is " << y[i] << ", expected a class index >= 0");
   }
@@ -83,7 +83,7 @@ Tensor Dataset::Convert(const std::vector<int64_t>& rows) const {
     const DeviceScope host(Device::Cpu());  // assembled in host memory, then moved to the device
     out = Tensor::Empty(BatchShape(n));
   }
-  float* dst = out.data_f32();
+  float* dst = out.data_f32();  // host memory: assembled on the CPU (above)
   const size_t item = static_cast<size_t>(example_size_);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t row = rows[static_cast<size_t>(i)];
@@ -94,6 +94,7 @@ Tensor Dataset::Convert(const std::vector<int64_t>& rows) const {
       const uint8_t* src = bytes_->data() + static_cast<size_t>(row) * item;
       for (size_t k = 0; k < item; ++k) o[k] = static_cast<float>(src[k]) / 255.0f;
     } else if (item != 0) {
+      // host memory: the data set's floats and this batch are CPU tensors
       memcpy(o, floats_.data_f32() + static_cast<size_t>(row) * item, item * sizeof(float));
     }
   }
@@ -294,7 +295,7 @@ void DataLoader::GetBatchRows(int64_t epoch, int64_t batch, int64_t first_row, i
   const int64_t first = batch_first + first_row, count = row_count;
   const std::vector<int64_t> rows(order_.begin() + first, order_.begin() + first + count);
   *inputs = data_.Gather(rows);
-  const int64_t* all = data_.labels().data_i64();  // host memory
+  const int64_t* all = data_.labels().data_i64();  // host memory: labels are on the CPU
   std::vector<int64_t> picked(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) picked[static_cast<size_t>(i)] = all[rows[static_cast<size_t>(i)]];
   *labels = Tensor::FromInt64({count}, picked);

@@ -114,13 +114,21 @@ Tensor Tensor::Full(const Shape& shape, float value) {
 
 Tensor Tensor::Arange(int64_t end, DType dtype) {
   LOCKSTEP_REQUIRE(end >= 0, "arange: end must be >= 0, got " << end);
-  Tensor t(NewImpl({end}, dtype, Device::Cpu()));  // written here, then moved to the current device
-  for (int64_t i = 0; i < end; ++i) {
-    if (dtype == DType::kFloat32) t.data_f32()[i] = static_cast<float>(i);
-    else if (dtype == DType::kInt32) t.data_i32()[i] = static_cast<int32_t>(i);
-    else t.data_i64()[i] = i;
+  Tensor t = Empty({end}, dtype);
+  if (dtype == DType::kFloat32) {
+    std::vector<float> v(static_cast<size_t>(end));
+    for (int64_t i = 0; i < end; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i);
+    Upload(t, v.data(), v.size() * 4);
+  } else if (dtype == DType::kInt32) {
+    std::vector<int32_t> v(static_cast<size_t>(end));
+    for (int64_t i = 0; i < end; ++i) v[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    Upload(t, v.data(), v.size() * 4);
+  } else {
+    std::vector<int64_t> v(static_cast<size_t>(end));
+    for (int64_t i = 0; i < end; ++i) v[static_cast<size_t>(i)] = i;
+    Upload(t, v.data(), v.size() * 8);
   }
-  return t.ToDevice(CurrentDevice());
+  return t;
 }
 
 Tensor Tensor::FromVector(const Shape& shape, const std::vector<float>& values) {
@@ -178,7 +186,7 @@ std::vector<float> Tensor::ToVector() const {
   out.reserve(static_cast<size_t>(numel()));
   const Tensor host = OnHost(*this);
   const TensorImpl& h = *host.impl();
-  const uint8_t* base = h.storage->data();
+  const uint8_t* base = h.storage->data();  // host memory: OnHost's copy
   ForEachOffset(h.shape, h.strides, h.offset, [&](int64_t at) {
     switch (h.dtype) {
       case DType::kFloat32: out.push_back(reinterpret_cast<const float*>(base)[at]); break;
@@ -194,7 +202,7 @@ std::vector<int64_t> Tensor::ToInt64Vector() const {
   out.reserve(static_cast<size_t>(numel()));
   const Tensor host = OnHost(*this);
   const TensorImpl& h = *host.impl();
-  const uint8_t* base = h.storage->data();
+  const uint8_t* base = h.storage->data();  // host memory: OnHost's copy
   ForEachOffset(h.shape, h.strides, h.offset, [&](int64_t at) {
     switch (h.dtype) {
       case DType::kFloat32: {
@@ -466,6 +474,7 @@ void CopyElements(const Tensor& view, uint8_t* dst) {
                                                          << view.device().ToString() << " (at most "
                                                          << backend::kMaxCopyRank - 1 << " on a device)");
     int64_t i = 0;
+    // host memory: the CPU-only fallback (required above)
     ForEachOffset(t.shape, t.strides, 0, [&](int64_t at) { memcpy(dst + (i++) * size, base + at * size, size); });
   }
 }
@@ -502,6 +511,7 @@ void Tensor::CopyFrom(const Tensor& src) const {
                                                                   << " (at most " << backend::kMaxCopyRank - 1
                                                                   << " on a device)");
   int64_t i = 0;
+  // host memory: the CPU-only fallback (required above)
   ForEachOffset(shape(), strides(), 0, [&](int64_t at) { memcpy(to + at * size, from + (i++) * size, size); });
 }
 
@@ -531,22 +541,23 @@ Tensor Tensor::ToDevice(Device target) const {
 
 Tensor Tensor::To(DType target) const {
   if (target == dtype()) return *this;
-  // Converted in host memory, then moved to the current device.
-  Tensor out(NewImpl(shape(), target, Device::Cpu()));
+  // Converted in host memory, then copied to the current device.
+  Tensor out = Empty(shape(), target);
   if (target == DType::kFloat32) {
     const std::vector<float> v = ToVector();
-    if (!v.empty()) memcpy(out.data_f32(), v.data(), v.size() * 4);
+    Upload(out, v.data(), v.size() * 4);
+  } else if (target == DType::kInt64) {
+    const std::vector<int64_t> v = ToInt64Vector();
+    Upload(out, v.data(), v.size() * 8);
   } else {
     const std::vector<int64_t> v = ToInt64Vector();
+    std::vector<int32_t> narrow(v.size());
     for (size_t i = 0; i < v.size(); ++i) {
-      if (target == DType::kInt64) {
-        out.data_i64()[i] = v[i];
-      } else {
-        out.data_i32()[i] = static_cast<int32_t>(v[i] > INT32_MAX ? INT32_MAX : v[i] < INT32_MIN ? INT32_MIN : v[i]);
-      }
+      narrow[i] = static_cast<int32_t>(v[i] > INT32_MAX ? INT32_MAX : v[i] < INT32_MIN ? INT32_MIN : v[i]);
     }
+    Upload(out, narrow.data(), narrow.size() * 4);
   }
-  return out.ToDevice(CurrentDevice());
+  return out;
 }
 
 Tensor& Tensor::RequiresGrad(bool requires) {

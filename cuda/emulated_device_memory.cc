@@ -71,17 +71,27 @@ bool Reserve(Arena& a) {
     return false;
   }
   a.base = static_cast<uint8_t*>(p);
+  return true;
+}
+
+// Puts OnSegv in front of whatever handler is installed now (a test framework or a runtime may have
+// replaced it since the last time), chaining to that one for faults elsewhere.
+void EnsureHandler() {
+  struct sigaction current {};
+  if (sigaction(SIGSEGV, nullptr, &current) != 0) return;
+  if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == &OnSegv) return;
   struct sigaction action {};
   action.sa_sigaction = &OnSegv;
   action.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&action.sa_mask);
   sigaction(SIGSEGV, &action, &previous_segv);
-  return true;
 }
 
 void SetAccess(Arena& a, int protection) {
   const size_t bytes = Accessible(a);
-  if (bytes != 0) mprotect(a.base, bytes, protection);
+  if (bytes == 0) return;
+  if (protection == PROT_NONE) EnsureHandler();
+  mprotect(a.base, bytes, protection);
 }
 
 }  // namespace

@@ -318,7 +318,7 @@ Tensor ScatterAddOverRanks(const Tensor& ids_in, const Tensor& rows_in, const Sh
   };
   // How many rows this rank sends each rank, and receives from each.
   std::vector<int64_t> sending(static_cast<size_t>(ranks), 0), receiving(static_cast<size_t>(ranks), 0);
-  const int64_t* id = ids.data_i64();
+  const int64_t* id = ids.data_i64();  // host memory: data-parallel batches run on the CPU
   for (int64_t i = 0; i < n; ++i) ++sending[static_cast<size_t>(owner(id[i]))];
   const std::vector<size_t> one_count(static_cast<size_t>(ranks), sizeof(int64_t));
   dp.AllToAll(sending.data(), one_count, receiving.data(), one_count);
@@ -331,6 +331,7 @@ Tensor ScatterAddOverRanks(const Tensor& ids_in, const Tensor& rows_in, const Sh
   for (int64_t i = 0; i < n; ++i) {
     float* slot = send.data_f32() + fill[static_cast<size_t>(owner(id[i]))]++ * stride;
     memcpy(slot, &id[i], sizeof(int64_t));
+    // host memory: data-parallel batches run on the CPU (BatchScope)
     std::copy(rows.data_f32() + i * dim, rows.data_f32() + (i + 1) * dim, slot + 2);
   }
   std::vector<size_t> send_bytes, recv_bytes;
@@ -347,9 +348,11 @@ Tensor ScatterAddOverRanks(const Tensor& ids_in, const Tensor& rows_in, const Sh
   std::vector<int64_t> local_ids(static_cast<size_t>(incoming));
   Tensor values = Tensor::Empty({std::max<int64_t>(incoming * dim, 1)});
   for (int64_t i = 0; i < incoming; ++i) {
+    // host memory: data-parallel batches run on the CPU (BatchScope)
     const float* slot = received.data_f32() + i * stride;
     memcpy(&local_ids[static_cast<size_t>(i)], slot, sizeof(int64_t));
     local_ids[static_cast<size_t>(i)] -= first_row[me];
+    // host memory: data-parallel batches run on the CPU (BatchScope)
     std::copy(slot + 2, slot + 2 + dim, values.data_f32() + i * dim);
   }
   Tensor slice = Tensor::Zeros({std::max<int64_t>(owned * dim, 1)});

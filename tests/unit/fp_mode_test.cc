@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/fp_environment.h"
@@ -153,11 +155,18 @@ TEST_CASE("a task that changes its thread's mode does not change the next job's 
   simd::SetDefaultThreadCount(2);
   const std::shared_ptr<simd::ThreadPool> pool = simd::DefaultThreadPool();
   // Until a worker (not the caller) has run one, tasks set the non-contract mode and leave it.
+  // The caller's tasks wait (up to a few seconds) for a worker to take one, so a busy machine that
+  // is slow to wake the worker cannot let the caller run them all.
   std::atomic<bool> worker_changed{false};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   for (int attempt = 0; attempt < 1000 && !worker_changed; ++attempt) {
     pool->ParallelFor(64, [&](size_t, size_t worker) {
       simd::WriteFloatingPointControl(NonContractMode(simd::ReadFloatingPointControl()));
-      if (worker != 0) worker_changed = true;
+      if (worker != 0) {
+        worker_changed = true;
+        return;
+      }
+      while (!worker_changed && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
     });
   }
   REQUIRE(worker_changed);
