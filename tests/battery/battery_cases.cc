@@ -11,6 +11,7 @@
 #include "simd/math.h"
 #include "simd/philox.h"
 #include "tests/battery/battery_inputs.h"
+#include "tests/battery/battery_runner.h"
 
 namespace lockstep {
 namespace battery {
@@ -25,43 +26,6 @@ namespace {
 
 constexpr size_t kLongest = 12345 + 8;
 namespace be = backend;
-
-// Runs kernels through one device's table: inputs are copied to device buffers once, outputs are
-// written to a device buffer and fetched after each call.
-class Runner {
- public:
-  explicit Runner(const be::KernelTable& k) : k(k) {}
-  ~Runner() {
-    for (void* p : buffers_) k.release(p);
-  }
-  // A device copy of a host array.
-  template <class T>
-  T* Upload(const std::vector<T>& host) {
-    T* device = Alloc<T>(host.size());
-    Check(k.copy_to_device(device, host.data(), host.size() * sizeof(T)), "copy to device");
-    return device;
-  }
-  template <class T>
-  T* Alloc(size_t count) {
-    void* p = k.alloc(count * sizeof(T) + 64);
-    LOCKSTEP_REQUIRE(p != nullptr, "out of memory on " << k.device_name);
-    buffers_.push_back(p);
-    return static_cast<T*>(p);
-  }
-  // Appends count elements of a device array to the kernel's output.
-  template <class T>
-  void Fetch(KernelOutput& into, const T* device, size_t count) {
-    std::vector<T> host(count);
-    Check(k.copy_to_host(host.data(), device, count * sizeof(T)), "copy to host");
-    into.Append(host.data(), count, sizeof(T));
-  }
-  void Check(int status, const char* what) const { CheckKernel(k, status, what); }
-
-  const be::KernelTable& k;
-
- private:
-  std::vector<void*> buffers_;
-};
 
 void ElementwiseCases(Runner& r, std::vector<KernelOutput>& outputs) {
   const std::vector<float> a = MixedInputs(kLongest, 1), b = MixedInputs(kLongest, 2),
@@ -296,6 +260,7 @@ std::vector<KernelOutput> RunBattery(const backend::KernelTable& kernels, bool i
   SoftmaxCases(r, outputs);
   if (include_host_only) HostPhiloxCases(outputs);
   DropoutCases(r, outputs);
+  LayerCases(r, outputs);  // golden section 2
   return outputs;
 }
 

@@ -1,7 +1,8 @@
 // The kernel battery runner: runs every kernel on each SIMD target (one at a time, forced), hashes
 // each kernel's outputs with SHA-256 and compares them with the golden file. Prints one line per
-// target, `platform target hash ok|MISMATCH`, names the first kernel and element that differ, and
-// ends with `N passed, M failed`.
+// target, `platform target hash hash-layers ok|MISMATCH` (the totals of the golden file's two
+// sections, battery_coverage.h), names the first kernel and element that differ, and ends with
+// `N passed, M failed`.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,39 +22,79 @@
 #include "simd/targets.h"
 #include "simd/thread_pool.h"
 #include "tests/battery/battery_cases.h"
+#include "tests/battery/battery_coverage.h"
 
 namespace lockstep {
 namespace battery {
 namespace {
 
+// The golden section of a battery case (battery_coverage.h); a case missing there is an error.
+GoldenSection SectionOf(const std::string& name) {
+  const CaseCoverage* row = FindCaseCoverage(name.c_str());
+  LOCKSTEP_REQUIRE(row != nullptr, "battery case " << name << " has no row in tests/battery/battery_coverage.h");
+  return row->section;
+}
+
+// The battery's cases are exactly the rows of battery_coverage.h, in order (the host-only ones
+// only when they ran), so that the rows say truthfully which kernel-table entries are covered.
+void CheckCoverageRows(const std::vector<KernelOutput>& outputs, bool include_host_only) {
+  std::vector<std::string> rows;
+  for (const CaseCoverage& row : kCaseCoverage) {
+    if (include_host_only || !IsHostOnlyKernel(row.name)) rows.push_back(row.name);
+  }
+  for (size_t i = 0; i < outputs.size() || i < rows.size(); ++i) {
+    const std::string got = i < outputs.size() ? outputs[i].name : "(none)";
+    const std::string want = i < rows.size() ? rows[i] : "(none)";
+    LOCKSTEP_REQUIRE(got == want, "battery case " << i << " is " << got << " but tests/battery/battery_coverage.h's row "
+                                                   << i << " is " << want << ": keep the table in the battery's order");
+  }
+}
+
 struct Hashes {
   std::vector<std::pair<std::string, std::string>> per_kernel;
-  std::string total;
+  std::vector<GoldenSection> sections;  // of each kernel
+  std::string total;                    // section 1 (contract version 1)
+  std::string total_layers;             // section 2
 };
 
 Hashes HashOutputs(const std::vector<KernelOutput>& outputs) {
   Hashes h;
-  Sha256 total;
+  Sha256 total, total_layers;
   for (const KernelOutput& k : outputs) {
     const std::string digest = Sha256Hex(k.bytes.data(), k.bytes.size());
     h.per_kernel.emplace_back(k.name, digest);
+    h.sections.push_back(SectionOf(k.name));
     const std::string line = k.name + " " + digest + "\n";
-    total.Update(line.data(), line.size());
+    (h.sections.back() == GoldenSection::kContract1 ? total : total_layers).Update(line.data(), line.size());
   }
   h.total = total.HexDigest();
+  h.total_layers = total_layers.HexDigest();
   return h;
 }
 
+// Section 1 exactly as contract version 1 wrote it (so its lines never change), then section 2.
 std::string GoldenText(const Hashes& h) {
   std::ostringstream out;
   out << "# lockstep kernel battery, contract version " << kContractVersion << "\n";
-  for (const auto& [name, digest] : h.per_kernel) out << "kernel " << name << " " << digest << "\n";
+  for (size_t k = 0; k < h.per_kernel.size(); ++k) {
+    if (h.sections[k] == GoldenSection::kContract1) {
+      out << "kernel " << h.per_kernel[k].first << " " << h.per_kernel[k].second << "\n";
+    }
+  }
   out << "total " << h.total << "\n";
+  out << "# section 2: the kernel-table entries added to the battery after section 1 (layers, copies, fills,\n"
+         "# optimizer updates: tests/battery/battery_layer_cases.cc), hashed into their own total\n";
+  for (size_t k = 0; k < h.per_kernel.size(); ++k) {
+    if (h.sections[k] == GoldenSection::kLayers) {
+      out << "kernel " << h.per_kernel[k].first << " " << h.per_kernel[k].second << "\n";
+    }
+  }
+  out << "total-layers " << h.total_layers << "\n";
   return out.str();
 }
 
 bool ReadGolden(const std::string& path, std::map<std::string, std::string>* kernels,
-                std::string* total) {
+                std::string* total, std::string* total_layers) {
   std::ifstream in(path);
   if (!in) return false;
   std::string line;
@@ -63,6 +104,7 @@ bool ReadGolden(const std::string& path, std::map<std::string, std::string>* ker
     words >> kind;
     if (kind == "kernel" && (words >> name >> digest)) (*kernels)[name] = digest;
     if (kind == "total") words >> *total;
+    if (kind == "total-layers") words >> *total_layers;
   }
   return !total->empty();
 }
@@ -139,7 +181,7 @@ int CompareDumps(const std::string& a_path, const std::string& b_path) {
 constexpr int kExitSkipped = 77;
 
 int RunOnDevice(const std::string& device_name, const std::string& platform,
-                const std::map<std::string, std::string>& golden) {
+                const std::map<std::string, std::string>& golden, const std::string& dump_path) {
   const Device device = Device::Parse(device_name);
   const backend::KernelTable* found = nullptr;
   try {
@@ -150,14 +192,21 @@ int RunOnDevice(const std::string& device_name, const std::string& platform,
   }
   const backend::KernelTable& kernels = *found;
   const std::vector<KernelOutput> outputs = RunBattery(kernels, false);
+  CheckCoverageRows(outputs, false);
+  if (!dump_path.empty()) WriteDump(dump_path, outputs);
   const Hashes h = HashOutputs(outputs);
   int mismatched = 0;
+  std::vector<KernelOutput> cpu_outputs;  // the CPU table's, to name a differing element
   for (size_t k = 0; k < h.per_kernel.size(); ++k) {
     const auto& [name, digest] = h.per_kernel[k];
     const auto want = golden.find(name);
     if (want == golden.end() || want->second != digest) {
       printf("  kernel %s: %s\n", name.c_str(),
              want == golden.end() ? "not in the golden file" : "MISMATCH");
+      if (cpu_outputs.empty()) cpu_outputs = RunBattery(CpuKernels(), false);
+      if (k < cpu_outputs.size() && cpu_outputs[k].bytes != outputs[k].bytes) {
+        printf("    against the CPU table: %s\n", FirstDifference(outputs[k], cpu_outputs[k]).c_str());
+      }
       ++mismatched;
     }
   }
@@ -172,7 +221,7 @@ int Usage(const char* message) {
   fprintf(stderr,
           "%s\nusage: lockstep_battery [--golden FILE] [--target NAME|all] [--platform LABEL]\n"
           "                        [--threads N] [--dump FILE] [--write-golden FILE]\n"
-          "       lockstep_battery --device cuda[:N] --golden FILE   (exit 77: no such device)\n"
+          "       lockstep_battery --device cuda[:N] --golden FILE [--dump FILE]   (exit 77: no such device)\n"
           "       lockstep_battery --list-targets | --list-compiled\n"
           "       lockstep_battery --compare-dumps A B\n",
           message);
@@ -214,14 +263,14 @@ int Main(int argc, char** argv) {
   RequireContractFloatingPoint();
 
   std::map<std::string, std::string> golden_kernels;
-  std::string golden_total;
-  if (!golden_path.empty() && !ReadGolden(golden_path, &golden_kernels, &golden_total)) {
+  std::string golden_total, golden_total_layers;
+  if (!golden_path.empty() && !ReadGolden(golden_path, &golden_kernels, &golden_total, &golden_total_layers)) {
     fprintf(stderr, "cannot read the golden file %s\n", golden_path.c_str());
     return 2;
   }
   if (!device_name.empty() && device_name != "cpu") {
     if (golden_path.empty()) return Usage("--device needs --golden FILE");
-    return RunOnDevice(device_name, platform, golden_kernels);
+    return RunOnDevice(device_name, platform, golden_kernels, dump_path);
   }
 
   std::vector<simd::Target> targets;
@@ -241,11 +290,13 @@ int Main(int argc, char** argv) {
   for (const simd::Target& t : targets) {
     simd::ForceTarget(t.bits);
     const std::vector<KernelOutput> outputs = RunBattery();
+    CheckCoverageRows(outputs, true);
     const Hashes h = HashOutputs(outputs);
     std::string verdict = "ok", detail;
-    if (!golden_total.empty() && h.total != golden_total) {
+    if (!golden_total.empty() && (h.total != golden_total || h.total_layers != golden_total_layers)) {
       verdict = "MISMATCH";
-      for (size_t k = 0; k < h.per_kernel.size(); ++k) {
+      if (golden_total_layers.empty()) detail = "the golden file has no total-layers line (section 2)";
+      for (size_t k = 0; k < h.per_kernel.size() && detail.empty(); ++k) {
         const auto& [name, digest] = h.per_kernel[k];
         if (golden_kernels[name] == digest) continue;
         detail = "first differing kernel: " + name;
@@ -255,7 +306,8 @@ int Main(int argc, char** argv) {
         }
         break;
       }
-    } else if (golden_total.empty() && !first_outputs.empty() && h.total != first_hashes.total) {
+    } else if (golden_total.empty() && !first_outputs.empty() &&
+               (h.total != first_hashes.total || h.total_layers != first_hashes.total_layers)) {
       verdict = "MISMATCH";
       for (size_t k = 0; k < outputs.size(); ++k) {
         if (outputs[k].bytes != first_outputs[k].bytes) {
@@ -264,7 +316,8 @@ int Main(int argc, char** argv) {
         }
       }
     }
-    printf("%s %s %s %s\n", platform.c_str(), t.name.c_str(), h.total.c_str(), verdict.c_str());
+    printf("%s %s %s %s %s\n", platform.c_str(), t.name.c_str(), h.total.c_str(), h.total_layers.c_str(),
+           verdict.c_str());
     if (!detail.empty()) printf("  %s\n", detail.c_str());
     fflush(stdout);
     (verdict == "ok" ? passed : failed)++;

@@ -1,5 +1,7 @@
 // Gradient check for every op with a backward rule, from one table: the analytic gradient of
-// L = sum(op(inputs) * w) (w fixed random weights) against central finite differences.
+// L = sum(op(inputs) * w) (w fixed random weights) against central finite differences. The ops'
+// names are registered (gradcheck_registry.h) for kernel_coverage_test.cc, which names the checks
+// that exercise each kernel-table entry.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -10,7 +12,10 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "core/parallel/data_parallel.h"
+#include "core/parallel/local_group.h"
 #include "simd/philox.h"
+#include "tests/unit/gradcheck_registry.h"
 
 namespace lockstep {
 namespace {
@@ -94,6 +99,31 @@ std::vector<OpCase> OpTable() {
        [](auto& x) { return Where(Tensor::FromVector({3, 1}, {1.0f, 0.0f, 1.0f}), x[0], x[1]); }},
       {"avg_pool2d asymmetric, padding not counted", {{1, 2, 5, 4}},
        [](auto& x) { return AvgPool2d(x[0], Pool2dOptions{3, 2, 2, 1, 0, 1, 1, 0, false}); }},
+      // Max pooling off the 2x2 fast path: padding, overlapping windows (one input element the
+      // maximum of several outputs, so max_pool_backward adds several gradients into it).
+      {"max_pool2d padded, overlapping windows", {{2, 2, 6, 5}},
+       [](auto& x) { return MaxPool2d(x[0], Pool2dOptions{3, 3, 2, 2, 1, 1}); }},
+      {"layer_norm without weight and bias", {{4, 5}}, [](auto& x) { return LayerNorm(x[0], 1, Tensor(), Tensor(), 1e-5f); }},
+      {"batch_norm train without weight and bias, [N, C]", {{5, 3}},
+       [](auto& x) { return BatchNorm(x[0], Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1f, 1e-5f); }},
+      {"nll_loss sum, ignore_index", {{5, 4}},
+       [](auto& x) {
+         return NllLoss(LogSoftmax(x[0]), Tensor::FromInt64({5}, {3, 1, -1, 0, 3}), Reduction::kSum, -1);
+       }},
+  };
+}
+
+// Ops whose backward rules take another path inside a data-parallel batch (core/parallel): they
+// are checked again inside a batch of one rank, where the weight gradient of conv2d is the
+// batch-grouped GEMM of im2col columns (Conv2dWeightGradOverRanks) and a linear layer's weight
+// gradient the GEMM over ranks.
+std::vector<OpCase> DataParallelOpTable() {
+  return {
+      {"conv2d (data-parallel batch)", {{2, 2, 6, 5}, {3, 2, 3, 2}, {3}},
+       [](auto& x) { return Conv2d(x[0], x[1], x[2], Conv2dOptions{1, 2, 1, 0, 1, 1, 1}); }},
+      {"conv2d groups dilation (data-parallel batch)", {{2, 4, 7, 7}, {4, 2, 2, 2}, {4}},
+       [](auto& x) { return Conv2d(x[0], x[1], x[2], Conv2dOptions{2, 1, 1, 1, 2, 1, 2}); }},
+      {"linear (data-parallel batch)", {{4, 5}, {3, 5}, {3}}, [](auto& x) { return Linear(x[0], x[1], x[2]); }},
   };
 }
 
@@ -105,33 +135,49 @@ double Loss(const OpCase& op, const std::vector<Tensor>& inputs, const std::vect
   return total;
 }
 
+// The analytic gradients of one op against central finite differences (inputs and weights drawn
+// from the next streams).
+void CheckOp(const OpCase& op, uint64_t& stream) {
+  INFO("op " << op.name);
+  std::vector<Tensor> inputs;
+  for (const Shape& s : op.shapes) inputs.push_back(Random(s, ++stream, op.low, op.high).RequiresGrad());
+  const Tensor out = op.fn(inputs);
+  std::vector<float> weights(static_cast<size_t>(out.numel()));
+  simd::PhiloxUniformRange(7, ++stream, 0, 0.5f, 1.5f, weights.data(), weights.size());
+  // dL/d out = w: the gradient Sum(Mul(out, w)).Backward() gives, bit for bit, without a sum over
+  // the whole batch (which a data-parallel batch refuses).
+  out.Backward(Tensor::FromVector(out.shape(), weights));
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    REQUIRE(inputs[k].grad().defined());
+    const std::vector<float> analytic = inputs[k].grad().ToVector();
+    for (int64_t i = 0; i < inputs[k].numel(); ++i) {
+      const float h = 1e-2f;
+      float* p = inputs[k].data_f32() + i;
+      const float saved = *p;
+      *p = saved + h;
+      const double up = Loss(op, inputs, weights);
+      *p = saved - h;
+      const double down = Loss(op, inputs, weights);
+      *p = saved;
+      const double numeric = (up - down) / (2.0 * h);
+      INFO("input " << k << " element " << i << " analytic " << analytic[i] << " numeric " << numeric);
+      CHECK(std::abs(analytic[i] - numeric) <= 2e-2 * (1.0 + std::abs(numeric)));
+    }
+  }
+}
+
 TEST_CASE("every backward rule matches central finite differences") {
   uint64_t stream = 0;
-  for (const OpCase& op : OpTable()) {
-    INFO("op " << op.name);
-    std::vector<Tensor> inputs;
-    for (const Shape& s : op.shapes) inputs.push_back(Random(s, ++stream, op.low, op.high).RequiresGrad());
-    const Tensor out = op.fn(inputs);
-    std::vector<float> weights(static_cast<size_t>(out.numel()));
-    simd::PhiloxUniformRange(7, ++stream, 0, 0.5f, 1.5f, weights.data(), weights.size());
-    Sum(Mul(out, Tensor::FromVector(out.shape(), weights))).Backward();
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      REQUIRE(inputs[k].grad().defined());
-      const std::vector<float> analytic = inputs[k].grad().ToVector();
-      for (int64_t i = 0; i < inputs[k].numel(); ++i) {
-        const float h = 1e-2f;
-        float* p = inputs[k].data_f32() + i;
-        const float saved = *p;
-        *p = saved + h;
-        const double up = Loss(op, inputs, weights);
-        *p = saved - h;
-        const double down = Loss(op, inputs, weights);
-        *p = saved;
-        const double numeric = (up - down) / (2.0 * h);
-        INFO("input " << k << " element " << i << " analytic " << analytic[i] << " numeric " << numeric);
-        CHECK(std::abs(analytic[i] - numeric) <= 2e-2 * (1.0 + std::abs(numeric)));
-      }
-    }
+  for (const OpCase& op : OpTable()) CheckOp(op, stream);
+}
+
+TEST_CASE("the data-parallel backward paths match central finite differences (one rank)") {
+  parallel::LocalGroup group(1);
+  parallel::DataParallel dp(group.rank(0));
+  uint64_t stream = 1000;
+  for (const OpCase& op : DataParallelOpTable()) {
+    parallel::BatchScope batch(dp, op.shapes[0][0]);  // the first input's rows are the batch
+    CheckOp(op, stream);
   }
 }
 
@@ -177,4 +223,15 @@ TEST_CASE("shape errors name both shapes") {
 }
 
 }  // namespace
+
+namespace testing {
+
+std::vector<std::string> GradcheckOpNames() {
+  std::vector<std::string> names;
+  for (const OpCase& op : OpTable()) names.push_back(op.name);
+  for (const OpCase& op : DataParallelOpTable()) names.push_back(op.name);
+  return names;
+}
+
+}  // namespace testing
 }  // namespace lockstep
