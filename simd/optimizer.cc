@@ -29,7 +29,7 @@ void SgdUpdate(float* param, const float* grad, float* buf, size_t n, float lr, 
       }
       if (momentum != 0.0f) {
         if (first_step) {
-          buf[i] = g;
+          buf[i] = Canonical(g);  // any NaN stored is the contract's (g may be a raw NaN payload)
         } else {
           const float old = momentum * buf[i];
           const float add = keep * g;

@@ -47,7 +47,7 @@ struct SgdBody {
     }
     if (s.momentum != 0.0f) {
       if (s.first_step) {
-        s.momentum_buffer[i] = g;
+        s.momentum_buffer[i] = Canonical(g);
       } else {
         const float old = s.momentum * s.momentum_buffer[i];
         const float add = keep * g;
