@@ -75,7 +75,7 @@ void VarianceAxis(const float* x, size_t outer, size_t len, size_t inner, size_t
     }
     SumAxis(deviations.data(), 1, len, inner, out + o * inner);
   }
-  // len - correction <= 0 has no variance: 0 / 0 gives the canonical NaN.
+  // len - correction <= 0: a zero divisor, +inf (or the canonical NaN for 0 / 0), as PyTorch gives.
   const float divisor = len > correction ? static_cast<float>(len - correction) : 0.0f;
   if (divisor == 0.0f) {
     for (size_t k = 0; k < outer * inner; ++k) out[k] = 0.0f;

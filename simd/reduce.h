@@ -32,8 +32,8 @@ float Sum(const float* x, size_t n);
 void SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out);
 // sum / len, one float division (len converted to float, exact below 2^24).
 void MeanAxis(const float* x, size_t outer, size_t len, size_t inner, float* out);
-// Two passes: m = mean; var = sum((x - m) * (x - m)) / (len - correction). NaN when
-// len - correction <= 0.
+// Two passes: m = mean; var = sum((x - m) * (x - m)) / (len - correction). When
+// len - correction <= 0 the divisor is 0, as in PyTorch: +inf, or NaN when every deviation is 0.
 void VarianceAxis(const float* x, size_t outer, size_t len, size_t inner, size_t correction,
                   float* out);
 // max/min by the contract (NaN propagates, -0 < +0); -inf / +inf for an empty axis.
