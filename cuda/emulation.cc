@@ -3,8 +3,8 @@
 // plugin's arithmetic, the plugin loader and training with `--device cuda` against the golden
 // hashes; only the launch and memory calls of plugin.cu are left for a machine with a GPU.
 // Its memory behaves as cudaMalloc's does for the host: not addressable (emulated_device_memory.h)
-// except inside the table's own calls, so the core's one path to device data, kernels and
-// copies, is enforced here too. Selected with LOCKSTEP_CUDA_PLUGIN=<path to
+// except while a kernel body or a copy runs, so the one path to device data, kernels and copies,
+// is enforced here too, for the core and for the table's own host code. Selected with LOCKSTEP_CUDA_PLUGIN=<path to
 // liblockstep_cuda_emulated.so>.
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +23,11 @@ namespace {
 thread_local std::string last_error;
 
 struct HostLoops {
+  // Device memory opens for the kernel bodies and the copies only, as on a GPU: the table's own
+  // host code (kernel_table_impl.h) may not touch it either.
   template <class Body>
   static int Launch(size_t n, const Body& body) {
+    const DeviceAccess access;
     for (size_t i = 0; i < n; ++i) body(i);
     return 0;
   }
@@ -35,10 +38,12 @@ struct HostLoops {
   }
   static void Release(void* p) { DeviceRelease(p); }
   static int CopyToDevice(void* dst, const void* src, size_t bytes) {
+    const DeviceAccess access;
     if (bytes != 0) memcpy(dst, src, bytes);
     return 0;
   }
   static int CopyToHost(void* dst, const void* src, size_t bytes) {
+    const DeviceAccess access;
     if (bytes != 0) memcpy(dst, src, bytes);
     return 0;
   }
@@ -51,29 +56,6 @@ struct HostLoops {
     last_error = message;
     return 1;
   }
-};
-
-// The table's entries with device memory open for the duration of each call.
-struct Guarded {
-  using Impl = TableImpl<HostLoops>;
-#define LOCKSTEP_GUARDED_KERNEL(name, Name, label, parameters, arguments) \
-  static int Name parameters {                                            \
-    const DeviceAccess access;                                            \
-    return Impl::Name arguments;                                          \
-  }
-  LOCKSTEP_KERNELS(LOCKSTEP_GUARDED_KERNEL)
-#undef LOCKSTEP_GUARDED_KERNEL
-  static void* Alloc(size_t bytes) { return HostLoops::Alloc(bytes); }
-  static void Release(void* p) { HostLoops::Release(p); }
-  static int CopyToDevice(void* dst, const void* src, size_t bytes) {
-    const DeviceAccess access;
-    return HostLoops::CopyToDevice(dst, src, bytes);
-  }
-  static int CopyToHost(void* dst, const void* src, size_t bytes) {
-    const DeviceAccess access;
-    return HostLoops::CopyToHost(dst, src, bytes);
-  }
-  static const char* LastError() { return HostLoops::LastError(); }
 };
 
 constexpr const char* kDeviceName = "cuda:0 (host emulation of the CUDA plugin's kernels)";
@@ -89,7 +71,7 @@ const lockstep::backend::KernelTable* lockstep_plugin_kernel_table_v1(int index,
     return nullptr;
   }
   static const lockstep::backend::KernelTable table =
-      lockstep::backend::MakeKernelTable<lockstep::cuda::Guarded>(lockstep::cuda::kDeviceName);
+      lockstep::cuda::TableImpl<lockstep::cuda::HostLoops>::Make(lockstep::cuda::kDeviceName);
   return &table;
 }
 
