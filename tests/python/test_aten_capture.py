@@ -236,6 +236,27 @@ def _twice(model, x):
     return m.state_dict()
 
 
+@pytest.mark.parametrize("act", [tnn.ReLU6(), tnn.Hardtanh(-2.0, 2.5), tnn.Hardswish(), tnn.Hardsigmoid(), tnn.SiLU()])
+def test_composed_activations_follow_pytorch_at_their_bounds(act):
+    """ReLU6, hardtanh, hardswish, hardsigmoid and SiLU are compositions of lockstep ops (masked
+    fills, sigmoid): PyTorch's values (the same bits where it computes in the same order) and its
+    gradients, which are 0 at some bounds and not at others (exact zeros at a ReLU6's bound are
+    common: a convolution of zeros)."""
+    x = np.array([[-7, -6, -4, -3, -2.5, -2, -1, 0, 0.5, 1, 2.5, 3, 4, 6, 7, 8]], np.float32)
+    g = np.arange(1, 17, dtype=np.float32).reshape(1, -1)
+    xt = torch.from_numpy(x.copy()).requires_grad_()
+    yt = act(xt * 1)
+    yt.backward(torch.from_numpy(g))
+    converted = _aten.convert(tnn.Sequential(act), torch.from_numpy(x))
+    xl = ls.from_numpy(x)
+    xl.requires_grad = True
+    y = converted(xl)
+    y.backward(ls.from_numpy(g))
+    exact = not isinstance(act, tnn.SiLU)
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=0 if exact else 2 ** -22, atol=0)
+    np.testing.assert_allclose(xl.grad.numpy(), xt.grad.numpy(), rtol=2 ** -21, atol=0)  # zeros stay zeros
+
+
 def test_what_lockstep_cannot_compute_is_named():
     class Sine(tnn.Module):
         def forward(self, x):

@@ -167,8 +167,8 @@ def _broadcast(*ts):
 
 
 def _clamp(x, lo=None, hi=None):
-    """min(max(x, lo), hi) with NaN kept, as masked fills (differentiable; gradient passes where
-    lo <= x <= hi)."""
+    """clamp: min(max(x, lo), hi) with NaN kept, as masked fills (differentiable; the gradient
+    passes where lo <= x <= hi, as PyTorch's clamp's)."""
     if isinstance(lo, Tensor) or isinstance(hi, Tensor):
         _refuse("clamp with tensor bounds")
     if lo is not None:
@@ -179,15 +179,25 @@ def _clamp(x, lo=None, hi=None):
 
 
 def _hardtanh(x, lo=-1.0, hi=1.0):
-    return _clamp(x, lo, hi)
+    """hardtanh (ReLU6 = hardtanh(x, 0, 6)): the same values as clamp, but PyTorch's gradient is 0
+    at the bounds too (hardtanh_backward: x <= lo or x >= hi); the masks include the bounds (and
+    exact zeros are common there: a ReLU6 after a convolution of zeros)."""
+    x = _C.masked_fill(x, _binary("le", x, lo), float(lo))
+    return _C.masked_fill(x, _binary("ge", x, hi), float(hi))
 
 
 def _hardsigmoid(x):
-    return _clamp(x + 3.0, 0.0, 6.0) / 6.0  # PyTorch's order: min(max(x + 3, 0), 6) / 6
+    """PyTorch's order, min(max(x + 3, 0), 6) / 6; its gradient is 1/6 only for -3 < x < 3."""
+    return _hardtanh(x + 3.0, 0.0, 6.0) / 6.0
 
 
 def _hardswish(x):
-    return (x * _clamp(x + 3.0, 0.0, 6.0)) / 6.0  # PyTorch's order: x * min(max(x + 3, 0), 6) / 6
+    """PyTorch's order, x * min(max(x + 3, 0), 6) / 6. PyTorch's gradient is 0 below -3, x/3 + 1/2
+    for -3 <= x < 3 and 1 from 3 on: the lower mask leaves -3 out, the upper one takes 3 in."""
+    t = x + 3.0
+    t = _C.masked_fill(t, _C.gt(_full([], 0.0), t), 0.0)
+    t = _C.masked_fill(t, _binary("ge", t, 6.0), 6.0)
+    return (x * t) / 6.0
 
 
 def _silu(x):
