@@ -21,6 +21,16 @@ def test_creation_and_dtypes():
     assert repr(ls.tensor([1.0, 2.0], requires_grad=True)).startswith("tensor([1., 2.]")
 
 
+def test_scalars_make_zero_dimensional_tensors():
+    # As torch.tensor(5): shape (), not (1,); and a 0-d buffer takes a 0-d array in place.
+    assert ls.tensor(5).shape == () and ls.tensor(5).item() == 5
+    assert ls.tensor(2.5).shape == () and ls.tensor(np.float32(2.5)).shape == ()
+    assert ls.tensor(np.asarray(3, dtype=np.int64)).shape == ()
+    buffer = ls.zeros(())
+    buffer.copy_(np.asarray(1.5, dtype=np.float32))
+    assert buffer.shape == () and buffer.item() == 1.5
+
+
 def test_random_draws_depend_only_on_seed():
     ls.manual_seed(5)
     a = ls.randn(3, 4).numpy().copy()

@@ -54,7 +54,8 @@ def tensor(data, dtype=None, requires_grad=False):
             dtype = int64
         else:
             raise TypeError("tensor: expected numbers, got data of NumPy dtype %s" % array.dtype)
-    t = _C.from_numpy(np.ascontiguousarray(array, dtype=_NUMPY[dtype]))
+    # np.require keeps a 0-d array 0-d (ascontiguousarray would make it [1], as torch.tensor(5) is not).
+    t = _C.from_numpy(np.require(array, dtype=_NUMPY[dtype], requirements="C"))
     if requires_grad:
         t.requires_grad = True
     return t
