@@ -37,31 +37,6 @@ Tensor MathOf(backend::MathFn fn, const Tensor& t) {
 
 Tensor OneMinus(const Tensor& t) { return AddScalar(Neg(t), 1.0f); }
 
-// Per-channel sums of a [N, C, P] tensor over (sample, position), batch-grouped -> [C]: the rows
-// (sample, position) of [N * P, C] in groups of kBatchGroup samples, each group's column a
-// canonical sum, the groups combined pairwise (BatchGroupedSumRows). Each group is copied
-// channel-major first ([C, samples * P], runs of P floats): a channel's sequence is then a
-// contiguous row, summed at full vector width, and one call sums every channel of the group.
-Tensor ChannelSums(const Tensor& t, int64_t n, int64_t c, int64_t p) {
-  if (parallel::CurrentBatch() != nullptr || n * p == 0) {
-    const Tensor rows = ContiguousData(t.Reshape({n, c, p}).Permute({0, 2, 1}), "backward").Reshape({n * p, c});
-    return BatchGroupedSumRows(rows, kBatchGroup * p);
-  }
-  const Tensor by_sample = t.Reshape({n, c, p});
-  const int64_t groups = (n + kBatchGroup - 1) / kBatchGroup;
-  Tensor partials = Tensor::Empty({groups, c});
-  const Kernels kernels;
-  for (int64_t grp = 0; grp < groups; ++grp) {
-    const int64_t first = grp * kBatchGroup, samples = std::min(kBatchGroup, n - first);
-    const Tensor channel_major =
-        ContiguousData(by_sample.Slice(0, first, first + samples).Permute({1, 0, 2}), "backward");
-    kernels.SumAxis(channel_major.data_f32(), static_cast<size_t>(c), static_cast<size_t>(samples * p), 1,
-                    partials.data_f32() + grp * c);
-  }
-  CombinePairwise(partials.data_f32(), groups, c);
-  return groups == 1 ? partials.Reshape({c}) : partials.Slice(0, 0, 1).Reshape({c});
-}
-
 Grads GeluErfGrad(const Tensor& x_in, const Tensor& g_in) {
   // d/dx [x Phi(x)] = Phi(x) + x phi(x); Phi(x) = 0.5 (1 + erf(x / sqrt 2)),
   // phi(x) = exp(-x^2 / 2) / sqrt(2 pi): one kernel, the operation sequence of

@@ -58,6 +58,12 @@ void SelectRepeated(const float* cond, const float* a, const float* b, float* ou
 // Sums the rows of a contiguous [rows, inner] tensor: groups of rows_per_group rows each in the
 // canonical order, the group results combined by the pairwise tree -> [inner].
 Tensor BatchGroupedSumRows(const Tensor& x2d, int64_t rows_per_group);
+// Per-channel sums of a [N, C, P] tensor over (sample, position), batch-grouped -> [C]: the rows
+// (sample, position) of [N * P, C] in groups of kBatchGroup samples, each group's column a
+// canonical sum, the groups combined pairwise (BatchGroupedSumRows). Each group is copied
+// channel-major first ([C, samples * P], runs of P floats): a channel's sequence is then a
+// contiguous row, summed at full vector width, and one call sums every channel of the group.
+Tensor ChannelSums(const Tensor& t, int64_t n, int64_t c, int64_t p);
 // Copies n floats between device allocations of the current device (the ranges do not overlap).
 void CopyFloats(const float* from, float* to, size_t n);
 // Combines count partial rows of `inner` floats (device memory) in place by the pairwise tree

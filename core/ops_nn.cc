@@ -26,24 +26,6 @@ Tensor SoftmaxLast(const Tensor& a, bool log, const char* name) {
   return out;
 }
 
-// [N, C, HW] -> [N * HW, C] (a copy): each channel's values in (sample, position) order, one
-// column per channel, as the batch-grouped row sums take them.
-Tensor ChannelsLast(const Tensor& x, int64_t n, int64_t c, int64_t hw) {
-  Tensor rows = Tensor::Empty({n * hw, c});
-  backend::StridedCopyCall copy{};
-  copy.rank = 3;
-  const int64_t shape[3] = {n, c, hw}, src[3] = {c * hw, hw, 1}, dst[3] = {hw * c, 1, c};
-  for (int d = 0; d < 3; ++d) {
-    copy.shape[d] = shape[d];
-    copy.src_strides[d] = src[d];
-    copy.dst_strides[d] = dst[d];
-  }
-  copy.src = x.data_f32();
-  copy.dst = rows.data_f32();
-  Kernels().StridedCopy(&copy);
-  return rows;
-}
-
 // running = running * (1 - momentum) + batch * momentum, in place (each product and the sum one
 // rounded operation).
 void UpdateRunningStatistic(const Tensor& running, const Tensor& batch, float momentum, const char* name) {
@@ -153,16 +135,17 @@ Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& runn
     const size_t channels = static_cast<size_t>(c);
     Tensor mean, var;
     if (training) {
-      // Each channel's values in (sample, position) order: the columns of [N * HW, C].
-      Tensor rows = ChannelsLast(x, n, c, hw);
+      // Each channel's values in (sample, position) order, batch-grouped (ChannelSums).
+      const NoGradGuard statistics_only;
       mean = Tensor::Empty({c});
-      kernels.BinaryScalarRight(backend::BinaryOp::kDiv, BatchGroupedSumRows(rows, kBatchGroup * hw).data_f32(),
+      kernels.BinaryScalarRight(backend::BinaryOp::kDiv, ChannelSums(x.Detach(), n, c, hw).data_f32(),
                                 static_cast<float>(count), mean.data_f32(), channels);
-      const size_t values = static_cast<size_t>(local_count) * channels;
-      kernels.BinaryBroadcast(backend::BinaryOp::kSub, WholeOperand(rows), RepeatedRowOperand(mean), rows.data_f32(),
+      Tensor squares = Tensor::Empty(x.shape());
+      const size_t values = static_cast<size_t>(x.numel());
+      kernels.BinaryBroadcast(backend::BinaryOp::kSub, WholeOperand(x), PerRowOperand(mean, hw), squares.data_f32(),
                               values);
-      kernels.Unary(backend::UnaryOp::kSquare, rows.data_f32(), rows.data_f32(), values);
-      const Tensor sum_sq = BatchGroupedSumRows(rows, kBatchGroup * hw);
+      kernels.Unary(backend::UnaryOp::kSquare, squares.data_f32(), squares.data_f32(), values);
+      const Tensor sum_sq = ChannelSums(squares, n, c, hw);
       var = Tensor::Empty({c});
       kernels.BinaryScalarRight(backend::BinaryOp::kDiv, sum_sq.data_f32(), static_cast<float>(count), var.data_f32(),
                                 channels);

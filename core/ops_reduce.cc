@@ -1,5 +1,7 @@
 // Reductions over all elements or one dimension, in the canonical order (simd/reduce.h), and the
 // batch-grouped sums that gradients of broadcast operands use.
+#include <algorithm>
+
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
@@ -67,6 +69,26 @@ Tensor BatchGroupedSumRows(const Tensor& x2d, int64_t rows_per_group) {
   CombinePairwise(p, groups, inner);
   CopyFloats(p, out.data_f32(), static_cast<size_t>(inner));
   return out;
+}
+
+Tensor ChannelSums(const Tensor& t, int64_t n, int64_t c, int64_t p) {
+  if (parallel::CurrentBatch() != nullptr || n * p == 0) {
+    const Tensor rows = ContiguousData(t.Reshape({n, c, p}).Permute({0, 2, 1}), "backward").Reshape({n * p, c});
+    return BatchGroupedSumRows(rows, kBatchGroup * p);
+  }
+  const Tensor by_sample = t.Reshape({n, c, p});
+  const int64_t groups = (n + kBatchGroup - 1) / kBatchGroup;
+  Tensor partials = Tensor::Empty({groups, c});
+  const Kernels kernels;
+  for (int64_t grp = 0; grp < groups; ++grp) {
+    const int64_t first = grp * kBatchGroup, samples = std::min(kBatchGroup, n - first);
+    const Tensor channel_major =
+        ContiguousData(by_sample.Slice(0, first, first + samples).Permute({1, 0, 2}), "backward");
+    kernels.SumAxis(channel_major.data_f32(), static_cast<size_t>(c), static_cast<size_t>(samples * p), 1,
+                    partials.data_f32() + grp * c);
+  }
+  CombinePairwise(partials.data_f32(), groups, c);
+  return groups == 1 ? partials.Reshape({c}) : partials.Slice(0, 0, 1).Reshape({c});
 }
 
 void CopyFloats(const float* from, float* to, size_t n) {

@@ -29,7 +29,7 @@ enum class BinaryOp : int32_t { kAdd, kSub, kMul, kDiv, kMax, kMin, kEq, kNe, kL
 enum class UnaryOp : int32_t { kNeg, kAbs, kSqrt, kRelu, kCanonicalize, kReciprocal, kSquare };
 enum class MathFn : int32_t { kExp, kLog, kTanh, kSigmoid, kErf, kGeluErf, kGeluTanh, kSoftplus, kRsqrt };
 inline const char* MathFnName(MathFn fn) {
-  static const char* const kNames[] = {"exp", "log", "tanh", "sigmoid", "erf", "gelu", "gelu (tanh)", "softplus",
+  static const char* const kNames[] = {"exp", "log", "tanh", "sigmoid", "erf", "gelu_erf", "gelu_tanh", "softplus",
                                        "rsqrt"};
   const int32_t i = static_cast<int32_t>(fn);
   return i >= 0 && i < 9 ? kNames[i] : "math";

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "core/backend/kernel_list.h"
+#include "core/backend/kernel_table.h"
+#include "simd/math.h"
 #include "tests/battery/battery_coverage.h"
 #include "tests/unit/gradcheck_registry.h"
 
@@ -134,6 +136,15 @@ TEST_CASE("every differentiable kernel-table entry has a gradient check, the oth
     CHECK_MESSAGE(listed.count(entry) == 1,
                   "neither gradient-checked nor listed without a gradient: add its gradient check to "
                   "gradcheck_test.cc and a line to kGradientChecked, or a line with the reason to kNoGradient");
+  }
+}
+
+// The table's math names (self-contained for plugins) are simd/'s: error messages name a function
+// the same way on every device.
+TEST_CASE("the kernel table's math function names are simd/'s") {
+  for (int i = 0; i < simd::kMathFnCount; ++i) {
+    CHECK(std::string(backend::MathFnName(static_cast<backend::MathFn>(i))) ==
+          simd::MathFnName(static_cast<simd::MathFn>(i)));
   }
 }
 
