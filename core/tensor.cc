@@ -80,6 +80,14 @@ void Upload(const Tensor& t, const void* host, size_t bytes) {
   CheckKernel(kernels, kernels.copy_to_device(t.impl()->storage->data(), host, bytes), "copy to the device");
 }
 
+// 0, 1, ..., end - 1 as T into a fresh tensor.
+template <class T>
+void UploadRange(const Tensor& t, int64_t end) {
+  std::vector<T> values(static_cast<size_t>(end));
+  for (int64_t i = 0; i < end; ++i) values[static_cast<size_t>(i)] = static_cast<T>(i);
+  Upload(t, values.data(), values.size() * sizeof(T));
+}
+
 // Every 32-bit word of a fresh tensor's storage set to `word`, by its device's fill kernel.
 void FillWords(const Tensor& t, uint32_t word) {
   const size_t words = static_cast<size_t>(t.numel()) * DTypeSize(t.dtype()) / 4;
@@ -115,19 +123,9 @@ Tensor Tensor::Full(const Shape& shape, float value) {
 Tensor Tensor::Arange(int64_t end, DType dtype) {
   LOCKSTEP_REQUIRE(end >= 0, "arange: end must be >= 0, got " << end);
   Tensor t = Empty({end}, dtype);
-  if (dtype == DType::kFloat32) {
-    std::vector<float> v(static_cast<size_t>(end));
-    for (int64_t i = 0; i < end; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i);
-    Upload(t, v.data(), v.size() * 4);
-  } else if (dtype == DType::kInt32) {
-    std::vector<int32_t> v(static_cast<size_t>(end));
-    for (int64_t i = 0; i < end; ++i) v[static_cast<size_t>(i)] = static_cast<int32_t>(i);
-    Upload(t, v.data(), v.size() * 4);
-  } else {
-    std::vector<int64_t> v(static_cast<size_t>(end));
-    for (int64_t i = 0; i < end; ++i) v[static_cast<size_t>(i)] = i;
-    Upload(t, v.data(), v.size() * 8);
-  }
+  if (dtype == DType::kFloat32) UploadRange<float>(t, end);
+  else if (dtype == DType::kInt32) UploadRange<int32_t>(t, end);
+  else UploadRange<int64_t>(t, end);
   return t;
 }
 
