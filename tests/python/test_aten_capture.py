@@ -1,4 +1,4 @@
-"""The aten route (lockstep/_aten.py, a prototype not yet wired into from_torch_module): PyTorch
+"""The aten route (lockstep/_aten.py, from_torch_module's route for what its module tree does not take): PyTorch
 models recorded with make_fx at the level of aten ops, run with lockstep's ops.
 
 Models: torchvision's ResNet-18, MobileNetV2, EfficientNet-B0 and ViT-B/16 (image_size 32), all

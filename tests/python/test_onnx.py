@@ -1,7 +1,7 @@
 """lockstep.onnx (docs/onnx.md): the reference models give the golden hashes of
 tests/golden/onnx.txt (what the native `lockstep run`/`convert` and the npm package print), LeNet-5
 fine-tuned for 3 Adam steps gives the golden fine-tuned hash, run() takes inputs by name or in
-order, misuse raises the engine's errors, and from_torch_module falls back to the ONNX route."""
+order, misuse raises the engine's errors, and onnx.from_torch and from_torch_module both take a module."""
 import hashlib
 import os
 
@@ -97,16 +97,17 @@ class WithLeakyRelu(torch.nn.Module):
         return self.out(self.act(self.fc(x)))
 
 
-def test_from_torch_module_falls_back_to_onnx():
+def test_torch_modules_through_onnx_and_through_from_torch_module():
+    """lockstep.onnx.from_torch (PyTorch's exporter, then the importer) and from_torch_module (the
+    aten route for LeakyReLU) both compute the module, with its parameter names."""
     torch.manual_seed(0)
     module = WithLeakyRelu().eval()
-    with pytest.raises(ls.ArgumentError, match="LeakyReLU"):
-        ls.from_torch_module(module)
     x = torch.randn(5, 6)
-    model = ls.from_torch_module(module, example_inputs=x)
-    assert isinstance(model, ls.onnx.OnnxModel)
-    assert sorted(model.state_dict()) == sorted(module.state_dict())
-    with ls.no_grad(), torch.no_grad():
-        ours = model(ls.from_numpy(x.numpy())).numpy()
+    with torch.no_grad():
         theirs = module.double()(x.double()).numpy()
-    assert np.abs(ours - theirs).max() <= 8 * np.spacing(np.float32(np.abs(theirs).max()))
+    module.float()
+    for model in (ls.onnx.from_torch(module, x), ls.from_torch_module(module)):
+        assert sorted(model.state_dict()) == sorted(module.state_dict())
+        with ls.no_grad():
+            ours = model(ls.from_numpy(x.numpy())).numpy()
+        assert np.abs(ours - theirs).max() <= 8 * np.spacing(np.float32(np.abs(theirs).max()))

@@ -29,7 +29,7 @@ from torch import nn as tnn
 import lockstep as ls
 from lockstep import nn
 
-from conftest import BUILD, rel_error, AGREEMENT
+from conftest import BUILD, U, rel_error, AGREEMENT
 
 BOUNDS = {"lenet": 16, "mlp": 16, "encoder": 32}
 SHAPES = {"lenet": (1, 28, 28), "mlp": (1, 8, 8), "encoder": (6, 8)}
@@ -146,17 +146,35 @@ def test_unsupported_modules_are_named():
         def forward(self, x):
             return x if x.sum() > 0 else -x  # data-dependent control flow: fx cannot trace it
 
-    cases = [(tnn.Sequential(tnn.Linear(2, 2), tnn.LSTM(2, 2)), "'1'", "LSTM"),
-             (tnn.Sequential(tnn.Sequential(Custom())), "'0.0' (test_torch_convert.Custom) calls sin", "sin"),
-             (tnn.Sequential(Branchy()), "'0'", "Branchy"),
-             (tnn.Sequential(tnn.Conv2d(1, 1, (3, 5))), "'0'", "not square"),
-             (tnn.Sequential(tnn.BatchNorm1d(3, affine=False)), "'0'", "affine"),
-             (tnn.TransformerEncoderLayer(8, 2, activation=torch.tanh), "the model itself", "activation"),
-             (tnn.Sequential(tnn.MaxPool2d(2, ceil_mode=True)), "'0'", "ceil_mode")]
-    for model, where, what in cases:
+    # What neither route computes is refused at the first call (the aten route records the forward
+    # then), or at conversion with example_inputs, naming the module's path and class and the op.
+    refused = [(tnn.Sequential(tnn.Linear(2, 2), tnn.LSTM(2, 2)), (3, 2), "'1' (LSTM)", "aten.unsafe_split"),
+               (tnn.Sequential(tnn.Sequential(Custom())), (3, 2), "'0.0' (Custom)", "aten.sin"),
+               (tnn.Sequential(Branchy()), (3, 2), "'0' (Branchy)", "branches on or reads tensor values")]
+    for model, shape, where, what in refused:
+        x = torch.randn(*shape)
+        converted = ls.from_torch_module(model)
         with pytest.raises(ls.ArgumentError) as info:
-            ls.from_torch_module(model)
+            converted(ls.from_numpy(x.numpy()))
         assert where in str(info.value) and what in str(info.value), str(info.value)
+        with pytest.raises(ls.ArgumentError) as info:
+            ls.from_torch_module(model, example_inputs=x)
+        assert where in str(info.value) and what in str(info.value), str(info.value)
+    # What the module route refuses and the aten route computes.
+    taken = [(tnn.Sequential(tnn.Conv2d(1, 1, (3, 5))), (2, 1, 8, 8)),
+             (tnn.Sequential(tnn.BatchNorm1d(3, affine=False)), (4, 3)),
+             (tnn.TransformerEncoderLayer(8, 2, activation=torch.tanh), (3, 2, 8)),
+             (tnn.Sequential(tnn.MaxPool2d(2, ceil_mode=True)), (2, 1, 5, 5))]
+    for model, shape in taken:
+        model.eval()
+        x = torch.randn(*shape)
+        converted = ls.from_torch_module(model)
+        with ls.no_grad():
+            ours = converted(ls.from_numpy(x.numpy())).numpy()
+        with torch.no_grad():
+            want = model(x).numpy()
+        assert ours.shape == want.shape
+        assert np.abs(ours - want).max() <= 64 * U * max(1.0, np.abs(want).max()), type(model).__name__
     with pytest.raises(ls.ArgumentError, match="float32"):
         ls.from_torch_module(tnn.Linear(2, 2).double())
     with pytest.raises(TypeError):

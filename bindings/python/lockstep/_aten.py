@@ -1,4 +1,4 @@
-"""PyTorch models captured at the level of aten operations, run with lockstep's ops (a prototype).
+"""PyTorch models captured at the level of aten operations, run with lockstep's ops.
 
 ``convert(module, example_inputs, seed)`` records the module's forward with torch's proxy-tensor
 tracing (``torch.fx.experimental.proxy_tensor.make_fx``, real tensors): every aten operation the
@@ -202,6 +202,11 @@ def _hardswish(x):
 
 def _silu(x):
     return x * _C.sigmoid(x)
+
+
+def _leaky_relu(x, slope=0.01):
+    """PyTorch's x > 0 ? x : x * slope, with its gradient (1 or slope by the same test)."""
+    return _where_op(_binary("gt", x, 0.0), x, x * float(slope))
 
 
 def _abs(x):
@@ -594,7 +599,8 @@ _OPS = {
     "rsqrt.default": lambda x: 1.0 / _C.sqrt(x), "abs.default": _abs,
     "reciprocal.default": lambda x: 1.0 / x,
     "gelu.default": lambda x, approximate="none": _C.gelu(x, approximate),
-    "silu.default": _silu, "hardtanh.default": _hardtanh, "hardsigmoid.default": _hardsigmoid,
+    "silu.default": _silu, "leaky_relu.default": _leaky_relu, "hardtanh.default": _hardtanh,
+    "hardsigmoid.default": _hardsigmoid,
     "hardswish.default": _hardswish, "clamp.default": _clamp,
     "clamp_min.default": lambda x, lo: _clamp(x, lo, None), "clamp_max.default": lambda x, hi: _clamp(x, None, hi),
     "pow.Tensor_Scalar": lambda x, e: _C.pow(x, float(e)),
@@ -664,6 +670,7 @@ _INPLACE = {
     "sub_.Scalar": "sub.Scalar", "mul_.Tensor": "mul.Tensor", "mul_.Scalar": "mul.Scalar",
     "div_.Tensor": "div.Tensor", "div_.Scalar": "div.Scalar", "relu_.default": "relu.default",
     "sigmoid_.default": "sigmoid.default", "tanh_.default": "tanh.default", "silu_.default": "silu.default",
+    "leaky_relu_.default": "leaky_relu.default",
     "hardtanh_.default": "hardtanh.default", "hardsigmoid_.default": "hardsigmoid.default",
     "hardswish_.default": "hardswish.default", "clamp_.default": "clamp.default",
     "clamp_min_.default": "clamp_min.default", "clamp_max_.default": "clamp_max.default",
@@ -758,7 +765,10 @@ class AtenModule(nn.Module):
         d["_aliases"] = set()        # state_dict names of parameters registered a second time (tied)
         d["_generators"] = {}        # call site -> Generator
         d["_input_shapes"] = []      # per input: shape with None for the batch dimension when generalised
-        d["_batch_free"] = False
+        d["_batch_free"] = None      # None until a mode is recorded
+        d["_pending"] = None         # the _Converter (and torch module) until both modes are recorded
+        d["_example"] = None         # the torch inputs the first mode was recorded on
+        d["_seed"] = 0               # the seed of streams of call sites recorded later
 
     def _trace_name(self):
         return self.__dict__["_class_name"]
@@ -778,12 +788,15 @@ class AtenModule(nn.Module):
 
     def seed_streams(self, seed):
         """Reseeds every random call site: stream "dropout/<site>" under ``seed``, offset 0."""
+        self.__dict__["_seed"] = int(seed)
         gens = self.__dict__["_generators"]
         for site in list(gens):
             gens[site] = _C.Generator(int(seed), "dropout/" + site)
 
     def forward(self, *inputs):
         d = self.__dict__
+        if bool(self.training) not in d["_programs"]:
+            self._record(inputs)
         shapes = d["_input_shapes"]
         if len(inputs) != len(shapes):
             raise ArgumentError("%s: takes %d inputs (as recorded), got %d" % (d["_class_name"], len(shapes),
@@ -803,6 +816,23 @@ class AtenModule(nn.Module):
             if want and want[0] is None:
                 batch = got[0]
         return _run(self, d["_programs"][bool(self.training)], d["_outputs"][bool(self.training)], inputs, batch)
+
+
+    def _record(self, inputs):
+        """Records the current mode's program: on the first call, from its inputs."""
+        d = self.__dict__
+        if d["_pending"] is None:
+            raise ArgumentError("%s: no program recorded for %s mode" % (
+                d["_class_name"], "training" if self.training else "evaluation"))
+        torch = d["_pending"].torch
+        example = d["_example"]
+        if example is None:
+            for i, x in enumerate(inputs):
+                if not isinstance(x, Tensor):
+                    raise TypeError("%s: input %d is a %s, expected a lockstep tensor" % (
+                        d["_class_name"], i, type(x).__name__))
+            example = tuple(torch.from_numpy(x.detach().numpy().copy()) for x in inputs)
+        record(self, example, bool(self.training))
 
 
 def _resolve(a, values, batch):
@@ -1039,8 +1069,13 @@ class _Converter:
         self.torch, self.module, self.class_name = torch, module, class_name
         self.attention = {p for p, m in module.named_modules() if isinstance(m, torch.nn.MultiheadAttention)}
 
+    def place(self, path):
+        """'<path>' (<class>) of a module in the converted one."""
+        m = dict(self.module.named_modules()).get(path)
+        return _place(path) + ("" if m is None or not path else " (%s)" % type(m).__name__)
+
     def fail(self, message, node=None):
-        where = "" if node is None else " at %s" % _place(node.meta.get("lockstep_path", ""))
+        where = "" if node is None else " at %s" % self.place(node.meta.get("lockstep_path", ""))
         return ArgumentError("from_torch_module (aten route): %s%s: %s" % (self.class_name, where, message))
 
     def state(self, out):
@@ -1331,18 +1366,14 @@ def _tensor_from_torch(torch, t):
     return _C.from_numpy(t.numpy())  # a copy
 
 
-def convert(module, example_inputs, seed=None, generalize_batch=True):
-    """The aten route of from_torch_module (a prototype, not wired into it): ``module`` (a
-    torch.nn.Module) recorded on ``example_inputs`` (a tensor or a tuple of tensors) in evaluation
-    and training mode, as a lockstep module (see the module docstring)."""
+def prepare(module, seed=None):
+    """The aten route's converted module before anything is recorded: ``module``'s parameters and
+    buffers under their state_dict names, in ``module``'s mode. Each mode's program is recorded at
+    the first call in that mode (from that call's inputs), or by ``record``; the module keeps a
+    reference to ``module`` until both are recorded."""
     import torch
     if not isinstance(module, torch.nn.Module):
         raise TypeError("from_torch_module: expected a torch.nn.Module, got %s" % type(module).__name__)
-    if not isinstance(example_inputs, tuple):
-        example_inputs = (example_inputs,)
-    for x in example_inputs:
-        if not isinstance(x, torch.Tensor):
-            raise TypeError("aten route: example inputs must be torch tensors, got %s" % type(x).__name__)
     modes = {m.training for m in module.modules()}
     if len(modes) > 1:
         raise ArgumentError("from_torch_module (aten route): the module's submodules are in different training "
@@ -1355,42 +1386,80 @@ def convert(module, example_inputs, seed=None, generalize_batch=True):
     conv = _Converter(torch, module, class_name)
     out = AtenModule(class_name)
     conv.names = conv.state(out)
-    batch = example_inputs[0].shape[0] if example_inputs and example_inputs[0].dim() else 0
-    batches = [batch, batch + 1, batch + 3]
-    generalize = generalize_batch and batch >= 1 and all(x.dim() and x.shape[0] == batch for x in example_inputs)
-    free = True
-    for training in (False, True):
-        try:
-            graphs = [_capture(torch, module, example_inputs, training)]
-            merged = None
-            if generalize:
-                graphs += [_capture(torch, module, _batched(torch, example_inputs, b - batch), training)
-                           for b in batches[1:]]
-                merged = _merge_graphs(graphs, batches)
-        except _CaptureError as e:
-            raise ArgumentError("from_torch_module (aten route): %s at %s: %s" % (class_name, _place(e.path), e)) \
-                from None
-        if merged is None:
-            free = False
-        conv.compile(graphs[0], merged, out, training)
-    if generalize and not free:  # one generalisation failed: both programs at the example's shapes
-        for training in (False, True):
-            conv.compile(_capture(torch, module, example_inputs, training), None, out, training)
     d = out.__dict__
-    d["_batch_free"] = free and generalize
-    d["_input_shapes"] = [tuple([None] + list(x.shape[1:])) if d["_batch_free"] else tuple(x.shape)
-                          for x in example_inputs]
-    # A check run of both programs on the example (shapes against PyTorch's), state restored after.
-    buffers = [(t, t.detach().clone()) for _, t in out.named_buffers()]  # parameters do not change here
-    out.seed_streams(0)
-    lockstep_inputs = [_tensor_from_torch(torch, x) for x in example_inputs]
-    with no_grad():
-        for training in (False, True):
-            _run(out, d["_programs"][training], d["_outputs"][training], lockstep_inputs,
-                 batch if d["_batch_free"] else None, check=True)
-    with no_grad():
-        for t, value in buffers:
-            t.copy_(value)
-    out.seed_streams(_C.initial_seed() if seed is None else int(seed))
+    d["_pending"] = conv
+    d["_seed"] = _C.initial_seed() if seed is None else int(seed)
     out._set_training(bool(module.training))
+    return out
+
+
+def record(out, example_inputs, training, generalize_batch=True):
+    """Records ``out``'s program for one mode from ``example_inputs`` (torch tensors; kept for the
+    other mode), checks it on them against PyTorch's shapes, and leaves buffers and random streams
+    as they were."""
+    d = out.__dict__
+    conv = d["_pending"]
+    torch = conv.torch
+    if not isinstance(example_inputs, tuple):
+        example_inputs = (example_inputs,)
+    for x in example_inputs:
+        if not isinstance(x, torch.Tensor):
+            raise TypeError("from_torch_module: example inputs must be torch tensors, got %s" % type(x).__name__)
+    if d["_example"] is None:
+        d["_example"] = example_inputs
+    example_inputs = d["_example"]
+    batch = example_inputs[0].shape[0] if example_inputs and example_inputs[0].dim() else 0
+    # _batch_free: None before the first recording; False once a mode is at the example's shapes.
+    generalize = generalize_batch and batch >= 1 and all(x.dim() and x.shape[0] == batch for x in example_inputs) \
+        and d["_batch_free"] is not False
+    modes = [training]
+    free = generalize
+    try:
+        graphs = [_capture(torch, conv.module, example_inputs, training)]
+        merged = None
+        if generalize:
+            batches = [batch, batch + 1, batch + 3]
+            graphs += [_capture(torch, conv.module, _batched(torch, example_inputs, b - batch), training)
+                       for b in batches[1:]]
+            merged = _merge_graphs(graphs, batches)
+            free = merged is not None
+    except _CaptureError as e:
+        raise ArgumentError("from_torch_module (aten route): %s at %s: %s" % (conv.class_name, conv.place(e.path), e)) \
+            from None
+    conv.compile(graphs[0], merged, out, training)
+    if not free and d["_batch_free"]:  # the other mode generalised, this one not: both at the example's shapes
+        for other in list(d["_programs"]):
+            if other != training:
+                conv.compile(_capture(torch, conv.module, example_inputs, other), None, out, other)
+                modes.append(other)
+    d["_batch_free"] = free
+    d["_input_shapes"] = [tuple([None] + list(x.shape[1:])) if free else tuple(x.shape) for x in example_inputs]
+    # A check run on the example (shapes against PyTorch's) with throwaway streams; state restored after.
+    buffers = [(t, t.detach().clone()) for _, t in out.named_buffers()]  # parameters do not change here
+    streams = d["_generators"]
+    d["_generators"] = {site: _C.Generator(0, "dropout/" + site) for site in streams}
+    lockstep_inputs = [_tensor_from_torch(torch, x) for x in example_inputs]
+    try:
+        with no_grad():
+            for mode in modes:
+                _run(out, d["_programs"][mode], d["_outputs"][mode], lockstep_inputs,
+                     batch if free else None, check=True)
+    finally:
+        d["_generators"] = {site: streams.get(site) or _C.Generator(d["_seed"], "dropout/" + site)
+                            for site in d["_generators"]}
+        with no_grad():
+            for t, value in buffers:
+                t.copy_(value)
+    if len(d["_programs"]) == 2:  # both modes recorded: the torch module is no longer needed
+        d["_pending"] = None
+        d["_example"] = None
+
+
+def convert(module, example_inputs, seed=None, generalize_batch=True):
+    """The aten route of from_torch_module: ``module`` (a torch.nn.Module) recorded on
+    ``example_inputs`` (a tensor or a tuple of tensors) in evaluation and training mode, as a
+    lockstep module (see the module docstring)."""
+    out = prepare(module, seed)
+    for training in (False, True):
+        record(out, example_inputs, training, generalize_batch)
     return out

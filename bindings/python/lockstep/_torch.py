@@ -149,33 +149,36 @@ def _state(torch_module, torch):
 
 def from_torch_module(module, seed=None, example_inputs=None):
     """A lockstep module computing what the torch.nn.Module ``module`` computes, with the same
-    module and parameter names and the same parameter and buffer values, in the same training
-    mode. Supported: Sequential, ModuleList and Identity; Linear (any rank), Conv2d (square
-    kernels; stride, padding, dilation, groups), MaxPool2d, AvgPool2d, BatchNorm1d/2d, LayerNorm,
-    Embedding, Dropout, ReLU, GELU, Tanh, Sigmoid, Softmax, LogSoftmax, Flatten;
-    MultiheadAttention, TransformerEncoderLayer, TransformerEncoder; and modules with a forward
-    of their own that calls these and common torch functions (read with torch.fx, lockstep/_fx.py).
-    Anything else raises ArgumentError naming the module's class and path (and the call).
+    parameter and buffer names and values (tied parameters stay one), in the same training mode.
 
-    Dropout masks come from the streams "dropout/<module path>" under ``seed`` (default:
-    lockstep.initial_seed(), i.e. manual_seed's).
+    Two routes, chosen here: a tree of lockstep modules with the same module names where every
+    module is one lockstep has (Sequential, ModuleList, Identity, Linear, Conv2d, MaxPool2d,
+    AvgPool2d, BatchNorm1d/2d, LayerNorm, Embedding, Dropout, ReLU, GELU, Tanh, Sigmoid, Softmax,
+    LogSoftmax, Flatten, MultiheadAttention, TransformerEncoder(Layer), and forwards of their own
+    that torch.fx reads: lockstep/_fx.py); otherwise the aten route (lockstep/_aten.py): the
+    forward recorded at the level of aten operations, whatever Python it takes, in each mode at
+    the first call in that mode, from that call's inputs (or from ``example_inputs``, a tensor or
+    tuple of torch tensors, recorded here so that a refusal shows now). A recorded model takes any
+    batch size. An operation lockstep cannot compute is an ArgumentError naming the aten op and
+    the module path; a converted model never runs PyTorch.
 
-    With ``example_inputs`` (a tensor or tuple of tensors), a module the conversion cannot take
-    goes through PyTorch's ONNX exporter instead (lockstep.onnx.from_torch): anything
-    torch.onnx.export exports and lockstep's ONNX importer computes, with the same parameter names
-    (an OnnxModel; eval-mode exports drop Dropout)."""
+    Dropout (and StochasticDepth) masks come from the streams "dropout/<module path>" under
+    ``seed`` (default: lockstep.initial_seed(), i.e. manual_seed's)."""
     import torch
     if not isinstance(module, torch.nn.Module):
         raise TypeError("from_torch_module: expected a torch.nn.Module, got %s" % type(module).__name__)
+    seed = _C.initial_seed() if seed is None else int(seed)
     try:
         out = _Converter(torch).convert(module, "")
     except ArgumentError:
-        if example_inputs is None:
-            raise
-        from . import onnx
-        return onnx.from_torch(module, example_inputs, _C.initial_seed() if seed is None else int(seed))
+        from . import _aten
+        out = _aten.prepare(module, seed)
+        if example_inputs is not None:
+            _aten.record(out, example_inputs if isinstance(example_inputs, tuple) else (example_inputs,),
+                         bool(module.training))
+        return out
     out.load_state_dict(_state(module, torch))
-    nn.seed_dropout_streams(out, _C.initial_seed() if seed is None else int(seed))
+    nn.seed_dropout_streams(out, seed)
     modes = dict(module.named_modules())
     for path, m in out.named_modules():
         if path in modes:
