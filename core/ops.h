@@ -69,6 +69,10 @@ Tensor Sum(const Tensor& a);  // all elements -> scalar
 Tensor Sum(const Tensor& a, int64_t dim, bool keepdim = false);
 Tensor Mean(const Tensor& a);
 Tensor Mean(const Tensor& a, int64_t dim, bool keepdim = false);
+// Mean over several dimensions (torch.mean(x, dims)): the dimensions (any order, negative
+// allowed, duplicates refused) are moved last and merged into one, whose canonical mean is taken;
+// empty dims: every element. Composed of the ops above, so differentiable.
+Tensor Mean(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim = false);
 // Not differentiable.
 Tensor Variance(const Tensor& a, int64_t dim, int64_t correction = 1, bool keepdim = false);
 Tensor Max(const Tensor& a, int64_t dim, bool keepdim = false);
@@ -101,6 +105,10 @@ struct Pool2dOptions {
   // count_include_pad; otherwise each window divides by its positions inside the input).
   int64_t padding_h_end = -1, padding_w_end = -1;
   bool count_include_pad = true;
+  // Max pooling only: PyTorch's ceil_mode (outputs ceil((in + 2 padding - kernel) / stride) + 1,
+  // less one when the last window would start past the input and its left padding); windows
+  // reaching past the input take the maximum of their positions inside it.
+  bool ceil_mode = false;
 };
 Tensor MaxPool2d(const Tensor& x, const Pool2dOptions& options);  // symmetric padding only
 Tensor AvgPool2d(const Tensor& x, const Pool2dOptions& options);  // padding counted by default (PyTorch)
@@ -109,6 +117,33 @@ Tensor AvgPool2d(const Tensor& x, const Pool2dOptions& options);  // padding cou
 // stream `stream` under `seed`. Identity when !training or p == 0.
 Tensor Dropout(const Tensor& x, float p, bool training, uint64_t seed, uint64_t stream,
                uint64_t offset);
+
+// ---- composed of the ops above (ops_composite.cc): PyTorch's values, and its gradients at the
+// bounds, with no kernel of their own.
+// min(max(x, lo), hi) as masked fills, NaN kept; the gradient is 0 where x <= lo or x >= hi
+// (PyTorch's hardtanh_backward). ReLU6 is Hardtanh(x, 0, 6).
+Tensor Hardtanh(const Tensor& x, float min_val, float max_val);
+Tensor Relu6(const Tensor& x);
+Tensor Silu(const Tensor& x);  // x * sigmoid(x)
+// min(max(x + 3, 0), 6) / 6; gradient 1/6 for -3 < x < 3, else 0.
+Tensor Hardsigmoid(const Tensor& x);
+// x * min(max(x + 3, 0), 6) / 6; gradient 0 for x < -3, x/3 + 1/2 up to 3 (the ops' rounding),
+// 1 above.
+Tensor Hardswish(const Tensor& x);
+// x [N, C, H, W] or [C, H, W] -> [..., out_h, out_w] with PyTorch's windows: rows
+// floor(i * H / out_h) .. ceil((i + 1) * H / out_h), columns alike, each the mean of its
+// elements. Output 1 x 1: one mean over H and W; sizes that divide: AvgPool2d with kernel = stride
+// = in / out; otherwise one mean per window, concatenated.
+Tensor AdaptiveAvgPool2d(const Tensor& x, int64_t out_h, int64_t out_w);
+// x [N, C, ...]: [N, groups, C / groups, ...] transposed to [N, C / groups, groups, ...] and
+// flattened back (torch.nn.ChannelShuffle, torchvision's ShuffleNetV2).
+Tensor ChannelShuffle(const Tensor& x, int64_t groups);
+// torchvision.ops.stochastic_depth: in training, x * mask with mask of shape [N, 1, ..., 1]
+// (row_mode) or [1, ..., 1], each entry 0 with probability p, else 1 / (1 - p) (float32), drawn
+// as Dropout draws (row n keeps by draw offset + n; a data-parallel share by its rows' draws).
+// Identity when !training or p == 0.
+Tensor StochasticDepth(const Tensor& x, float p, bool row_mode, bool training, uint64_t seed, uint64_t stream,
+                       uint64_t offset);
 
 // Normalises over the last `normalized_dims` dimensions; weight/bias of that shape or undefined.
 Tensor LayerNorm(const Tensor& x, int64_t normalized_dims, const Tensor& weight, const Tensor& bias,

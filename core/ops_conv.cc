@@ -122,8 +122,12 @@ void ValidatePool(const Tensor& x, const Pool2dOptions& o, const char* name, boo
                         << ShapeString(x.shape()));
 }
 
-int64_t PoolOut(int64_t size, int64_t kernel, int64_t stride, int64_t padding) {
-  return (size + 2 * padding - kernel) / stride + 1;
+// PyTorch's output size; with ceil_mode the last window must start inside the input or its left
+// padding.
+int64_t PoolOut(int64_t size, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode = false) {
+  int64_t out = (size + 2 * padding - kernel + (ceil_mode ? stride - 1 : 0)) / stride + 1;
+  if (ceil_mode && (out - 1) * stride >= size + padding) --out;
+  return out;
 }
 
 }  // namespace
@@ -141,7 +145,8 @@ Tensor MaxPool2d(const Tensor& x_in, const Pool2dOptions& o) {
                          (o.padding_w_end < 0 || o.padding_w_end == o.padding_w) && o.count_include_pad,
                      "max_pool2d: padding must be the same on both sides (and count_include_pad is for average pooling)");
     const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
-    const int64_t ho = PoolOut(h, o.kernel_h, o.stride_h, o.padding_h), wo = PoolOut(w, o.kernel_w, o.stride_w, o.padding_w);
+    const int64_t ho = PoolOut(h, o.kernel_h, o.stride_h, o.padding_h, o.ceil_mode);
+    const int64_t wo = PoolOut(w, o.kernel_w, o.stride_w, o.padding_w, o.ceil_mode);
     Tensor out = Tensor::Empty({n, c, ho, wo}), argmax = Tensor::Empty({n, c, ho, wo}, DType::kInt64);
     const backend::PoolCall call = MaxPoolCall(x.shape(), ho, wo, o);
     Kernels().MaxPoolForward(&call, x.data_f32(), out.data_f32(), argmax.data_i64());
@@ -158,6 +163,7 @@ Tensor AvgPool2d(const Tensor& x_in, const Pool2dOptions& o) {
   return trace::Op("avg_pool2d", [&]() -> Tensor {
     const Tensor x = ContiguousData(x_in, "avg_pool2d");
     ValidatePool(x, o, "avg_pool2d", true);
+    LOCKSTEP_REQUIRE(!o.ceil_mode, "avg_pool2d: ceil_mode is not supported (max_pool2d has it)");
     const int64_t ph_end = o.padding_h_end < 0 ? o.padding_h : o.padding_h_end;
     const int64_t pw_end = o.padding_w_end < 0 ? o.padding_w : o.padding_w_end;
     const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);

@@ -163,8 +163,9 @@ void Conv2dWeightGrad(const backend::Conv2dCall& call, const float* dy, const fl
 }
 
 void MaxPoolForward(const backend::PoolCall& p, const float* x, float* out, int64_t* argmax) {
+  // The 2x2 kernel takes whole windows only (not a ceil_mode window past the input's end).
   if (p.kernel_h == 2 && p.kernel_w == 2 && p.stride_h == 2 && p.stride_w == 2 && p.padding_h == 0 &&
-      p.padding_w == 0) {
+      p.padding_w == 0 && 2 * p.h_out <= p.h && 2 * p.w_out <= p.w) {
     return simd::MaxPool2x2(x, static_cast<size_t>(p.planes), static_cast<size_t>(p.h), static_cast<size_t>(p.w),
                             static_cast<size_t>(p.h_out), static_cast<size_t>(p.w_out), out, argmax);
   }

@@ -110,7 +110,8 @@ struct Conv2dCall {
   int64_t c_out_group, out_sample_stride, samples_per_group;
 };
 
-// Pooling over planes of [h, w] into [h_out, w_out]. Max pooling pads both sides alike; average
+// Pooling over planes of [h, w] into [h_out, w_out]. Max pooling pads both sides alike (a window
+// reaching past the input, as ceil_mode's last one, takes the maximum of its positions inside); average
 // pooling pads padding_h / padding_w before and padding_h_end / padding_w_end after, and divides
 // each window sum by the window's size (count_include_pad) or by its positions inside the input.
 struct PoolCall {

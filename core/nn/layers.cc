@@ -48,6 +48,29 @@ Tensor Dropout::Forward(const Tensor& x) {
   return lockstep::Dropout(x, p_, true, gen_.seed, gen_.stream, offset);
 }
 
+StochasticDepth::StochasticDepth(float p, bool row_mode, Generator gen) : Dropout(p, gen), row_mode_(row_mode) {
+  LOCKSTEP_REQUIRE(p >= 0.0f && p <= 1.0f, "StochasticDepth: p must be in [0, 1], got " << p);
+}
+
+Tensor StochasticDepth::Forward(const Tensor& x) {
+  if (!training() || p_ == 0.0f) return x;
+  LOCKSTEP_REQUIRE(x.dim() >= 1, "StochasticDepth: expected an input of rank >= 1, got " << ShapeString(x.shape()));
+  // One word per sample of the whole batch (also when this process computes a share of it), or one.
+  uint64_t words = 1;
+  if (row_mode_) {
+    const bool shared = parallel::CurrentBatch() != nullptr && x.size(0) > 0;
+    words = static_cast<uint64_t>(shared ? parallel::GlobalSamples(x.size(0), "stochastic_depth") : x.size(0));
+  }
+  const uint64_t offset = gen_.Take(words);
+  return lockstep::StochasticDepth(x, p_, row_mode_, true, gen_.seed, gen_.stream, offset);
+}
+
+Tensor AdaptiveAvgPool2d::Forward(const Tensor& x) {
+  LOCKSTEP_REQUIRE(x.dim() == 3 || x.dim() == 4,
+                   "AdaptiveAvgPool2d: expected input [N, C, H, W] or [C, H, W], got " << ShapeString(x.shape()));
+  return lockstep::AdaptiveAvgPool2d(x, out_h_ ? out_h_ : x.size(-2), out_w_ ? out_w_ : x.size(-1));
+}
+
 Sequential& Sequential::Add(std::shared_ptr<Module> module) {
   RegisterModule(std::to_string(children().size()), std::move(module));
   return *this;

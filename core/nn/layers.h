@@ -34,8 +34,10 @@ class Conv2d : public Module {
 
 class MaxPool2d : public Module {
  public:
-  explicit MaxPool2d(int64_t kernel, int64_t stride = 0, int64_t padding = 0)
-      : options{kernel, kernel, stride ? stride : kernel, stride ? stride : kernel, padding, padding} {}
+  explicit MaxPool2d(int64_t kernel, int64_t stride = 0, int64_t padding = 0, bool ceil_mode = false)
+      : options{kernel, kernel, stride ? stride : kernel, stride ? stride : kernel, padding, padding} {
+    options.ceil_mode = ceil_mode;
+  }
   Tensor Forward(const Tensor& x) override { return lockstep::MaxPool2d(x, options); }
   std::string Name() const override { return "MaxPool2d"; }
   Pool2dOptions options;
@@ -64,6 +66,65 @@ class GELU : public Module {
 
  private:
   bool tanh_;
+};
+
+// min(max(x, min_val), max_val), gradient 0 at and beyond the bounds (PyTorch's).
+class Hardtanh : public Module {
+ public:
+  explicit Hardtanh(float min_val = -1.0f, float max_val = 1.0f) : min_(min_val), max_(max_val) {}
+  Tensor Forward(const Tensor& x) override { return lockstep::Hardtanh(x, min_, max_); }
+  std::string Name() const override { return "Hardtanh"; }
+
+ private:
+  float min_, max_;
+};
+
+class ReLU6 : public Module {
+ public:
+  Tensor Forward(const Tensor& x) override { return Relu6(x); }
+  std::string Name() const override { return "ReLU6"; }
+};
+
+class SiLU : public Module {
+ public:
+  Tensor Forward(const Tensor& x) override { return Silu(x); }
+  std::string Name() const override { return "SiLU"; }
+};
+
+class Hardsigmoid : public Module {
+ public:
+  Tensor Forward(const Tensor& x) override { return lockstep::Hardsigmoid(x); }
+  std::string Name() const override { return "Hardsigmoid"; }
+};
+
+class Hardswish : public Module {
+ public:
+  Tensor Forward(const Tensor& x) override { return lockstep::Hardswish(x); }
+  std::string Name() const override { return "Hardswish"; }
+};
+
+// Output size out_h x out_w; 0 keeps that input size (PyTorch's None).
+class AdaptiveAvgPool2d : public Module {
+ public:
+  explicit AdaptiveAvgPool2d(int64_t out_h, int64_t out_w = -1) : out_h_(out_h), out_w_(out_w < 0 ? out_h : out_w) {}
+  Tensor Forward(const Tensor& x) override;
+  std::string Name() const override { return "AdaptiveAvgPool2d"; }
+  int64_t out_h() const { return out_h_; }
+  int64_t out_w() const { return out_w_; }
+
+ private:
+  int64_t out_h_, out_w_;
+};
+
+class ChannelShuffle : public Module {
+ public:
+  explicit ChannelShuffle(int64_t groups) : groups_(groups) {}
+  Tensor Forward(const Tensor& x) override { return lockstep::ChannelShuffle(x, groups_); }
+  std::string Name() const override { return "ChannelShuffle"; }
+  int64_t groups() const { return groups_; }
+
+ private:
+  int64_t groups_;
 };
 
 class Tanh : public Module {
@@ -105,10 +166,26 @@ class Dropout : public Module {
   Tensor Forward(const Tensor& x) override;
   std::string Name() const override { return "Dropout"; }
   Generator& generator() { return gen_; }
+  float p() const { return p_; }
 
- private:
+ protected:
   float p_;
   Generator gen_;
+};
+
+// torchvision.ops.StochasticDepth: in training, each sample (mode "row") or the whole batch
+// (mode "batch") is dropped with probability p and the rest scaled by 1 / (1 - p). A Dropout as
+// far as streams go: its masks come from its generator (words: one per sample, or one per call),
+// SeedDropoutStreams names its stream "dropout/<path>", and checkpoints keep its offset.
+class StochasticDepth : public Dropout {
+ public:
+  StochasticDepth(float p, bool row_mode, Generator gen);
+  Tensor Forward(const Tensor& x) override;
+  std::string Name() const override { return "StochasticDepth"; }
+  bool row_mode() const { return row_mode_; }
+
+ private:
+  bool row_mode_;
 };
 
 class Flatten : public Module {
