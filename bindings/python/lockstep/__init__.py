@@ -32,6 +32,7 @@ from ._train import EvalResult, FitResult, Progress, evaluate, fit, mnist_refere
 from . import nn, optim, data
 from . import onnx
 from ._torch import from_torch_module, to_torch_state_dict
+from ._export import export
 from ._version import __version__
 
 float = float32
@@ -48,5 +49,5 @@ __all__ = [
     "nn", "optim", "data", "onnx", "Error", "ArgumentError", "FormatError", "IoError", "StateError", "UnavailableError",
     "ResourceError", "CancelledError", "InternalError", "set_num_threads", "get_num_threads", "matmul", "sum",
     "mean", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "softmax", "log_softmax", "maximum", "minimum", "pow",
-    "argmax", "eq", "gt", "FitResult", "EvalResult", "Progress",
+    "argmax", "eq", "gt", "FitResult", "EvalResult", "Progress", "export",
 ]
