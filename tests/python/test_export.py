@@ -1,0 +1,257 @@
+"""lockstep.export (lockstep/_export.py, docs/export.md): models converted from PyTorch through the
+aten route, written as ONNX, loaded by lockstep's own importer natively (lockstep.onnx.load, the
+CLI) and in WebAssembly (the npm package under Node).
+
+For ResNet-18, MobileNetV2, EfficientNet-B0 (num_classes 10, input 2x3x32x32), a small ViT and a
+nanoGPT-style module (size unpacking, a tril buffer with masked_fill, split, view/transpose, tied
+embeddings), with seeded random weights:
+- the exported model's forward equals the converted module's (eval and train, the dropout streams
+  matched): bit for bit, except where the model computes GELU (see below);
+- two SGD-with-momentum steps on the loaded model give the same model hash natively and in the
+  npm package, and the same parameters as two steps of the converted module itself;
+- the CLI `lockstep run` runs the exported file.
+
+GELU: the importer reads opsets up to 18 and its Gelu operator is opset 20's, so export writes
+GELU as x * 0.5 * (1 + erf(x / sqrt 2)); that is not lockstep's fused GELU kernel, so the ViT and
+GPT forwards are held to a few units in the last place of the converted module's, not to its bits.
+"""
+import json
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import lockstep
+from lockstep import _aten
+from lockstep.nn import functional as F
+
+from conftest import BUILD, ROOT
+
+torch = pytest.importorskip("torch")
+torchvision = pytest.importorskip("torchvision")
+pytest.importorskip("onnx")
+
+PACKAGE = os.environ.get("LOCKSTEP_NPM_PACKAGE", os.path.join(BUILD, "npm", "package"))
+CLI = os.path.join(BUILD, "native", "bindings", "native", "cli", "lockstep")
+SEED = 7
+GELU = {"vit", "gpt"}  # models whose forward computes GELU (written out: see the docstring)
+
+
+class CausalSelfAttention(torch.nn.Module):
+    def __init__(self, n_embd, n_head, block_size, dropout):
+        super().__init__()
+        self.c_attn = torch.nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = torch.nn.Linear(n_embd, n_embd)
+        self.attn_dropout = torch.nn.Dropout(dropout)
+        self.resid_dropout = torch.nn.Dropout(dropout)
+        self.n_head, self.n_embd = n_head, n_embd
+        self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / (k.size(-1) ** 0.5))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        att = torch.nn.functional.softmax(att, dim=-1)
+        att = self.attn_dropout(att)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.c_proj(y))
+
+
+class Block(torch.nn.Module):
+    def __init__(self, n_embd, n_head, block_size, dropout):
+        super().__init__()
+        self.ln_1 = torch.nn.LayerNorm(n_embd)
+        self.attn = CausalSelfAttention(n_embd, n_head, block_size, dropout)
+        self.ln_2 = torch.nn.LayerNorm(n_embd)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(n_embd, 4 * n_embd), torch.nn.GELU(),
+                                       torch.nn.Linear(4 * n_embd, n_embd), torch.nn.Dropout(dropout))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT(torch.nn.Module):
+    def __init__(self, vocab=64, block_size=16, n_layer=2, n_head=2, n_embd=32, dropout=0.1):
+        super().__init__()
+        self.transformer = torch.nn.ModuleDict(dict(
+            wte=torch.nn.Embedding(vocab, n_embd), wpe=torch.nn.Embedding(block_size, n_embd),
+            drop=torch.nn.Dropout(dropout),
+            h=torch.nn.ModuleList([Block(n_embd, n_head, block_size, dropout) for _ in range(n_layer)]),
+            ln_f=torch.nn.LayerNorm(n_embd)))
+        self.lm_head = torch.nn.Linear(n_embd, vocab, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight  # tied
+
+    def forward(self, idx):
+        B, T = idx.size()
+        pos = torch.arange(0, T, dtype=torch.long, device=idx.device).unsqueeze(0)
+        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
+        for block in self.transformer.h:
+            x = block(x)
+        return self.lm_head(self.transformer.ln_f(x))
+
+
+def make(name):
+    """(torch module, example input, targets) with seeded random weights."""
+    torch.manual_seed(0)
+    g = np.random.default_rng(1)
+    if name == "gpt":
+        return GPT(), torch.from_numpy(g.integers(0, 64, (2, 16))), g.integers(0, 64, 32)
+    if name == "vit":
+        m = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
+                                                 hidden_dim=32, mlp_dim=64, num_classes=10)
+    else:
+        m = getattr(torchvision.models, name)(num_classes=10)
+    return m, torch.from_numpy(g.standard_normal((2, 3, 32, 32)).astype(np.float32)), g.integers(0, 10, 2)
+
+
+def match_streams(converted, seed):
+    """The converted module's dropout sites draw the streams the exported file's Dropout nodes draw
+    (lockstep.onnx.load(path, seed) names them "onnx.dropout.<node>", the node named after the site)."""
+    gens = converted.__dict__["_generators"]
+    for site in gens:
+        gens[site] = lockstep.Generator(seed, "onnx.dropout." + site)
+
+
+def train_steps(model, x, targets, steps=2):
+    model.train()
+    opt = lockstep.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    y = lockstep.from_numpy(np.asarray(targets, dtype=np.int64))
+    for _ in range(steps):
+        opt.zero_grad()
+        out = model(x)
+        F.cross_entropy(out.reshape(-1, out.shape[-1]), y).backward()
+        opt.step()
+
+
+NODE_SCRIPT = r"""
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+const [pkg, file, xFile, xShape, xType, yFile, seed] = process.argv.slice(2);
+const { load } = await import(path.join(pkg, 'index.js'));
+const ls = await load({ build: 'simd' });
+const model = ls.onnx.load(new Uint8Array(readFileSync(file)), { seed: Number(seed) });
+const raw = readFileSync(xFile);
+const shape = JSON.parse(xShape);
+const data = xType === 'int64' ? Array.from(new BigInt64Array(raw.buffer, raw.byteOffset, raw.length / 8), Number)
+  : new Float32Array(raw.buffer, raw.byteOffset, raw.length / 4);
+const x = ls.tensor(data, shape, { dtype: xType === 'int64' ? 'int64' : 'float32' });
+const yRaw = readFileSync(yFile);
+const targets = Array.from(new BigInt64Array(yRaw.buffer, yRaw.byteOffset, yRaw.length / 8), Number);
+model.train();
+const opt = new ls.optim.SGD(model, { lr: 0.05, momentum: 0.9 });
+for (let i = 0; i < 2; ++i) {
+  opt.zeroGrad();
+  const out = model.forward(x);
+  const logits = out.reshape(-1, out.shape[out.shape.length - 1]);
+  const loss = ls.nn.functional.crossEntropy(logits, targets);
+  loss.backward();
+  opt.step();
+}
+console.log(JSON.stringify({ hash: model.hash() }));
+"""
+
+
+def node_train(tmp_path, onnx_path, x, targets):
+    node = shutil.which("node")
+    if node is None or not os.path.exists(os.path.join(PACKAGE, "index.js")):
+        pytest.fail("node or the npm package (%s; tools/build-npm-package) missing" % PACKAGE)
+    script = tmp_path / "train.mjs"
+    script.write_text(NODE_SCRIPT)
+    xa = x.numpy()
+    (tmp_path / "x.bin").write_bytes(np.ascontiguousarray(xa).tobytes())
+    (tmp_path / "y.bin").write_bytes(np.asarray(targets, dtype=np.int64).tobytes())
+    kind = "int64" if xa.dtype == np.int64 else "float32"
+    env = dict(os.environ, NODE_PATH=os.environ.get("NODE_PATH", "/usr/share/nodejs"))
+    out = subprocess.run([node, str(script), PACKAGE, str(onnx_path), str(tmp_path / "x.bin"),
+                          json.dumps(list(xa.shape)), kind, str(tmp_path / "y.bin"), str(SEED)],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])["hash"]
+
+
+def bits_equal(a, b):
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    return a.shape == b.shape and np.array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "efficientnet_b0", "vit", "gpt"])
+def test_export_forward_and_training(name, tmp_path):
+    module, x, targets = make(name)
+    converted = _aten.convert(module, x, seed=SEED)
+    path = tmp_path / (name + ".onnx")
+    assert lockstep.export(converted, str(path)) == str(path)
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".export-")]
+    loaded = lockstep.onnx.load(str(path), seed=SEED)
+    match_streams(converted, SEED)
+    xl = lockstep.from_numpy(x.numpy())
+    # parameters: the state_dict names, tied weights once
+    params = dict(loaded.named_parameters())
+    want = dict(converted.named_parameters())
+    assert sorted(params) == sorted(want)
+    # forward, eval and train (dropout streams matched)
+    for training in (False, True):
+        converted.train(training)
+        loaded.train(training)
+        with lockstep.no_grad():
+            a, b = converted(xl).numpy(), loaded(xl).numpy()
+        if name in GELU:
+            assert np.abs(a - b).max() <= 64 * 2.0 ** -24 * max(1.0, np.abs(a).max()), (training, np.abs(a - b).max())
+        else:
+            assert bits_equal(a, b), (training, np.abs(a - b).max())
+    # two SGD-with-momentum steps: natively, in the npm package, and on the converted module
+    fresh = lockstep.onnx.load(str(path), seed=SEED)
+    train_steps(fresh, xl, targets)
+    native_hash = fresh.hash()
+    assert node_train(tmp_path, path, x, targets) == native_hash
+    if name not in GELU:
+        converted = _aten.convert(module, x, seed=SEED)
+        match_streams(converted, SEED)
+        train_steps(converted, xl, targets)
+        mine = dict(converted.named_parameters())
+        for k, t in fresh.named_parameters():
+            assert bits_equal(t.detach().numpy(), mine[k].detach().numpy()), k
+
+
+def test_export_cli_runs_the_file(tmp_path):
+    if not os.path.exists(CLI):
+        pytest.fail("the CLI %s is not built" % CLI)
+    module, x, _ = make("resnet18")
+    converted = _aten.convert(module, x, seed=SEED)
+    path = tmp_path / "resnet18.onnx"
+    lockstep.export(converted, str(path))
+    np.save(tmp_path / "x.npy", x.numpy())
+    (tmp_path / "out").mkdir()
+    out = subprocess.run([CLI, "run", str(path), "--input", "input=%s" % (tmp_path / "x.npy"), "--output-dir",
+                          str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    converted.eval()
+    with lockstep.no_grad():
+        want = converted(lockstep.from_numpy(x.numpy())).numpy()
+    assert bits_equal(np.load(tmp_path / "out" / "output.npy"), want)
+
+
+def test_export_refusals(tmp_path):
+    class Sin(torch.nn.Module):
+        def forward(self, x):
+            return torch.sin(x)
+
+    class Twice(torch.nn.Module):
+        def forward(self, x):
+            return torch.roll(x, 1, 0)
+
+    module = torch.nn.Sequential(torch.nn.Linear(4, 4), Twice())
+    converted = _aten.convert(module, torch.randn(2, 4), seed=1)
+    path = tmp_path / "m.onnx"
+    with pytest.raises(lockstep.ArgumentError, match=r"aten\.roll\.default at '1'.*no ONNX mapping"):
+        lockstep.export(converted, str(path))
+    assert os.listdir(tmp_path) == []  # nothing half-written
+    pending = _aten.prepare(torch.nn.Linear(4, 4))
+    with pytest.raises(lockstep.ArgumentError, match="call the model once"):
+        lockstep.export(pending, str(path))
