@@ -127,8 +127,8 @@ Tensor Relu6(const Tensor& x);
 Tensor Silu(const Tensor& x);  // x * sigmoid(x)
 // min(max(x + 3, 0), 6) / 6; gradient 1/6 for -3 < x < 3, else 0.
 Tensor Hardsigmoid(const Tensor& x);
-// x * min(max(x + 3, 0), 6) / 6; gradient 0 for x < -3, x/3 + 1/2 up to 3 (the ops' rounding),
-// 1 above.
+// x * min(max(x + 3, 0), 6) / 6; gradient 0 for x < -3, x/3 + 1/2 for -3 <= x < 3 (the ops'
+// rounding), 1 from 3 on (PyTorch's vectorised kernel; its scalar tail gives 1.5 at exactly 3).
 Tensor Hardswish(const Tensor& x);
 // x [N, C, H, W] or [C, H, W] -> [..., out_h, out_w] with PyTorch's windows: rows
 // floor(i * H / out_h) .. ceil((i + 1) * H / out_h), columns alike, each the mean of its

@@ -69,8 +69,10 @@ Tensor Hardsigmoid(const Tensor& x) {
 }
 
 Tensor Hardswish(const Tensor& x) {
-  // PyTorch's gradient: 0 below -3, x / 3 + 1/2 from -3 to 3 (both included), 1 above.
-  const Tensor t = Fill(Fill(AddScalar(x, 3.0f), Less(x, S(-3.0f)), 0.0f), Greater(x, S(3.0f)), 6.0f);
+  // PyTorch's gradient: 0 below -3, x / 3 + 1/2 from -3 up to 3, 1 from 3 on. (At exactly 3 its
+  // vectorised loop gives 1 and its scalar tail 1.5; the vectorised rule is the one large tensors
+  // see, and the aten route's.)
+  const Tensor t = Fill(Fill(AddScalar(x, 3.0f), Less(x, S(-3.0f)), 0.0f), GreaterEqual(x, S(3.0f)), 6.0f);
   return Div(Mul(x, t), S(6.0f));
 }
 

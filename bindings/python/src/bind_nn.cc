@@ -193,14 +193,46 @@ void BindNn(py::module_& m) {
   struct MaxTag { using type = nn::MaxPool2d; };
   struct AvgTag { using type = nn::AvgPool2d; };
   Layer<nn::MaxPool2d>(m, "MaxPool2d", "Max pooling over [N, C, H, W].")
-      .def(py::init([make_pool](Pair k, Pair s, Pair p) { return make_pool(MaxTag{}, k, s, p); }))
-      .def("_options", [pool_options](const nn::MaxPool2d& p) { return pool_options(p.options); });
+      .def(py::init([make_pool](Pair k, Pair s, Pair p, bool ceil_mode) {
+             auto pool = make_pool(MaxTag{}, k, s, p);
+             pool->options.ceil_mode = ceil_mode;
+             return pool;
+           }),
+           py::arg("kernel_size"), py::arg("stride"), py::arg("padding"), py::arg("ceil_mode") = false)
+      .def("_options", [pool_options](const nn::MaxPool2d& p) { return pool_options(p.options); })
+      .def_property_readonly("ceil_mode", [](const nn::MaxPool2d& p) { return p.options.ceil_mode; });
+  Layer<nn::AdaptiveAvgPool2d>(m, "AdaptiveAvgPool2d",
+                               "Average pooling to a fixed output size with PyTorch's windows (0: the input's size).")
+      .def(py::init([](int64_t h, int64_t w) {
+             return Short([&] {
+               LOCKSTEP_REQUIRE(h >= 0 && w >= 0, "AdaptiveAvgPool2d: output sizes must be >= 1 (or None), got "
+                                                      << h << "x" << w);
+               return std::make_shared<nn::AdaptiveAvgPool2d>(h, w);
+             });
+           }),
+           py::arg("out_h"), py::arg("out_w"))
+      .def("_output_size", [](const nn::AdaptiveAvgPool2d& p) { return py::make_tuple(p.out_h(), p.out_w()); });
+  Layer<nn::ChannelShuffle>(m, "ChannelShuffle", "Channels regrouped: [N, g, C / g, ...] transposed to [N, C / g, g, ...].")
+      .def(py::init([](int64_t groups) {
+             return Short([&] {
+               LOCKSTEP_REQUIRE(groups >= 1, "ChannelShuffle: groups must be >= 1, got " << groups);
+               return std::make_shared<nn::ChannelShuffle>(groups);
+             });
+           }),
+           py::arg("groups"))
+      .def_property_readonly("groups", &nn::ChannelShuffle::groups);
   Layer<nn::AvgPool2d>(m, "AvgPool2d", "Average pooling over [N, C, H, W] (padding counted, as PyTorch's default).")
       .def(py::init([make_pool](Pair k, Pair s, Pair p) { return make_pool(AvgTag{}, k, s, p); }))
       .def("_options", [pool_options](const nn::AvgPool2d& p) { return pool_options(p.options); });
   Layer<nn::ReLU>(m, "ReLU", "max(x, 0) (contract rule 6: relu(-0) is +0).").def(py::init<>());
   Layer<nn::GELU>(m, "GELU", "GELU, the exact erf form or the tanh approximation.")
       .def(py::init<bool>(), py::arg("tanh_approximation"));
+  Layer<nn::Hardtanh>(m, "Hardtanh", "min(max(x, min_val), max_val); gradient 0 at and beyond the bounds.")
+      .def(py::init<float, float>(), py::arg("min_val"), py::arg("max_val"));
+  Layer<nn::ReLU6>(m, "ReLU6", "min(max(x, 0), 6); gradient 0 at and beyond 0 and 6 (PyTorch's).").def(py::init<>());
+  Layer<nn::SiLU>(m, "SiLU", "x * sigmoid(x).").def(py::init<>());
+  Layer<nn::Hardsigmoid>(m, "Hardsigmoid", "min(max(x + 3, 0), 6) / 6.").def(py::init<>());
+  Layer<nn::Hardswish>(m, "Hardswish", "x * min(max(x + 3, 0), 6) / 6.").def(py::init<>());
   Layer<nn::Tanh>(m, "Tanh", "tanh, correctly rounded.").def(py::init<>());
   Layer<nn::Sigmoid>(m, "Sigmoid", "1 / (1 + exp(-x)), correctly rounded.").def(py::init<>());
   Layer<nn::Softmax>(m, "Softmax", "softmax over a dimension.").def(py::init<int64_t>(), py::arg("dim"));
@@ -216,6 +248,21 @@ void BindNn(py::module_& m) {
            }),
            py::arg("p"), py::arg("generator").none(true))
       .def_property_readonly("generator", [](nn::Dropout& d) { return d.generator(); },
+                             "A copy of the generator its masks come from (seed, stream, offset).");
+  Layer<nn::StochasticDepth>(m, "StochasticDepth",
+                             "torchvision's stochastic depth: rows (or the batch) dropped with Philox masks from a "
+                             "Dropout's stream (docs/python.md).")
+      .def(py::init([](double p, const std::string& mode, Generator* g) {
+             return Short([&] {
+               LOCKSTEP_REQUIRE(p >= 0 && p <= 1, "StochasticDepth: p must be in [0, 1], got " << p);
+               LOCKSTEP_REQUIRE(mode == "row" || mode == "batch",
+                                "StochasticDepth: mode must be 'row' or 'batch', got '" << mode << "'");
+               return std::make_shared<nn::StochasticDepth>(static_cast<float>(p), mode == "row",
+                                                            g ? *g : NextDropoutGenerator());
+             });
+           }),
+           py::arg("p"), py::arg("mode"), py::arg("generator").none(true))
+      .def_property_readonly("generator", [](nn::StochasticDepth& d) { return d.generator(); },
                              "A copy of the generator its masks come from (seed, stream, offset).");
   Layer<nn::LayerNorm>(m, "LayerNorm", "Layer normalisation over the last dimension.")
       .def(py::init<int64_t, float, bool, bool>(), py::arg("features"), py::arg("eps"), py::arg("affine"),

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "bindings/python/src/bindings.h"
@@ -76,10 +77,15 @@ void BindOps(py::module_& m) {
     return Sized(a.numel(), [&] { return dim ? Sum(a, *dim, keepdim) : Sum(a); });
   }, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false,
         "Sum of every element, or along dim, in the canonical order (contract rule 3).");
-  m.def("mean", [](T a, std::optional<int64_t> dim, bool keepdim) {
-    return Sized(a.numel(), [&] { return dim ? Mean(a, *dim, keepdim) : Mean(a); });
+  m.def("mean", [](T a, const std::optional<std::variant<int64_t, std::vector<int64_t>>>& dim, bool keepdim) {
+    return Sized(a.numel(), [&] {
+      if (!dim) return Mean(a);
+      if (const int64_t* d = std::get_if<int64_t>(&*dim)) return Mean(a, *d, keepdim);
+      return Mean(a, std::get<std::vector<int64_t>>(*dim), keepdim);
+    });
   }, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false,
-        "Mean of every element, or along dim: the canonical sum divided by the count.");
+        "Mean of every element, or along dim (an int, or a list of dims: merged last, then one canonical mean): "
+        "the canonical sum divided by the count.");
   m.def("var", [](T a, int64_t dim, int64_t correction, bool keepdim) {
     return Sized(a.numel(), [&] { return Variance(a, dim, correction, keepdim); });
   }, py::arg("input"), py::arg("dim"), py::arg("correction") = 1, py::arg("keepdim") = false,
@@ -108,10 +114,37 @@ void BindOps(py::module_& m) {
     Conv2dOptions o{stride.first, stride.second, padding.first, padding.second, dilation.first, dilation.second, groups};
     return Long([&] { return Conv2d(x, w, Or(b), o); });
   });
-  m.def("max_pool2d", [](T x, Pair kernel, Pair stride, Pair padding) {
+  m.def("max_pool2d", [](T x, Pair kernel, Pair stride, Pair padding, bool ceil_mode) {
     Pool2dOptions o{kernel.first, kernel.second, stride.first, stride.second, padding.first, padding.second};
+    o.ceil_mode = ceil_mode;
     return Sized(x.numel(), [&] { return MaxPool2d(x, o); });
-  });
+  }, py::arg("input"), py::arg("kernel"), py::arg("stride"), py::arg("padding"), py::arg("ceil_mode") = false);
+  m.def("adaptive_avg_pool2d", [](T x, int64_t h, int64_t w) {
+    return Sized(x.numel(), [&] { return AdaptiveAvgPool2d(x, h, w); });
+  }, py::arg("input"), py::arg("out_h"), py::arg("out_w"),
+        "PyTorch's adaptive average pooling windows, each the mean of its elements.");
+  m.def("channel_shuffle", [](T x, int64_t groups) { return Sized(x.numel(), [&] { return ChannelShuffle(x, groups); }); },
+        py::arg("input"), py::arg("groups"));
+  m.def("hardtanh", [](T x, double lo, double hi) {
+    return Sized(x.numel(), [&] { return Hardtanh(x, static_cast<float>(lo), static_cast<float>(hi)); });
+  }, py::arg("input"), py::arg("min_val") = -1.0, py::arg("max_val") = 1.0,
+        "min(max(x, min_val), max_val); gradient 0 at and beyond the bounds (PyTorch's).");
+  m.def("relu6", &Unary<Relu6>, "hardtanh(x, 0, 6).");
+  m.def("silu", &Unary<Silu>, "x * sigmoid(x).");
+  m.def("hardsigmoid", &Unary<Hardsigmoid>, "min(max(x + 3, 0), 6) / 6.");
+  m.def("hardswish", &Unary<Hardswish>, "x * min(max(x + 3, 0), 6) / 6.");
+  // Without a generator: the default stream "dropout" under manual_seed's seed (as dropout).
+  m.def("stochastic_depth", [](T x, double p, const std::string& mode, bool training, Generator* g) {
+    return Sized(x.numel(), [&] {
+      LOCKSTEP_REQUIRE(p >= 0 && p <= 1, "stochastic_depth: p must be in [0, 1], got " << p);
+      LOCKSTEP_REQUIRE(mode == "row" || mode == "batch", "stochastic_depth: mode must be 'row' or 'batch', got '" << mode << "'");
+      LOCKSTEP_REQUIRE(x.dim() >= 1, "stochastic_depth: expected an input of rank >= 1");
+      if (!training || p == 0) return x;
+      Generator& gen = g ? *g : DefaultGenerator("dropout");
+      const uint64_t offset = gen.Take(mode == "row" ? static_cast<uint64_t>(x.size(0)) : 1);
+      return StochasticDepth(x, static_cast<float>(p), mode == "row", true, gen.seed, gen.stream, offset);
+    });
+  }, py::arg("input"), py::arg("p"), py::arg("mode"), py::arg("training"), py::arg("generator").none(true));
   m.def("avg_pool2d", [](T x, Pair kernel, Pair stride, Pair padding) {
     Pool2dOptions o{kernel.first, kernel.second, stride.first, stride.second, padding.first, padding.second};
     return Sized(x.numel(), [&] { return AvgPool2d(x, o); });

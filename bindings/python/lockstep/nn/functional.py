@@ -2,7 +2,7 @@
 as the modules that use them."""
 from .. import _C
 from .._errors import ArgumentError
-from .modules import _pair
+from .modules import _output_size, _pair, _unsupported
 
 relu = _C.relu
 tanh = _C.tanh
@@ -28,10 +28,55 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                      _pair(dilation, "conv2d", "dilation"), groups)
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0):
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max pooling; ceil_mode with PyTorch's output size (dilation 1, no indices)."""
+    _unsupported("max_pool2d", dilation=(dilation, 1), return_indices=(return_indices, False))
     k = _pair(kernel_size, "max_pool2d", "kernel_size")
     return _C.max_pool2d(input, k, k if stride is None else _pair(stride, "max_pool2d", "stride"),
-                         _pair(padding, "max_pool2d", "padding"))
+                         _pair(padding, "max_pool2d", "padding"), bool(ceil_mode))
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to ``output_size`` with PyTorch's windows (each the mean of its elements)."""
+    h, w = _output_size(output_size, "adaptive_avg_pool2d")
+    return _C.adaptive_avg_pool2d(input, h or input.shape[-2], w or input.shape[-1])
+
+
+def channel_shuffle(input, groups):
+    """[N, C, ...] -> [N, g, C/g, ...] transposed to [N, C/g, g, ...], flattened back."""
+    return _C.channel_shuffle(input, int(groups))
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """min(max(x, min_val), max_val); gradient 0 at and beyond the bounds."""
+    return _C.hardtanh(input, float(min_val), float(max_val))
+
+
+def relu6(input, inplace=False):
+    """hardtanh(x, 0, 6)."""
+    return _C.relu6(input)
+
+
+def silu(input, inplace=False):
+    """x * sigmoid(x)."""
+    return _C.silu(input)
+
+
+def hardsigmoid(input, inplace=False):
+    """min(max(x + 3, 0), 6) / 6."""
+    return _C.hardsigmoid(input)
+
+
+def hardswish(input, inplace=False):
+    """x * min(max(x + 3, 0), 6) / 6."""
+    return _C.hardswish(input)
+
+
+def stochastic_depth(input, p, mode, training=True, generator=None):
+    """torchvision.ops.stochastic_depth: rows (mode='row') or the batch ('batch') zeroed with
+    probability p, the rest scaled by 1 / (1 - p); masks from ``generator``, else the default
+    stream "dropout" (manual_seed)."""
+    return _C.stochastic_depth(input, float(p), mode, bool(training), generator)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0):

@@ -114,19 +114,56 @@ def _pool_init(cls, where, self, kernel_size, stride, padding):
 
 @extend(C.MaxPool2d)
 class MaxPool2d:
-    """Max pooling over [N, C, H, W] (the first maximum in window order, NaN propagated)."""
+    """Max pooling over [N, C, H, W] (the first maximum in window order, NaN propagated). With
+    ceil_mode, PyTorch's output size: windows past the end take the maximum of their positions
+    inside the input, and the last window starts inside the input or its left padding."""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
-        _unsupported("MaxPool2d", dilation=(dilation, 1), return_indices=(return_indices, False),
-                     ceil_mode=(ceil_mode, False))
-        _pool_init(C.MaxPool2d, "MaxPool2d", self, kernel_size, stride, padding)
+        _unsupported("MaxPool2d", dilation=(dilation, 1), return_indices=(return_indices, False))
+        k = _pair(kernel_size, "MaxPool2d", "kernel_size")
+        s = k if stride is None else _pair(stride, "MaxPool2d", "stride")
+        C.MaxPool2d._cinit(self, k, s, _pair(padding, "MaxPool2d", "padding"), bool(ceil_mode))
 
     kernel_size = property(lambda self: self._options()[0])
     stride = property(lambda self: self._options()[1])
     padding = property(lambda self: self._options()[2])
 
     def extra_repr(self):
-        return "kernel_size=%s, stride=%s, padding=%s" % self._options()
+        return "kernel_size=%s, stride=%s, padding=%s, ceil_mode=%s" % (self._options() + (self.ceil_mode,))
+
+
+def _output_size(value, where):
+    """PyTorch's output_size: an int, or a pair whose entries may be None (the input's size: 0 here)."""
+    pair = (value, value) if value is None or isinstance(value, int) else tuple(value)
+    if len(pair) != 2 or any(v is not None and (not isinstance(v, int) or v < 1) for v in pair):
+        raise ArgumentError("%s: output_size must be an int >= 1 or a pair of them (or None), got %r" % (where, value))
+    return tuple(0 if v is None else v for v in pair)
+
+
+@extend(C.AdaptiveAvgPool2d)
+class AdaptiveAvgPool2d:
+    """Average pooling of [N, C, H, W] or [C, H, W] to ``output_size`` with PyTorch's windows: rows
+    floor(i*H/out) .. ceil((i+1)*H/out), columns alike, each the mean of its elements (output 1:
+    one mean over H and W; sizes that divide: average pooling with kernel = stride = in/out)."""
+
+    def __init__(self, output_size):
+        C.AdaptiveAvgPool2d._cinit(self, *_output_size(output_size, "AdaptiveAvgPool2d"))
+        self.output_size = output_size
+
+    def extra_repr(self):
+        return "output_size=%s" % (self.__dict__.get("output_size", "?"),)
+
+
+@extend(C.ChannelShuffle)
+class ChannelShuffle:
+    """Divides the channels of [N, C, ...] into ``groups`` and interleaves them: [N, g, C/g, ...]
+    transposed to [N, C/g, g, ...] (torch.nn.ChannelShuffle, ShuffleNet)."""
+
+    def __init__(self, groups):
+        C.ChannelShuffle._cinit(self, int(groups))
+
+    def extra_repr(self):
+        return "groups=%d" % self.groups
 
 
 @extend(C.AvgPool2d)
@@ -164,6 +201,50 @@ class GELU:
             raise ArgumentError("GELU: approximate must be 'none' or 'tanh', got %r" % (approximate,))
         C.GELU._cinit(self, approximate == "tanh")
         self.approximate = approximate
+
+
+@extend(C.Hardtanh)
+class Hardtanh:
+    """min(max(x, min_val), max_val), NaN kept; the gradient is 0 at and beyond the bounds
+    (PyTorch's). ``inplace`` is accepted and has no effect."""
+
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        if min_val > max_val:
+            raise ArgumentError("Hardtanh: min_val %r is above max_val %r" % (min_val, max_val))
+        C.Hardtanh._cinit(self, float(min_val), float(max_val))
+        self.min_val, self.max_val = float(min_val), float(max_val)
+
+
+@extend(C.ReLU6)
+class ReLU6:
+    """min(max(x, 0), 6) (hardtanh(x, 0, 6)); the gradient is 0 at and beyond 0 and 6, as PyTorch's."""
+
+    def __init__(self, inplace=False):
+        C.ReLU6._cinit(self)
+
+
+@extend(C.SiLU)
+class SiLU:
+    """x * sigmoid(x) (the sigmoid correctly rounded, then one multiplication)."""
+
+    def __init__(self, inplace=False):
+        C.SiLU._cinit(self)
+
+
+@extend(C.Hardsigmoid)
+class Hardsigmoid:
+    """min(max(x + 3, 0), 6) / 6; the gradient is 1/6 for -3 < x < 3, else 0 (PyTorch's)."""
+
+    def __init__(self, inplace=False):
+        C.Hardsigmoid._cinit(self)
+
+
+@extend(C.Hardswish)
+class Hardswish:
+    """x * min(max(x + 3, 0), 6) / 6; the gradient is 0 below -3, x/3 + 1/2 from -3 to 3, 1 above."""
+
+    def __init__(self, inplace=False):
+        C.Hardswish._cinit(self)
 
 
 @extend(C.Tanh)
@@ -231,6 +312,27 @@ class Dropout:
     def extra_repr(self):
         p = self.__dict__.get("p")
         return "" if p is None else "p=%g" % p
+
+
+@extend(C.StochasticDepth)
+class StochasticDepth:
+    """torchvision.ops.StochasticDepth(p, mode): in training, each sample (mode='row') or the whole
+    batch (mode='batch') is zeroed with probability p and the rest scaled by 1 / (1 - p); identity
+    in eval mode or when p == 0. A Dropout for its masks: they come from ``generator`` or from the
+    next default stream "dropout/k" (the Dropout layers' count), and from_torch_module and
+    lockstep.nn.seed_dropout_streams name its stream "dropout/<module path>". One Philox word is
+    drawn per sample (row) or per call (batch)."""
+
+    def __init__(self, p, mode, generator=None):
+        if mode not in ("row", "batch"):
+            raise ArgumentError("StochasticDepth: mode must be 'row' or 'batch', got %r" % (mode,))
+        if not 0.0 <= float(p) <= 1.0:
+            raise ArgumentError("StochasticDepth: p must be in [0, 1], got %r" % (p,))
+        C.StochasticDepth._cinit(self, float(p), mode, generator)
+        self.p, self.mode = float(p), mode
+
+    def extra_repr(self):
+        return "p=%s, mode=%s" % (self.__dict__.get("p", "?"), self.__dict__.get("mode", "?"))
 
 
 @extend(C.LayerNorm)
