@@ -195,12 +195,15 @@ def test_export_forward_and_training(name, tmp_path):
     params = dict(loaded.named_parameters())
     want = dict(converted.named_parameters())
     assert sorted(params) == sorted(want)
-    # forward, eval and train (dropout streams matched)
-    for training in (False, True):
+    # forward: eval at the example's batch and another (the file's batch is symbolic), then train
+    # (dropout streams matched; a training forward moves the running statistics, see docs/export.md)
+    x3 = lockstep.from_numpy(torch.cat([x, x[:1]], 0).numpy())
+    for training, inputs in ((False, xl), (False, x3), (True, xl)):
         converted.train(training)
         loaded.train(training)
         with lockstep.no_grad():
-            a, b = converted(xl).numpy(), loaded(xl).numpy()
+            a, b = converted(inputs).numpy(), loaded(inputs).numpy()
+        assert a.shape[0] == inputs.shape[0]
         if name in GELU:
             assert np.abs(a - b).max() <= 64 * 2.0 ** -24 * max(1.0, np.abs(a).max()), (training, np.abs(a - b).max())
         else:
@@ -255,3 +258,18 @@ def test_export_refusals(tmp_path):
     pending = _aten.prepare(torch.nn.Linear(4, 4))
     with pytest.raises(lockstep.ArgumentError, match="call the model once"):
         lockstep.export(pending, str(path))
+
+
+def test_export_records_the_training_program(tmp_path):
+    """A model called once in eval mode only: export records its training program from the same inputs."""
+    module = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4), torch.nn.Dropout(0.2)).eval()
+    converted = _aten.prepare(module, seed=SEED)
+    x = lockstep.randn(3, 4)
+    with lockstep.no_grad():
+        want = converted(x).numpy()
+    assert list(converted.__dict__["_programs"]) == [False]
+    lockstep.export(converted, str(tmp_path / "m.onnx"))
+    loaded = lockstep.onnx.load(str(tmp_path / "m.onnx"), seed=SEED)
+    with lockstep.no_grad():
+        assert bits_equal(loaded(x).numpy(), want)
+    assert [i.name for i in loaded.inputs] == ["input"]

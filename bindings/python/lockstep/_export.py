@@ -756,6 +756,9 @@ def export(model, path, input_dtypes=None):
     if "_programs" not in d:
         raise TypeError("export: expected a model converted from PyTorch (lockstep.from_torch_module), got %s"
                         % type(model).__name__)
+    if True not in d["_programs"] and d.get("_pending") is not None and d.get("_example") is not None:
+        from . import _aten  # recorded in evaluation mode only: the training program from the same inputs
+        _aten.record(model, d["_example"], True)
     if True not in d["_programs"]:
         raise ArgumentError("export: %s has no recorded training program yet: call the model once in training "
                             "mode (or convert it with example_inputs=) before exporting" % d["_class_name"])
