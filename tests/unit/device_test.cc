@@ -174,6 +174,20 @@ TEST_CASE("the CUDA plugin's layer kernels (host emulation) match the CPU, edge 
       return std::vector<Tensor>{pooled, y};
     });
   }
+  SUBCASE("the composed modules: ceil_mode max pooling, adaptive pooling, bounded activations, stochastic depth") {
+    const Tensor x = Tensor::FromVector({4, 6, 7, 5}, Values(4 * 6 * 7 * 5, 14, false));
+    ExpectSameOnDevice({}, {x}, [](const std::vector<Tensor>&, const std::vector<Tensor>& p) {
+      const Tensor wide = MulScalar(p[0], 3.0f);  // [-7.5, 7.5]: every bound of the activations
+      Pool2dOptions o{3, 3, 2, 2, 1, 1};
+      o.ceil_mode = true;  // 7 x 5 -> 4 x 3, the last windows past the end
+      const Tensor pooled = MaxPool2d(ChannelShuffle(Hardswish(wide), 3), o);
+      const Tensor adaptive = AdaptiveAvgPool2d(Silu(wide), 3, 4);
+      const Tensor dropped = StochasticDepth(Relu6(wide), 0.5f, true, true, 1, 2, 0);
+      const Tensor mean = Mean(Hardsigmoid(wide), {1, 3}, true);
+      const Tensor total = Add(Add(Sum(pooled), Sum(adaptive)), Add(Sum(dropped), Sum(mean)));
+      return std::vector<Tensor>{total, pooled, adaptive, dropped, mean};
+    });
+  }
   SUBCASE("LayerNorm and embedding rows (repeated ids), into a cross-entropy loss") {
     const Tensor ids = Tensor::FromInt64({2, 6}, {3, 1, 3, 0, 4, 3, 1, 1, 2, 0, 4, 4});
     const Tensor targets = Tensor::FromInt64({12}, {0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4});
