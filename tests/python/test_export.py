@@ -275,23 +275,48 @@ def test_export_cli_runs_the_file(tmp_path):
 
 
 def test_export_refusals(tmp_path):
-    class Sin(torch.nn.Module):
-        def forward(self, x):
-            return torch.sin(x)
-
-    class Twice(torch.nn.Module):
-        def forward(self, x):
-            return torch.roll(x, 1, 0)
-
-    module = torch.nn.Sequential(torch.nn.Linear(4, 4), Twice())
-    converted = _aten.convert(module, torch.randn(2, 4), seed=1)
+    module = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 1), torch.nn.GroupNorm(2, 4))
+    converted = _aten.convert(module, torch.randn(2, 3, 4, 4), seed=1)
     path = tmp_path / "m.onnx"
-    with pytest.raises(lockstep.ArgumentError, match=r"aten\.roll\.default at '1'.*no ONNX mapping"):
+    with pytest.raises(lockstep.ArgumentError, match=r"aten\.native_group_norm\.default at '1'.*no ONNX mapping"):
         lockstep.export(converted, str(path))
     assert os.listdir(tmp_path) == []  # nothing half-written
     pending = _aten.prepare(torch.nn.Linear(4, 4))
     with pytest.raises(lockstep.ArgumentError, match="call the model once"):
         lockstep.export(pending, str(path))
+
+
+def test_export_roll_and_uneven_adaptive_pooling(tmp_path):
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 3)
+            self.pool = torch.nn.AdaptiveAvgPool2d((3, 2))
+
+        def forward(self, x):
+            return self.pool(torch.roll(self.conv(x), (1, -2), (2, 3))).flatten(1)
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 7, 8)
+    converted = _aten.convert(Net(), x, seed=SEED)
+    lockstep.export(converted, str(tmp_path / "m.onnx"))
+    loaded = lockstep.onnx.load(str(tmp_path / "m.onnx"))
+    xl = lockstep.from_numpy(x.numpy())
+    with lockstep.no_grad():
+        assert bits_equal(loaded(xl).numpy(), converted(xl).numpy())
+
+
+def test_export_refuses_writes_into_views(tmp_path):
+    class Masked(torch.nn.Module):
+        def forward(self, x):
+            m = torch.zeros(4, 4)
+            m[1:3] = 1.0  # a write into a view of a tensor made in forward (Swin's attention mask)
+            return x * m
+
+    converted = _aten.convert(Masked(), torch.randn(2, 4, 4), seed=1)
+    with pytest.raises(lockstep.ArgumentError, match="in-place write into a view"):
+        lockstep.export(converted, str(tmp_path / "m.onnx"))
+    assert os.listdir(tmp_path) == []
 
 
 def test_export_records_the_training_program(tmp_path):

@@ -53,8 +53,9 @@ class _Val:
 
 class _Builder:
     def __init__(self, module, onnx):
-        from ._aten import _Ref, _Affine, _INPLACE
-        self.Ref, self.Affine, self.INPLACE = _Ref, _Affine, _INPLACE
+        from ._aten import _Ref, _Affine, _INPLACE, _VIEWS
+        self.Ref, self.Affine, self.INPLACE, self.VIEWS = _Ref, _Affine, _INPLACE, _VIEWS
+        self.views = set()  # program names of values that are views of others (in PyTorch and the replay)
         self.onnx = onnx
         self.helper = onnx.helper
         self.module = module
@@ -250,6 +251,9 @@ class _Builder:
                 _refuse("an in-place write into a view of a tensor read afterwards (export writes in-place ops "
                         "on whole tensors only)")
             target = ins.args[0]
+            if ins.write == "real" and isinstance(target, self.Ref) and target.name in self.views:
+                _refuse("an in-place write into a view (such as x[a:b] = v) of a tensor made in forward; export "
+                        "writes in-place ops on whole tensors only")
             if op == "add_.Tensor" and isinstance(target, self.Ref) and args[0].dtype == "int64" and \
                     args[0].shape == () and ins.write == "real":
                 self.values[ins.name] = args[0]  # num_batches_tracked += 1: ONNX has no such buffer
@@ -282,6 +286,9 @@ class _Builder:
                 return
             _refuse("a random draw (%s) export has no ONNX form for" % op)
         out = self.call(op, args, kwargs, ins)
+        src = ins.args[0] if ins.args else None
+        if op in self.VIEWS or (op == "getitem" and isinstance(src, self.Ref) and src.name in self.views):
+            self.views.add(ins.name)
         if isinstance(out, _Val) and out.shape is None and ins.shape is not None:
             out.shape = tuple(ins.shape)
         self.values[ins.name] = out
@@ -508,10 +515,25 @@ class _Builder:
             hh, ww = x.shape[-2], x.shape[-1]
             if (oh, ow) == (1, 1):
                 return fl("GlobalAveragePool", [x.name])
-            if hh % oh or ww % ow:
-                _refuse("adaptive average pooling to %s from %s (sizes that do not divide)" % ((oh, ow), (hh, ww)))
-            k = [hh // oh, ww // ow]
-            return fl("AveragePool", [x.name], kernel_shape=k, strides=k)
+            if hh % oh == 0 and ww % ow == 0:
+                k = [hh // oh, ww // ow]
+                return fl("AveragePool", [x.name], kernel_shape=k, strides=k)
+            # PyTorch's windows (rows floor(i*H/oh) .. ceil((i+1)*H/oh)), each the mean of its elements,
+            # as the aten route computes them: a mean per output cell, cells and rows concatenated
+            rows = []
+            lead = [0] * (h.rank(x) - 2)
+            for i in range(oh):
+                r0, r1 = (i * hh) // oh, -((-(i + 1) * hh) // oh)
+                cells = []
+                for j in range(ow):
+                    c0, c1 = (j * ww) // ow, -((-(j + 1) * ww) // ow)
+                    window = h.node("Slice", [x.name, h.const(np.array([r0, c0])), h.const(np.array([r1, c1])),
+                                              h.const(np.array([-2, -1]))])
+                    flat = h.node("Reshape", [window, h.const(np.array(lead + [-1]))])
+                    cells.append(h.node("ReduceMean", [flat], axes=[-1], keepdims=1))
+                row = h.node("Concat", cells, axis=-1)
+                rows.append(h.node("Unsqueeze", [row, h.const(np.array([-2]))]))
+            return fl("Concat", rows, axis=-2)
         if f in ("native_batch_norm.default", "_native_batch_norm_legit.default"):
             x, w, b, rm, rv, training, momentum, eps = args
             if rm is None or rv is None:
@@ -642,6 +664,26 @@ class _Builder:
         if f in ("clone.default", "alias.default", "lift_fresh_copy.default", "lift_fresh.default", "detach.default",
                  "as_strided.default", "as_strided_.default"):
             return _Val(args[0].name, args[0].dtype, shape or args[0].shape, args[0].mask)
+        if f == "roll.default":  # the aten route's slices and concatenation
+            x = args[0]
+            shifts = args[1] if len(args) > 1 else kwargs.get("shifts")
+            dims = args[2] if len(args) > 2 else kwargs.get("dims", [])
+            shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+            dims = [dims] if isinstance(dims, int) else list(dims)
+            if not dims:
+                _refuse("roll without dims")
+            y = x
+            for sh, d in zip(shifts, dims):
+                d %= h.rank(x)
+                n = x.shape[d]
+                if isinstance(n, h.Affine) or (d == 0 and h.batch_input is not None and h.d["_batch_free"]):
+                    _refuse("roll along the batch dimension")
+                sh %= n if n else 1
+                if sh:
+                    a = h.slice_val(y, d, n - sh, n, 1)
+                    b = h.slice_val(y, d, 0, n - sh, 1)
+                    y = _Val(h.node("Concat", [a.name, b.name], axis=d), x.dtype, x.shape)
+            return y
         if f == "constant_pad_nd.default":
             x, pad = args[0], list(args[1])
             value = float(args[2]) if len(args) > 2 else 0.0
