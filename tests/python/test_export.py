@@ -121,9 +121,10 @@ class SmallNet(torch.nn.Module):
         self.ln = torch.nn.LayerNorm(8 * 8 * 8)
         self.fc = torch.nn.Linear(8 * 8 * 8, 10)
         self.drop = torch.nn.Dropout(0.2)
+        self.drop2 = torch.nn.Dropout(0.09)  # 1 / (1 - 0.09f) is not 1 / 0.91f in float32
 
     def forward(self, x):
-        x = self.pool(torch.nn.functional.relu6(self.conv(x)))
+        x = self.drop2(self.pool(torch.nn.functional.relu6(self.conv(x))))
         x = torch.nn.functional.silu(self.ln(x.flatten(1)))
         return self.fc(self.drop(x))
 

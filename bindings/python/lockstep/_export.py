@@ -295,19 +295,21 @@ class _Builder:
 
     def dropout_mask(self, target, keep, ins):
         """bernoulli_(keep) on a fresh tensor, later divided by keep: a Dropout of ones (ratio 1 - keep)
-        named after the call site, whose kept elements are 1 / (1 - ratio) in float32; identity
-        (ones) while the imported model evaluates."""
-        ratio = np.float32(1.0 - keep)
-        scale = np.float32(1.0) / (np.float32(1.0) - ratio)
-        if keep < 1.0 and scale != np.float32(1.0) / np.float32(keep):
-            _refuse("a dropout mask with keep probability %r: the Dropout node's scale 1/(1-%r) differs from "
-                    "1/%r in float32" % (keep, float(ratio), keep))
+        named after the call site, whose kept elements are 1 / (1 - ratio) in float32 (where that is
+        not 1 / keep in float32, two Wheres make them so); ones while the imported model evaluates."""
+        ratio = np.float32(1.0 - keep)  # the rate the aten route draws with: the same keep threshold
         shape = self.node("Shape", [target.name], "shape")
         ones = self.node("ConstantOfShape", [shape], "ones",
                          value=self.onnx.numpy_helper.from_array(np.array([1.0], dtype=np.float32)))
         if keep >= 1.0:
             return _Val(ones, "float", target.shape, mask=keep)
         y = self.node("Dropout", [ones, self.const(ratio)], "mask", name=ins.aux)
+        scale, want = np.float32(1.0) / (np.float32(1.0) - ratio), np.float32(1.0) / np.float32(keep)
+        if scale != want:  # (0.91: 1/(1 - 0.09f) is not 1/0.91f) kept elements made 1/keep, ones left ones
+            kept = self.node("Where", [self.node("Greater", [y, self.const(np.float32(0))]), self.const(want),
+                                       self.const(np.float32(0))])
+            y = self.node("Where", [self.node("Equal", [y, self.const(np.float32(1))]), self.const(np.float32(1)),
+                                    kept])
         return _Val(y, "float", target.shape, mask=keep)
 
     def write_value(self, name, args):
