@@ -282,6 +282,8 @@ def test_export_refusals(tmp_path):
     with pytest.raises(lockstep.ArgumentError, match=r"aten\.native_group_norm\.default at '1'.*no ONNX mapping"):
         lockstep.export(converted, str(path))
     assert os.listdir(tmp_path) == []  # nothing half-written
+    with pytest.raises(TypeError, match="aten route"):
+        lockstep.export(lockstep.nn.Linear(4, 4), str(path))
     pending = _aten.prepare(torch.nn.Linear(4, 4))
     with pytest.raises(lockstep.ArgumentError, match="call the model once"):
         lockstep.export(pending, str(path))

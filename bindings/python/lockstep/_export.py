@@ -798,8 +798,9 @@ def export(model, path, input_dtypes=None):
     (default: int64 for inputs the forward reads as embedding indices). Returns ``path``."""
     d = getattr(model, "__dict__", {})
     if "_programs" not in d:
-        raise TypeError("export: expected a model converted from PyTorch (lockstep.from_torch_module), got %s"
-                        % type(model).__name__)
+        raise TypeError("export: expected a model converted from PyTorch through the aten route "
+                        "(lockstep.from_torch_module's recorded models, lockstep/_aten.py), got a %s; models built "
+                        "from lockstep.nn modules are saved with lockstep.save" % type(model).__name__)
     if True not in d["_programs"] and d.get("_pending") is not None and d.get("_example") is not None:
         from . import _aten  # recorded in evaluation mode only: the training program from the same inputs
         _aten.record(model, d["_example"], True)
