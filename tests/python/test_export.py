@@ -289,6 +289,8 @@ def test_export_refusals(tmp_path):
     with pytest.raises(lockstep.ArgumentError, match=r"aten\.native_group_norm\.default at '1'.*no ONNX mapping"):
         lockstep.export(converted, str(path))
     assert os.listdir(tmp_path) == []  # nothing half-written
+    with pytest.raises(lockstep.ArgumentError, match="input_dtypes"):
+        lockstep.export(_aten.convert(torch.nn.Linear(4, 4), torch.randn(2, 4)), str(path), input_dtypes=["int32"])
     with pytest.raises(TypeError, match="aten route"):
         lockstep.export(lockstep.nn.Linear(4, 4), str(path))
     pending = _aten.prepare(torch.nn.Linear(4, 4))

@@ -196,6 +196,10 @@ class _Builder:
                     index_reads.add(ins.args[1].name)
             input_dtypes = ["int64" if ins.name in index_reads else "float" for ins in input_instrs]
         elem = {"float": self.onnx.TensorProto.FLOAT, "int64": self.onnx.TensorProto.INT64}
+        input_dtypes = list(input_dtypes)
+        if len(input_dtypes) != len(input_instrs) or any(t not in elem for t in input_dtypes):
+            raise ArgumentError("export: input_dtypes must give 'float' or 'int64' for each of the model's %d inputs, "
+                                "got %r" % (len(input_instrs), input_dtypes))
         for k, (ins, shape, dtype) in enumerate(zip(input_instrs, shapes, input_dtypes)):
             name = "input" if len(input_instrs) == 1 else "input_%d" % k
             dims = ["batch" if s is None else int(s) for s in shape]
