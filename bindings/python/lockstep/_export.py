@@ -36,6 +36,18 @@ def _place(path):
     return "the model itself" if not path else "'%s'" % path
 
 
+def _refs_in(a):
+    """The names of the graph values an instruction's arguments read."""
+    if hasattr(a, "name") and type(a).__name__ == "_Ref":
+        yield a.name
+    elif isinstance(a, (list, tuple)):
+        for v in a:
+            yield from _refs_in(v)
+    elif isinstance(a, dict):
+        for v in a.values():
+            yield from _refs_in(v)
+
+
 def _storage(t):
     """A lockstep tensor's identity: its memory (numpy() shares it) and shape."""
     a = t.detach().numpy()
@@ -208,7 +220,13 @@ class _Builder:
                 self.batch_input = name
             self.values[ins.name] = _Val(name, dtype, tuple(1 if s is None else s for s in shape))
         written = set()
-        for ins in program:
+        self.view_src, self.last_use = {}, {}
+        for k, ins in enumerate(program):
+            for a in _refs_in((ins.args, ins.kwargs)):
+                self.last_use[a] = k
+        for a in _refs_in(outputs):
+            self.last_use[a] = len(program)
+        for self.position, ins in enumerate(program):
             if ins.kind == "input":
                 continue
             try:
@@ -251,13 +269,12 @@ class _Builder:
         args = [self.val(a) for a in ins.args]
         kwargs = {k: self.val(v) for k, v in ins.kwargs.items()}
         if ins.kind == "inplace":
-            if ins.write not in ("real", "rebind"):
-                _refuse("an in-place write into a view of a tensor read afterwards (export writes in-place ops "
-                        "on whole tensors only)")
             target = ins.args[0]
-            if ins.write == "real" and isinstance(target, self.Ref) and target.name in self.views:
-                _refuse("an in-place write into a view (such as x[a:b] = v) of a tensor made in forward; export "
-                        "writes in-place ops on whole tensors only")
+            region = None  # (root name, (squeezed dims, boxes)): a write into a view, replayed on its root
+            if isinstance(ins.write, tuple):
+                region = (ins.write[1], ins.write[2])
+            elif ins.write == "real" and isinstance(target, self.Ref) and target.name in self.views:
+                region = self.view_region(target.name, ins)
             if op == "add_.Tensor" and isinstance(target, self.Ref) and args[0].dtype == "int64" and \
                     args[0].shape == () and ins.write == "real":
                 self.values[ins.name] = args[0]  # num_batches_tracked += 1: ONNX has no such buffer
@@ -274,7 +291,14 @@ class _Builder:
                     out = self.write_value(functional, args)
                 else:
                     out = self.call(functional, args, kwargs, ins)
-            if ins.write == "real":
+            if region is not None:
+                root, (squeezed, boxes) = region
+                value = out
+                for d in squeezed:
+                    value = _Val(self.node("Unsqueeze", [value.name, self.const(np.array([d]))]), value.dtype)
+                base = self.values[root]
+                self.values[root] = self.replace(base, boxes, value)
+            elif ins.write == "real":
                 self.values[target.name] = out
             self.values[ins.name] = out
             return
@@ -293,9 +317,75 @@ class _Builder:
         src = ins.args[0] if ins.args else None
         if op in self.VIEWS or (op == "getitem" and isinstance(src, self.Ref) and src.name in self.views):
             self.views.add(ins.name)
+            if isinstance(src, self.Ref):
+                self.view_src[ins.name] = (src.name, op, list(ins.args[1:]), self.position)
         if isinstance(out, _Val) and out.shape is None and ins.shape is not None:
             out.shape = tuple(ins.shape)
         self.values[ins.name] = out
+
+    def view_region(self, name, ins):
+        """(root, (squeezed dims, boxes)) of a chain of slice/select views from a tensor made in
+        forward (as _aten's classify_write computes for its scatter writes); refuses other chains and
+        views of the root taken before the write that are read after it (they would see old values)."""
+        chain = []
+        while name in self.view_src:
+            src, op, rest, at = self.view_src[name]
+            chain.append((name, src, op, rest))
+            name = src
+        root = name
+        if root in self.views or not chain:
+            _refuse("an in-place write into a view of a view lockstep cannot follow")
+        chain_names = {c[0] for c in chain}
+        for other, (src, op, rest, at) in self.view_src.items():
+            r = other
+            while r in self.view_src:
+                r = self.view_src[r][0]
+            if r == root and other not in chain_names and self.last_use.get(other, -1) > self.position:
+                _refuse("an in-place write into a view of a tensor that another view of it (%%%s) reads afterwards"
+                        % other)
+        dims = list(range(len(self.values[root].shape)))
+        boxes, squeezed = [], []
+        for _, src, op, rest in reversed(chain):
+            size = self.values[src].shape
+            if op not in ("slice.Tensor", "select.int") or size is None:
+                _refuse("an in-place write through aten.%s into a tensor made in forward" % op)
+            dim = (rest[0] if rest else 0) % len(size)
+            if any(isinstance(v, self.Affine) for v in rest):
+                _refuse("an in-place write into a slice whose bounds depend on the batch")
+            if op == "slice.Tensor":
+                start = rest[1] if len(rest) > 1 else None
+                end = rest[2] if len(rest) > 2 else None
+                step = rest[3] if len(rest) > 3 else 1
+                if step != 1:
+                    _refuse("an in-place write into a strided slice")
+                a, b, _ = slice(start, end, 1).indices(size[dim])
+                boxes.append((dims[dim], a, max(a, b)))
+            else:
+                i = rest[1] % size[dim]
+                boxes.append((dims[dim], i, i + 1))
+                squeezed.append(dims.pop(dim))
+        return root, (sorted(squeezed), boxes)
+
+    def replace(self, base, boxes, value):
+        """``base`` with a box replaced by ``value`` (slices and concatenation: _aten._replace)."""
+        if not boxes:
+            if value.shape is not None and tuple(value.shape) == tuple(base.shape):
+                return _Val(value.name, base.dtype, base.shape)
+            shape = self.node("Shape", [base.name], "shape")
+            return _Val(self.node("Expand", [value.name, shape]), base.dtype, base.shape)
+        d, start, stop = boxes[0]
+        n = base.shape[d]
+        def part(a, b):
+            v = self.slice_val(base, d, a, b, 1)
+            v.shape = tuple(b - a if i == d else s for i, s in enumerate(base.shape))
+            return v
+        inner = self.replace(part(start, stop), boxes[1:], value)
+        parts = [p for p in (part(0, start) if start else None, inner, part(stop, n) if stop < n else None) if p]
+        if value.dtype != base.dtype:
+            _refuse("an in-place write of a %s value into a %s tensor" % (value.dtype, base.dtype))
+        if len(parts) == 1:
+            return _Val(parts[0].name, base.dtype, base.shape)
+        return _Val(self.node("Concat", [p.name for p in parts], axis=d), base.dtype, base.shape)
 
     def dropout_mask(self, target, keep, ins):
         """bernoulli_(keep) on a fresh tensor, later divided by keep: a Dropout of ones (ratio 1 - keep)
@@ -318,15 +408,22 @@ class _Builder:
 
     def write_value(self, name, args):
         target = args[0]
-        if name == "<zero>":
-            return _Val(self.node("Mul", [target.name, self.const(np.float32(0))]), target.dtype, target.shape)
-        if name == "<fill>" and not isinstance(args[1], _Val):
+        if name in ("<zero>", "<fill>") and (name == "<zero>" or not isinstance(args[1], _Val)):
             shape = self.node("Shape", [target.name], "shape")
-            a = np.array([args[1]], dtype=np.float32 if target.dtype == "float" else np.int64)
+            value = 0 if name == "<zero>" else args[1]
+            a = np.array([value], dtype=np.float32 if target.dtype == "float" else np.int64)
             return _Val(self.node("ConstantOfShape", [shape], "fill", value=self.onnx.numpy_helper.from_array(a)),
                         target.dtype, target.shape)
+        if name == "<fill>":  # a 0-d tensor's value everywhere
+            src = args[1]
+            if src.dtype != target.dtype:
+                src = self.as_float(src) if target.dtype == "float" else _refuse("a fill of a %s tensor" % target.dtype)
+            shape = self.node("Shape", [target.name], "shape")
+            return _Val(self.node("Expand", [src.name, shape]), target.dtype, target.shape)
         if name == "<copy>":
             src = args[1]
+            if src.dtype != target.dtype:
+                src = self.as_float(src) if target.dtype == "float" else _refuse("a copy into a %s tensor" % target.dtype)
             if src.shape != target.shape:
                 src = _Val(self.node("Expand", [src.name, self.node("Shape", [target.name], "shape")]), src.dtype,
                            target.shape)
