@@ -562,6 +562,18 @@ class _Builder:
                 return fl("ReduceSum", [x.name, h.const(np.array(axes))], keepdims=int(keep))
             name = "ReduceMean" if f.startswith("mean") else "ReduceMax"
             return fl(name, [x.name], axes=axes, keepdims=int(keep))
+        if f == "norm.ScalarOpt_dim":  # the aten route's 2-norm: sqrt(sum(x * x))
+            x = args[0]
+            p = args[1] if len(args) > 1 else 2
+            dims = args[2] if len(args) > 2 else None
+            keep = bool(args[3]) if len(args) > 3 else bool(kwargs.get("keepdim", False))
+            if p not in (2, 2.0) or kwargs.get("dtype") is not None:
+                _refuse("norm with p=%r" % (p,))
+            dims = [dims] if isinstance(dims, int) else dims
+            r = h.rank(x)
+            axes = sorted({d % r for d in dims}) if dims else list(range(r))
+            sq = h.node("Mul", [x.name, x.name])
+            return fl("Sqrt", [h.node("ReduceSum", [sq, h.const(np.array(axes))], keepdims=int(keep))])
         # linear algebra
         if f in ("mm.default", "bmm.default"):
             return fl("MatMul", [args[0].name, args[1].name])
