@@ -27,7 +27,7 @@ import lockstep
 from lockstep import _aten
 from lockstep.nn import functional as F
 
-from conftest import BUILD, ROOT
+from conftest import BUILD
 
 torch = pytest.importorskip("torch")
 torchvision = pytest.importorskip("torchvision")

@@ -22,6 +22,7 @@ import numpy as np
 from ._errors import ArgumentError
 
 OPSET = 17
+_DTYPES = {"float32": "float", "float": "float", "int64": "int64", "long": "int64", "bool": "bool"}
 
 
 class _Refused(Exception):
@@ -417,13 +418,17 @@ class _Builder:
         if name == "<fill>":  # a 0-d tensor's value everywhere
             src = args[1]
             if src.dtype != target.dtype:
-                src = self.as_float(src) if target.dtype == "float" else _refuse("a fill of a %s tensor" % target.dtype)
+                if target.dtype != "float":
+                    _refuse("a fill of a %s tensor" % target.dtype)
+                src = self.as_float(src)
             shape = self.node("Shape", [target.name], "shape")
             return _Val(self.node("Expand", [src.name, shape]), target.dtype, target.shape)
         if name == "<copy>":
             src = args[1]
             if src.dtype != target.dtype:
-                src = self.as_float(src) if target.dtype == "float" else _refuse("a copy into a %s tensor" % target.dtype)
+                if target.dtype != "float":
+                    _refuse("a copy into a %s tensor" % target.dtype)
+                src = self.as_float(src)
             if src.shape != target.shape:
                 src = _Val(self.node("Expand", [src.name, self.node("Shape", [target.name], "shape")]), src.dtype,
                            target.shape)
@@ -538,7 +543,7 @@ class _Builder:
             x = args[0]
             if dtype is None:
                 return x
-            target = {"float32": "float", "float": "float", "int64": "int64", "long": "int64", "bool": "bool"}.get(dtype)
+            target = _DTYPES.get(dtype)
             if target is None:
                 _refuse("a conversion to %s" % dtype)
             if target == x.dtype:
@@ -620,7 +625,8 @@ class _Builder:
             k = h.two(args[1])
             s = h.two(args[2]) if len(args) > 2 and args[2] else k
             p = h.two(args[3]) if len(args) > 3 else (0, 0)
-            if (len(args) > 4 and args[4]) or (len(args) > 5 and not args[5]) or (len(args) > 6 and args[6] is not None):
+            ceil = len(args) > 4 and args[4]
+            if ceil or (len(args) > 5 and not args[5]) or (len(args) > 6 and args[6] is not None):
                 _refuse("avg_pool2d with ceil_mode, count_include_pad=False or divisor_override")
             return fl("AveragePool", [x.name], kernel_shape=list(k), strides=list(s), pads=list(p) * 2,
                       count_include_pad=1)
@@ -846,7 +852,7 @@ class _Builder:
             else:
                 dt = "float"
         else:
-            dt = {"float32": "float", "float": "float", "int64": "int64", "long": "int64", "bool": "bool"}.get(dtype)
+            dt = _DTYPES.get(dtype)
             if dt is None:
                 _refuse("a tensor of dtype %s" % dtype)
         np_dt = {"float": np.float32, "int64": np.int64, "bool": np.bool_}[dt]
