@@ -190,7 +190,29 @@ export interface Nn {
   Conv2d: new (inChannels: number, outChannels: number, kernelSize: number,
                options?: GeneratorOption & { stride?: number; padding?: number; dilation?: number; groups?: number;
                                              bias?: boolean }) => Module;
-  MaxPool2d: new (kernelSize: number, options?: { stride?: number; padding?: number }) => Module;
+  /** ceilMode: PyTorch's ceil_mode (the last window starts inside the input or its left padding). */
+  MaxPool2d: new (kernelSize: number, options?: { stride?: number; padding?: number; ceilMode?: boolean }) => Module;
+  /** PyTorch's windows, each the mean of its elements; outputSize a size or [h, w] (null: the input's). */
+  AdaptiveAvgPool2d: new (outputSize: number | [number | null, number | null]) => Module;
+  /** [N, C, ...] -> [N, groups, C / groups, ...] transposed to [N, C / groups, groups, ...]. */
+  ChannelShuffle: new (groups: number) => Module;
+  /** min(max(x, 0), 6); gradient 0 at and beyond 0 and 6 (PyTorch's). */
+  ReLU6: new () => Module;
+  /** min(max(x, minVal), maxVal) (defaults -1, 1); gradient 0 at and beyond the bounds. */
+  Hardtanh: new (minVal?: number, maxVal?: number) => Module;
+  /** x * sigmoid(x). */
+  SiLU: new () => Module;
+  /** min(max(x + 3, 0), 6) / 6. */
+  Hardsigmoid: new () => Module;
+  /** x * min(max(x + 3, 0), 6) / 6. */
+  Hardswish: new () => Module;
+  /**
+   * torchvision's StochasticDepth: in training, each sample (mode 'row') or the whole batch
+   * ('batch') is zeroed with probability p in [0, 1] and the rest scaled by 1 / (1 - p); identity
+   * in eval mode. Masks come from options.generator or, as a Dropout's, from the next stream
+   * 'dropout/' + k.
+   */
+  StochasticDepth: new (p: number, mode: 'row' | 'batch', options?: { generator?: Generator }) => Module;
   AvgPool2d: new (kernelSize: number, options?: { stride?: number; padding?: number }) => Module;
   ReLU: new () => Module;
   Tanh: new () => Module;
@@ -214,6 +236,18 @@ export interface Nn {
     crossEntropy(logits: Tensor, targets: Labels, options?: { labelSmoothing?: number; ignoreIndex?: number }): Tensor;
     nllLoss(logProbs: Tensor, targets: Labels): Tensor;
     mseLoss(input: Tensor, target: Tensor): Tensor;
+    /** The mean over several dimensions (an empty array: every element). */
+    mean(input: Tensor, dims: number[], keepdim?: boolean): Tensor;
+    /** Tensors joined along an existing dimension (default 0). */
+    cat(tensors: Tensor[], dim?: number): Tensor;
+    channelShuffle(input: Tensor, groups: number): Tensor;
+    adaptiveAvgPool2d(input: Tensor, outputSize: number | [number | null, number | null]): Tensor;
+    maxPool2d(input: Tensor, kernelSize: number, options?: { stride?: number; padding?: number; ceilMode?: boolean }): Tensor;
+    hardtanh(input: Tensor, minVal?: number, maxVal?: number): Tensor;
+    relu6(input: Tensor): Tensor;
+    silu(input: Tensor): Tensor;
+    hardsigmoid(input: Tensor): Tensor;
+    hardswish(input: Tensor): Tensor;
   };
 }
 

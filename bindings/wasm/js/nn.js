@@ -53,13 +53,47 @@ export function makeNnApi(engine, { Tensor, Generator }, defaults) {
     },
   })[name];
 
-  // The pools' options: stride (default kernelSize) and padding (default 0).
-  const poolArgs = (where, kernelSize, options) => {
-    const o = check.options(options, where, ['stride', 'padding']);
+  // The pools' options: stride (default kernelSize) and padding (default 0); max pooling also
+  // ceilMode (default false).
+  const poolArgs = (where, kernelSize, options, extra = []) => {
+    const o = check.options(options, where, ['stride', 'padding', ...extra]);
     return [check.size(kernelSize, where, 'kernelSize', 1),
             o.stride === undefined ? 0 : check.size(o.stride, where, 'stride', 1),
-            o.padding === undefined ? 0 : check.size(o.padding, where, 'padding', 0)];
+            o.padding === undefined ? 0 : check.size(o.padding, where, 'padding', 0),
+            ...extra.map((name) => flag(o[name], where, name, false))];
   };
+
+  // PyTorch's output_size: a size, or [h, w] whose entries may be null (the input's size: 0 to the engine).
+  const outputSizes = (value, where) => {
+    const pair = Array.isArray(value) ? value : [value, value];
+    if (pair.length !== 2) {
+      throw check.typeError(`${where}: outputSize must be a size or an array [h, w], got ${check.describe(value)}`);
+    }
+    return pair.map((v, i) => (v === null ? 0 : check.size(v, where, `outputSize[${i}]`, 1)));
+  };
+
+  // The generator of a layer drawing masks: options.generator, or the next default stream
+  // "dropout/k" (shared with Dropout); make(handle) builds the layer.
+  const maskGenerator = (o, where, make) => {
+    if (o.generator !== undefined) return make(check.instance(o.generator, Generator, where, 'generator').handle);
+    const g = engine.Generator.create(defaults.seed, `dropout/${defaults.dropouts}`);
+    try {
+      const made = make(g);
+      defaults.dropouts += 1;
+      return made;
+    } finally {
+      g.delete();
+    }
+  };
+  // A module's forward of input, the module freed afterwards (the functional forms).
+  const once = (handle, input, where) => {
+    try {
+      return new Tensor(handle.forward(tensorArg(input, where, 'input')));
+    } finally {
+      handle.delete();
+    }
+  };
+  const modeOf = (mode, where) => check.oneOf(mode, where, 'mode', ['row', 'batch']) === 'row';
 
   const nn = {
     Module,
@@ -82,8 +116,44 @@ export function makeNnApi(engine, { Tensor, Generator }, defaults) {
                                 generatorOf(o, w)));
       }
     },
+    // options: stride, padding, ceilMode (PyTorch's ceil_mode: the last window starts inside the
+    // input or its left padding, and takes the maximum of its positions inside the input).
     MaxPool2d: class MaxPool2d extends Module {
-      constructor(kernelSize, options) { super(engine.makeMaxPool2d(...poolArgs('MaxPool2d', kernelSize, options))); }
+      constructor(kernelSize, options) {
+        super(engine.makeMaxPool2d(...poolArgs('MaxPool2d', kernelSize, options, ['ceilMode'])));
+      }
+    },
+    // outputSize: a size or [h, w] (null: the input's); PyTorch's windows, each the mean of its elements.
+    AdaptiveAvgPool2d: class AdaptiveAvgPool2d extends Module {
+      constructor(outputSize) { super(engine.makeAdaptiveAvgPool2d(...outputSizes(outputSize, 'AdaptiveAvgPool2d'))); }
+    },
+    // [N, C, ...] -> [N, groups, C / groups, ...] transposed to [N, C / groups, groups, ...].
+    ChannelShuffle: class ChannelShuffle extends Module {
+      constructor(groups) { super(engine.makeChannelShuffle(check.size(groups, 'ChannelShuffle', 'groups'))); }
+    },
+    ReLU6: activation('relu6', 'ReLU6'),
+    SiLU: activation('silu', 'SiLU'),
+    Hardsigmoid: activation('hardsigmoid', 'Hardsigmoid'),
+    Hardswish: activation('hardswish', 'Hardswish'),
+    // min(max(x, minVal), maxVal); the gradient is 0 at and beyond the bounds (PyTorch's).
+    Hardtanh: class Hardtanh extends Module {
+      constructor(minVal = -1, maxVal = 1) {
+        const lo = check.number(minVal, 'Hardtanh', 'minVal', { float32: true });
+        const hi = check.number(maxVal, 'Hardtanh', 'maxVal', { min: lo, float32: true });
+        super(engine.makeHardtanh(lo, hi));
+      }
+    },
+    // torchvision's StochasticDepth(p, mode): in training, each sample (mode 'row') or the whole
+    // batch ('batch') is zeroed with probability p in [0, 1] and the rest scaled by 1 / (1 - p).
+    // Masks come from options.generator or, as a Dropout's, from the next stream "dropout/k".
+    StochasticDepth: class StochasticDepth extends Module {
+      constructor(p, mode, options) {
+        const w = 'StochasticDepth';
+        const o = check.options(options, w, ['generator']);
+        const rate = check.number(p, w, 'p', { min: 0, max: 1, float32: true });
+        const row = modeOf(mode, w);
+        super(maskGenerator(o, w, (g) => engine.makeStochasticDepth(rate, row, g)));
+      }
     },
     AvgPool2d: class AvgPool2d extends Module {
       constructor(kernelSize, options) { super(engine.makeAvgPool2d(...poolArgs('AvgPool2d', kernelSize, options))); }
@@ -150,6 +220,40 @@ export function makeNnApi(engine, { Tensor, Generator }, defaults) {
       }
     },
     functional: {
+      // The mean over several dimensions (an array of dims; an empty array: every element).
+      mean(input, dims, keepdim = false) {
+        const w = 'mean';
+        if (!Array.isArray(dims)) throw check.typeError(`${w}: dims must be an array of dimensions, got ${check.describe(dims)}`);
+        dims.forEach((d, i) => check.dim(d, w, `dims[${i}]`));
+        return new Tensor(engine.meanDims(tensorArg(input, w, 'input'), dims, flag(keepdim, w, 'keepdim', false)));
+      },
+      // Tensors joined along an existing dimension.
+      cat(tensors, dim = 0) {
+        if (!Array.isArray(tensors) || tensors.length === 0) {
+          throw check.typeError(`cat: tensors must be a non-empty array of Tensors, got ${check.describe(tensors)}`);
+        }
+        return new Tensor(engine.cat(tensors.map((t, i) => tensorArg(t, 'cat', `tensors[${i}]`)), check.dim(dim, 'cat')));
+      },
+      // The functions below are their module's forward (a module made for the call and freed).
+      channelShuffle(input, groups) {
+        return once(engine.makeChannelShuffle(check.size(groups, 'channelShuffle', 'groups')), input, 'channelShuffle');
+      },
+      adaptiveAvgPool2d(input, size) {
+        return once(engine.makeAdaptiveAvgPool2d(...outputSizes(size, 'adaptiveAvgPool2d')), input, 'adaptiveAvgPool2d');
+      },
+      // options: stride (default kernelSize), padding, ceilMode.
+      maxPool2d(input, kernelSize, options) {
+        return once(engine.makeMaxPool2d(...poolArgs('maxPool2d', kernelSize, options, ['ceilMode'])), input, 'maxPool2d');
+      },
+      hardtanh(input, minVal = -1, maxVal = 1) {
+        const lo = check.number(minVal, 'hardtanh', 'minVal', { float32: true });
+        const hi = check.number(maxVal, 'hardtanh', 'maxVal', { min: lo, float32: true });
+        return once(engine.makeHardtanh(lo, hi), input, 'hardtanh');
+      },
+      relu6(input) { return once(engine.makeActivation('relu6'), input, 'relu6'); },
+      silu(input) { return once(engine.makeActivation('silu'), input, 'silu'); },
+      hardsigmoid(input) { return once(engine.makeActivation('hardsigmoid'), input, 'hardsigmoid'); },
+      hardswish(input) { return once(engine.makeActivation('hardswish'), input, 'hardswish'); },
       // targets: an int64 Tensor, or class indices as an array / typed array of integers.
       // options.labelSmoothing in [0, 1] (default 0); options.ignoreIndex (default -100).
       crossEntropy(logits, targets, options) {

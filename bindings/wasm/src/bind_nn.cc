@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/models/by_name.h"
 #include "core/nn/layers.h"
+#include "core/ops.h"
 #include "core/random.h"
 
 namespace lockstep {
@@ -45,10 +46,35 @@ ModulePtr MakeConv2d(double in, double out, double kernel, double stride, double
                                         Positive(groups, "Conv2d groups"), bias);
   });
 }
-ModulePtr MakeMaxPool2d(double kernel, double stride, double padding) {
+ModulePtr MakeMaxPool2d(double kernel, double stride, double padding, bool ceil_mode) {
   return JsBoundary([&]() -> ModulePtr {
     return std::make_shared<nn::MaxPool2d>(Positive(kernel, "MaxPool2d kernelSize"), Dim(stride, "MaxPool2d stride"),
-                                           Dim(padding, "MaxPool2d padding"));
+                                           Dim(padding, "MaxPool2d padding"), ceil_mode);
+  });
+}
+// Output sizes; 0 keeps the input's size (PyTorch's None).
+ModulePtr MakeAdaptiveAvgPool2d(double h, double w) {
+  return JsBoundary([&]() -> ModulePtr {
+    return std::make_shared<nn::AdaptiveAvgPool2d>(Dim(h, "AdaptiveAvgPool2d outputSize"),
+                                                   Dim(w, "AdaptiveAvgPool2d outputSize"));
+  });
+}
+ModulePtr MakeChannelShuffle(double groups) {
+  return JsBoundary([&]() -> ModulePtr {
+    return std::make_shared<nn::ChannelShuffle>(Positive(groups, "ChannelShuffle groups"));
+  });
+}
+ModulePtr MakeHardtanh(double lo, double hi) {
+  return JsBoundary([&]() -> ModulePtr {
+    const float min_val = FiniteFromJs(lo, "Hardtanh minVal"), max_val = FiniteFromJs(hi, "Hardtanh maxVal");
+    LOCKSTEP_REQUIRE(min_val <= max_val, "Hardtanh: minVal " << min_val << " is above maxVal " << max_val);
+    return std::make_shared<nn::Hardtanh>(min_val, max_val);
+  });
+}
+ModulePtr MakeStochasticDepth(double p, bool row_mode, Generator& gen) {
+  return JsBoundary([&]() -> ModulePtr {
+    LOCKSTEP_REQUIRE(p >= 0 && p <= 1, "StochasticDepth: p must be in [0, 1], got " << p);
+    return std::make_shared<nn::StochasticDepth>(static_cast<float>(p), row_mode, gen);
   });
 }
 ModulePtr MakeAvgPool2d(double kernel, double stride, double padding) {
@@ -64,6 +90,10 @@ ModulePtr MakeActivation(const std::string& kind) {
     if (kind == "geluTanh") return std::make_shared<nn::GELU>(true);
     if (kind == "tanh") return std::make_shared<nn::Tanh>();
     if (kind == "sigmoid") return std::make_shared<nn::Sigmoid>();
+    if (kind == "relu6") return std::make_shared<nn::ReLU6>();
+    if (kind == "silu") return std::make_shared<nn::SiLU>();
+    if (kind == "hardsigmoid") return std::make_shared<nn::Hardsigmoid>();
+    if (kind == "hardswish") return std::make_shared<nn::Hardswish>();
     LOCKSTEP_REQUIRE(false, "unknown activation '" << kind << "'");
     return nullptr;
   });
@@ -112,6 +142,26 @@ ModulePtr MakeModel(const std::string& arch, double seed) {
   });
 }
 
+// The functions of nn.functional that are not a module's forward (js/nn.js makes those from a module).
+std::vector<int64_t> DimsFromJs(const val& dims, const char* what) {
+  std::vector<int64_t> out;
+  for (double d : emscripten::convertJSArrayToNumberVector<double>(dims)) {
+    LOCKSTEP_REQUIRE(d == static_cast<double>(static_cast<int64_t>(d)), what << ": dims must be integers, got " << d);
+    out.push_back(static_cast<int64_t>(d));
+  }
+  return out;
+}
+Tensor MeanDims(const Tensor& x, const val& dims, bool keepdim) {
+  return JsBoundary([&] { return Mean(x, DimsFromJs(dims, "mean"), keepdim); });
+}
+Tensor Cat(const val& tensors, int dim) {
+  return JsBoundary([&] {
+    std::vector<Tensor> list;
+    const int n = tensors["length"].as<int>();
+    for (int i = 0; i < n; ++i) list.push_back(tensors[i].as<Tensor>());
+    return Concat(list, dim);
+  });
+}
 Tensor Forward(const ModulePtr& m, const Tensor& x) { return JsBoundary([&] { return (*m)(x); }); }
 std::string NameOf(const ModulePtr& m) { return m->Name(); }
 void SetTraining(const ModulePtr& m, bool on) { m->Train(on); }
@@ -160,6 +210,12 @@ EMSCRIPTEN_BINDINGS(lockstep_nn) {
   function("makeMaxPool2d", &MakeMaxPool2d);
   function("makeAvgPool2d", &MakeAvgPool2d);
   function("makeActivation", &MakeActivation);
+  function("makeAdaptiveAvgPool2d", &MakeAdaptiveAvgPool2d);
+  function("makeChannelShuffle", &MakeChannelShuffle);
+  function("makeHardtanh", &MakeHardtanh);
+  function("makeStochasticDepth", &MakeStochasticDepth);
+  function("meanDims", &MeanDims);
+  function("cat", &Cat);
   function("makeSoftmax", &MakeSoftmax);
   function("makeFlatten", &MakeFlatten);
   function("makeDropout", &MakeDropout);
