@@ -110,6 +110,22 @@ std::vector<OpCase> OpTable() {
        [](auto& x) {
          return NllLoss(LogSoftmax(x[0]), Tensor::FromInt64({5}, {3, 1, -1, 0, 3}), Reduction::kSum, -1);
        }},
+      // The modules composed of ops (core/ops_composite.cc).
+      {"relu6", {{9}}, [](auto& x) { return Relu6(x[0]); }, -2.0f, 8.0f},
+      {"hardsigmoid", {{9}}, [](auto& x) { return Hardsigmoid(x[0]); }, -5.0f, 5.0f},
+      {"hardswish", {{9}}, [](auto& x) { return Hardswish(x[0]); }, -5.0f, 5.0f},
+      {"silu", {{7}}, [](auto& x) { return Silu(x[0]); }, -3.0f, 3.0f},
+      {"mean over dims", {{3, 4, 5}}, [](auto& x) { return Mean(x[0], {0, 2}); }},
+      {"adaptive_avg_pool2d uneven windows", {{1, 2, 5, 7}}, [](auto& x) { return AdaptiveAvgPool2d(x[0], 3, 4); }},
+      {"channel_shuffle", {{2, 6, 2, 2}}, [](auto& x) { return ChannelShuffle(x[0], 3); }},
+      {"max_pool2d ceil_mode", {{1, 2, 7, 5}},
+       [](auto& x) {
+         Pool2dOptions o{3, 3, 2, 2};
+         o.ceil_mode = true;
+         return MaxPool2d(x[0], o);
+       },
+       -10.0f, 10.0f},  // wide: no two candidates of a window within the finite difference's step
+      {"stochastic_depth rows", {{6, 2, 3}}, [](auto& x) { return StochasticDepth(x[0], 0.5f, true, true, 1, 2, 0); }},
   };
 }
 
