@@ -1,6 +1,6 @@
 # The front door. `make demo`: set-up, build, run the main job. `make test`: set-up, build every
 # target, run every test. Both start with the idempotent set-up script.
-.PHONY: demo test setup web npm-package check-matrix bench lint clean
+.PHONY: demo test setup web npm-package check-matrix bench lint zoo clean
 
 demo: setup
 	tools/demo
@@ -20,6 +20,12 @@ web: npm-package
 
 check-matrix: setup
 	tools/check-matrix
+
+# Every torchvision classification model through from_torch_module, the largest ones included
+# (make test leaves out those over 30M parameters): tests/python/test_torch_zoo.py.
+zoo: setup
+	cmake --preset native >/dev/null && ninja -C build/native lockstep_python
+	LOCKSTEP_BUILD=build LOCKSTEP_ZOO=all /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python/test_torch_zoo.py
 
 bench:
 	tools/setup.sh --bench
