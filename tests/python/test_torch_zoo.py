@@ -5,7 +5,8 @@ weights (no download), converted and run in evaluation mode natively.
 Per model:
 - agreement: the output at batch 2 against PyTorch's in float64, max |a - b| / max |b| in
   u = 2^-24, within BOUND_U (torch's float32 error is reported beside it, never used as the bound:
-  how exact the peer is depends on the CPU);
+  how exact the peer is depends on the CPU); every parameter's gradient (of a random weighting of
+  the outputs, in evaluation mode) likewise, per tensor;
 - batch invariance (docs/python.md): a sample's output has the same bits whatever the batch size
   and its position in the batch (batch 2, batch 3 with the sample moved, batch 1 alone).
 
@@ -40,7 +41,15 @@ LARGE = {"alexnet", "convnext_base", "convnext_large", "convnext_small", "effici
 # Smallest square input each model takes (its pooling and patching): 32 unless listed.
 INPUT = {"alexnet": 64, "inception_v3": 80, "maxvit_t": 224, "vit_b_16": 224, "vit_b_32": 224,
          "vit_h_14": 224, "vit_l_16": 224, "vit_l_32": 224}
-BOUND_U = 256
+BOUND_U = 256  # outputs; about twice the largest measured (swin_v2_t's 134 u)
+# Gradients, per tensor: the backward chain is twice the forward's. Largest measured: swin_v2_t's
+# attention (logit_scale, one scalar per head summing every logit's gradient times a cosine
+# similarity: 313 u; its continuous position bias MLP: 348 u); the convolutional models 20-90 u.
+GRAD_BOUND_U = 1024
+# Input seeds other than 1 where seed 1 puts a ReLU input within float32's rounding of 0: the
+# gradient is then not defined to float32's precision (PyTorch's float32 gradient differs from
+# float64 alike, by 10^6 u on regnet_x_3_2gf's block3), and the check would judge the kink.
+INPUT_SEED = {"regnet_x_3_2gf": 2}
 
 
 def model_names(every=True):
@@ -72,7 +81,7 @@ def test_zoo_model_converts_agrees_and_is_batch_invariant(name):
     model = build(name)
     count = sum(p.numel() for p in model.parameters())
     size = INPUT.get(name, 32)
-    g = torch.Generator().manual_seed(1)
+    g = torch.Generator().manual_seed(INPUT_SEED.get(name, 1))
     x = torch.randn(3, 3, size, size, generator=g)
     converted = ls.from_torch_module(model)  # no example inputs: recorded at the first call
     assert sorted(converted.state_dict()) == sorted(model.state_dict())
@@ -80,13 +89,37 @@ def test_zoo_model_converts_agrees_and_is_batch_invariant(name):
         two = converted(ls.from_numpy(x[:2].numpy())).numpy()
         three = converted(ls.from_numpy(x[[2, 0, 1]].numpy())).numpy()
         one = converted(ls.from_numpy(x[1:2].numpy())).numpy()
+    # Gradients of a random weighting of the outputs, in evaluation mode (batch norm affine, no
+    # dropout: well conditioned, unlike batch statistics over two 1x1 maps).
+    w = torch.randn(two.shape, generator=g)
+    out = converted(ls.from_numpy(x[:2].numpy()))
+    (out * ls.from_numpy(w.numpy())).sum().backward()
+    double = copy.deepcopy(model).double()
+    want_out = double(x[:2].double())
+    (want_out * w.double()).sum().backward()
+    want = want_out.detach().numpy()
     with torch.no_grad():
-        want = copy.deepcopy(model).double()(x[:2].double()).numpy()
         torch_float = model(x[:2]).numpy()
     err, torch_err = rel_error(two, want), rel_error(torch_float, want)
+    grads = dict(double.named_parameters())
+    top = max(float(p.grad.abs().max()) for p in double.parameters() if p.grad is not None)
+    grad_err, worst = 0.0, ""
+    for key, p in converted.named_parameters():
+        if grads[key].grad is None:  # unused in evaluation (Inception's auxiliary classifiers)
+            assert p.grad is None or not np.any(p.grad.numpy()), key
+            continue
+        ref = grads[key].grad.numpy()
+        if np.abs(ref).max() < 1e-6 * top:  # analytically zero (a bias before batch norm): noise on both sides
+            continue
+        e = rel_error(p.grad.numpy(), ref)
+        if e > grad_err:
+            grad_err, worst = e, key
     AGREEMENT.append("%-20s %6.1fM %3dx%-3d lockstep vs float64 %7.2f u, torch float32 vs float64 %7.2f u "
-                     "(bound %d u)" % (name, count / 1e6, size, size, err, torch_err, BOUND_U))
+                     "(bound %d u); gradients %7.2f u (bound %d u, worst %s)"
+                     % (name, count / 1e6, size, size, err, torch_err, BOUND_U, grad_err, GRAD_BOUND_U, worst))
     assert err <= BOUND_U, "%s: %.2f u from PyTorch's float64 (bound %d u)" % (name, err, BOUND_U)
+    assert grad_err <= GRAD_BOUND_U, "%s: gradient of %s %.2f u from float64 (bound %d u)" % (
+        name, worst, grad_err, GRAD_BOUND_U)
     # Batch invariance: bits, not closeness.
     assert np.array_equal(three[1], two[0]) and np.array_equal(three[2], two[1]), name
     assert np.array_equal(one[0], two[1]), name
