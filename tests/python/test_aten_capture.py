@@ -242,7 +242,10 @@ def test_composed_activations_follow_pytorch_at_their_bounds(act):
     fills, sigmoid): PyTorch's values (the same bits where it computes in the same order) and its
     gradients, which are 0 at some bounds and not at others (exact zeros at a ReLU6's bound are
     common: a convolution of zeros)."""
-    x = np.array([[-7, -6, -4, -3, -2.5, -2, -1, 0, 0.5, 1, 2.5, 3, 4, 6, 7, 8]], np.float32)
+    # 16 values (one vector of PyTorch's kernels: its scalar tail differs at hardswish's 3), the
+    # neighbours of +-3 among them (x + 3 rounds to 6 just below 3).
+    below3 = float(np.nextafter(np.float32(3), np.float32(0)))
+    x = np.array([[-7, -6, -4, -3, -below3, -2, -1, 0, 0.5, 1, below3, 3, 4, 6, 7, 8]], np.float32)
     g = np.arange(1, 17, dtype=np.float32).reshape(1, -1)
     xt = torch.from_numpy(x.copy()).requires_grad_()
     yt = act(xt * 1)

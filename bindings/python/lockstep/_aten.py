@@ -187,16 +187,18 @@ def _hardtanh(x, lo=-1.0, hi=1.0):
 
 
 def _hardsigmoid(x):
-    """PyTorch's order, min(max(x + 3, 0), 6) / 6; its gradient is 1/6 only for -3 < x < 3."""
-    return _hardtanh(x + 3.0, 0.0, 6.0) / 6.0
+    """PyTorch's order, min(max(x + 3, 0), 6) / 6; its gradient is 1/6 only for -3 < x < 3. The
+    masks test x (x + 3 rounds to 6 just below 3, where the gradient is still 1/6)."""
+    t = _C.masked_fill(x + 3.0, _binary("le", x, -3.0), 0.0)
+    return _C.masked_fill(t, _binary("ge", x, 3.0), 6.0) / 6.0
 
 
 def _hardswish(x):
     """PyTorch's order, x * min(max(x + 3, 0), 6) / 6. PyTorch's gradient is 0 below -3, x/3 + 1/2
-    for -3 <= x < 3 and 1 from 3 on: the lower mask leaves -3 out, the upper one takes 3 in."""
-    t = x + 3.0
-    t = _C.masked_fill(t, _C.gt(_full([], 0.0), t), 0.0)
-    t = _C.masked_fill(t, _binary("ge", t, 6.0), 6.0)
+    for -3 <= x < 3 and 1 from 3 on: the lower mask leaves -3 out, the upper one takes 3 in (both
+    test x, as PyTorch's backward does)."""
+    t = _C.masked_fill(x + 3.0, _binary("lt", x, -3.0), 0.0)
+    t = _C.masked_fill(t, _binary("ge", x, 3.0), 6.0)
     return (x * t) / 6.0
 
 
