@@ -9,7 +9,6 @@ from .transformer import MultiheadAttention, TransformerEncoder, TransformerEnco
 from . import functional, utils
 
 
-
 def seed_dropout_streams(model, seed):
     """Reseeds every Dropout's stream to "dropout/<module path>" under ``seed``, offset 0 (and the
     random call sites of models converted through aten ops, named by the same rule)."""
