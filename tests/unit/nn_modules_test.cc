@@ -131,7 +131,10 @@ TEST_CASE("mean over several dimensions: the dimensions merged last, then one ca
 TEST_CASE("AdaptiveAvgPool2d: PyTorch's windows, each the mean of its elements") {
   const Tensor x = SeededValues({2, 3, 7, 6}, 5);
   const std::vector<float> v = Values(x);
-  for (const auto& [oh, ow] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 3}, {3, 4}, {5, 5}, {7, 6}}) {
+  for (const auto& size : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 3}, {3, 4}, {5, 5}, {7, 6}}) {
+    // Plain variables, not a structured binding: doctest's CAPTURE takes them in a lambda, which
+    // C++17 does not allow for bindings (clang refuses it).
+    const int64_t oh = size.first, ow = size.second;
     CAPTURE(oh);
     CAPTURE(ow);
     nn::AdaptiveAvgPool2d pool(oh, ow);
