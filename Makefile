@@ -22,8 +22,9 @@ check-matrix: setup
 	tools/check-matrix
 
 # Every torchvision classification model through from_torch_module, the largest ones included
-# (make test leaves out those over 30M parameters): tests/python/test_torch_zoo.py.
-zoo: setup
+# (make test leaves out those over 30M parameters), each exported and fine-tuned in the npm
+# package too: tests/python/test_torch_zoo.py.
+zoo: npm-package
 	cmake --preset native >/dev/null && ninja -C build/native lockstep_python
 	LOCKSTEP_BUILD=build LOCKSTEP_ZOO=all /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python/test_torch_zoo.py
 

@@ -284,3 +284,30 @@ def test_what_lockstep_cannot_compute_is_named():
     converted = _aten.convert(tnn.Linear(3, 2), torch.randn(4, 3))
     with pytest.raises(ls.ArgumentError, match=r"\['B', 3\]"):
         converted(ls.randn(4, 5))
+
+
+def test_the_norm_of_a_zero_vector_has_pytorchs_zero_gradient(tmp_path):
+    """F.normalize of a zero row (Swin V2's cosine attention over a window's zero padding, whose
+    keys have no bias): PyTorch's gradient of the norm at 0 is 0; sqrt's would be 0 * inf = NaN.
+    The aten route and the file lockstep.export writes both give PyTorch's gradients."""
+    class Cosine(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = tnn.Linear(4, 4)
+
+        def forward(self, x):
+            k = self.fc(x) * torch.tensor([1.0, 1.0, 0.0, 0.0]).view(1, 4, 1)  # rows 2 and 3 are 0
+            return tnn.functional.normalize(k, dim=-1)
+
+    torch.manual_seed(0)
+    model, x = Cosine(), torch.randn(2, 4, 4)
+    w = torch.randn(2, 4, 4)
+    (model(x) * w).sum().backward()
+    want = model.fc.weight.grad.numpy()
+    converted = ls.from_torch_module(model, example_inputs=(x,))
+    path = str(tmp_path / "cosine.onnx")
+    ls.export(converted, path)
+    for m in (converted, ls.onnx.load(path)):
+        (m(ls.from_numpy(x.numpy())) * ls.from_numpy(w.numpy())).sum().backward()
+        grad = dict(m.named_parameters())["fc.weight"].grad.numpy()
+        assert np.all(np.isfinite(grad)) and rel_error(grad, want) < 16, grad

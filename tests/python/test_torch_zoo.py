@@ -8,11 +8,21 @@ Per model:
   how exact the peer is depends on the CPU); every parameter's gradient (of a random weighting of
   the outputs, in evaluation mode) likewise, per tensor;
 - batch invariance (docs/python.md): a sample's output has the same bits whatever the batch size
-  and its position in the batch (batch 2, batch 3 with the sample moved, batch 1 alone).
+  and its position in the batch (batch 2, batch 3 with the sample moved, batch 1 alone);
+- training mode, dropout off: the output (batch statistics of 8 samples of twice the smallest
+  input) and the running statistics it moves, against PyTorch's float64 forward in training mode;
+- export and fine-tuning (FINE_TUNED in make test, beside test_export.py's five; every model in
+  make zoo): dropout on, the model exported (lockstep.export) before training, two
+  SGD-with-momentum steps of the converted module, of the file natively and of the file in the
+  npm package (Node): the file's parameters natively are the converted module's (bits; within
+  TRAINED_GELU_U where the model computes GELU, which export writes out: docs/export.md), they go
+  back into the PyTorch model, and the npm package's model hash is the native one.
 
 `make test` runs every model but those of LARGE (over 30M parameters: memory and minutes that
 make test does not have), each at the smallest input it takes (INPUT); `make zoo`
-(LOCKSTEP_ZOO=all) runs all of them, ViT-H/14 and RegNetY-128GF included.
+(LOCKSTEP_ZOO=all) runs all of them, ViT-H/14 and RegNetY-128GF included (those two are trained
+natively but not exported: an ONNX file holds at most 2 GiB; and models over 150M parameters are
+fine-tuned natively, not in WebAssembly's 4 GiB: EXPORT_MAX_PARAMS, NPM_MAX_PARAMS).
 """
 import copy
 import os
@@ -24,6 +34,7 @@ import torch
 import lockstep as ls
 
 from conftest import AGREEMENT, rel_error
+from export_helpers import SEED, bits_equal, node_train, train_steps
 
 try:
     import torchvision
@@ -52,17 +63,36 @@ GRAD_BOUND_U = 1024
 INPUT_SEED = {"regnet_x_3_2gf": 2}
 
 
+# Configurations the training check takes in make test: Inception V3's auxiliary classifier needs a
+# 17x17 map, so 299x299 inputs, in training; make zoo trains the default at 299.
+TRAIN_CONFIG = {"inception_v3": {"aux_logits": False}}
+# Outputs and running statistics in training mode: batch statistics amplify rounding where a
+# channel's values lie close together. Largest measured: Inception V3's output, 1128 u.
+TRAIN_BOUND_U = 4096
+TRAINED_GELU_U = 4096  # parameters after two steps, file vs converted module, where GELU is written out
+# The export and npm fine-tuning check in make test (the whole zoo: make zoo), beside test_export.py's
+# five: the module-by-module route (MNASNet), named-tuple outputs in training (GoogLeNet), ceil-mode
+# pooling (SqueezeNet), channel shuffle (ShuffleNetV2), cosine attention over zero padding (Swin V2).
+FINE_TUNED = {"mnasnet0_5", "googlenet", "squeezenet1_1", "shufflenet_v2_x0_5", "swin_v2_t"}
+# Limits outside lockstep (make zoo): an ONNX file is one protobuf message, at most 2 GiB, so
+# models over 500M parameters (RegNetY-128GF, ViT-H/14) are trained natively only, not exported;
+# WebAssembly's 32-bit memory (4 GiB) holds parameters, gradients and momentum, the file and the
+# activations of models up to about 150M parameters, so larger ones (ViT-L) are fine-tuned natively.
+EXPORT_MAX_PARAMS = 500e6
+NPM_MAX_PARAMS = 150e6
+
+
 def model_names(every=True):
     if tvm is None:
         return ["torchvision-missing"]
     return [n for n in tvm.list_models(module=tvm) if every or n not in LARGE]
 
 
-def build(name):
+def build(name, **config):
     if tvm is None:
         pytest.fail("torchvision is missing: tools/setup.sh installs Debian's python3-torchvision")
     torch.manual_seed(0)
-    model = tvm.get_model(name, weights=None).eval()
+    model = tvm.get_model(name, weights=None, **config).eval()
     # Initialisations that leave the output constant, which would make the check vacuous:
     if name == "googlenet" or name.startswith("shufflenet"):  # signals that fade (convolutions of std 0.01)
         for m in model.modules():
@@ -128,3 +158,118 @@ def test_zoo_model_converts_agrees_and_is_batch_invariant(name):
     # Batch invariance: bits, not closeness.
     assert np.array_equal(three[1], two[0]) and np.array_equal(three[2], two[1]), name
     assert np.array_equal(one[0], two[1]), name
+
+
+def train_size(name, default):
+    """Twice the smallest input (Inception V3 at 299 with its auxiliary classifier)."""
+    if name == "inception_v3" and default:
+        return 299
+    return INPUT[name] if INPUT.get(name, 32) >= 224 else 2 * INPUT.get(name, 32)
+
+
+def first(out):
+    """The main output: GoogLeNet and Inception return their auxiliary classifiers' too in training."""
+    return out[0] if isinstance(out, tuple) else out
+
+
+def quiet(model):
+    """A copy of ``model`` with every dropout (and stochastic depth) at p = 0."""
+    model = copy.deepcopy(model)
+    for m in model.modules():
+        if isinstance(m, torch.nn.modules.dropout._DropoutNd) or type(m).__name__ == "StochasticDepth":
+            m.p = 0.0
+    return model
+
+
+def running_stats_error(mine, double):
+    """The largest error of the running statistics after one training forward, in u: a mean
+    against max(|mean|, 0.1 std of the batch) (a layer fed zero-mean values has a mean that is 0
+    but for rounding), a variance against its own size."""
+    worst, where = 0.0, ""
+    for key, t in double.state_dict().items():
+        if key.endswith("running_mean"):
+            batch_var = (double.state_dict()[key[:-4] + "var"].numpy() - 0.9) / 0.1
+            scale = max(np.abs(t.numpy()).max(), 0.1 * np.sqrt(np.abs(batch_var).max()))
+            e = float(np.abs(mine[key].numpy() - t.numpy()).max() / scale / 2.0 ** -24)
+        elif key.endswith("running_var"):
+            e = rel_error(mine[key].numpy(), t.numpy())
+        else:
+            continue
+        if e > worst:
+            worst, where = e, key
+    return worst, where
+
+
+@pytest.mark.parametrize("name", model_names(EVERY))
+def test_zoo_model_in_training_mode_agrees(name):
+    """Dropout off: batch statistics (8 samples of twice the smallest input, so that the last maps
+    hold a few values per channel) and the running statistics they move, against float64."""
+    default = EVERY or name not in TRAIN_CONFIG
+    model = quiet(build(name, **({} if default else TRAIN_CONFIG[name])).train())
+    x = torch.randn(8, 3, train_size(name, default), train_size(name, default),
+                    generator=torch.Generator().manual_seed(INPUT_SEED.get(name, 1)))
+    converted = ls.from_torch_module(model)
+    with ls.no_grad():
+        out = first(converted(ls.from_numpy(x.numpy()))).numpy()
+    double = model.double()
+    with torch.no_grad():
+        want = first(double(x.double())).numpy()
+    err = rel_error(out, want)
+    stats_err, worst = running_stats_error(converted.state_dict(), double)
+    AGREEMENT.append("%-20s training 8x%3dx%-3d output %7.2f u, running statistics %7.2f u (bound %d u, worst %s)"
+                     % (name, x.shape[2], x.shape[3], err, stats_err, TRAIN_BOUND_U, worst or "-"))
+    assert err <= TRAIN_BOUND_U, "%s: training-mode output %.2f u from float64" % (name, err)
+    assert stats_err <= TRAIN_BOUND_U, "%s: %s %.2f u from float64" % (name, worst, stats_err)
+
+
+@pytest.mark.parametrize("name", model_names(EVERY) if EVERY else sorted(FINE_TUNED))
+def test_zoo_model_trains_exports_and_fine_tunes_in_npm(name, tmp_path):
+    """Dropout on, two samples of twice the smallest input (batch statistics of two 1x1 maps give
+    gradients of 10^12, and PyTorch's own steps diverge): the model exported before training
+    (lockstep.export), then two SGD-with-momentum steps of the converted module and of the file
+    natively (dropout masks by the path rule on both), and of the file loaded with a seed natively
+    and in the npm package (Node)."""
+    default = EVERY or name not in TRAIN_CONFIG
+    model = build(name, **({} if default else TRAIN_CONFIG[name])).train()
+    size = train_size(name, default)
+    x = torch.randn(2, 3, size, size, generator=torch.Generator().manual_seed(INPUT_SEED.get(name, 1)))
+    xl, targets = ls.from_numpy(x.numpy()), np.array([1, 7])
+    count = sum(p.numel() for p in model.parameters())
+    converted = ls.from_torch_module(model, seed=SEED, example_inputs=(x,))
+    if count > EXPORT_MAX_PARAMS:  # trained natively, then back into PyTorch
+        train_steps(converted, xl, targets)
+        assert all(np.all(np.isfinite(t.detach().numpy())) for _, t in converted.named_parameters()), name
+        model.load_state_dict(ls.to_torch_state_dict(converted), strict=True)
+        AGREEMENT.append("%-20s %.0fM parameters: trained natively only (an ONNX file holds at most 2 GiB)"
+                         % (name, count / 1e6))
+        return
+    path = tmp_path / (name + ".onnx")
+    ls.export(converted, str(path))
+    train_steps(converted, xl, targets)
+    loaded = ls.onnx.load(str(path))
+    ls.nn.seed_dropout_streams(loaded, SEED)
+    train_steps(loaded, xl, targets)
+    gelu = any(isinstance(m, torch.nn.GELU) for m in model.modules())
+    mine = dict(converted.named_parameters())
+    trained_err = 0.0
+    for key, t in loaded.named_parameters():
+        a, b = t.detach().numpy(), mine[key].detach().numpy()
+        assert np.all(np.isfinite(a)) and np.all(np.isfinite(b)), "%s: %s is not finite after two steps" % (name, key)
+        if gelu:
+            trained_err = max(trained_err, rel_error(a, b) if np.any(b) else float(np.abs(a).max()) / 2.0 ** -24)
+        else:
+            assert bits_equal(a, b), "%s: %s differs after two steps, file vs converted module" % (name, key)
+    if gelu:
+        AGREEMENT.append("%-20s trained parameters, file (GELU written out) vs converted module %.2f u (bound %d u)"
+                         % (name, trained_err, TRAINED_GELU_U))
+    assert trained_err <= TRAINED_GELU_U, "%s: trained parameters %.1f u apart" % (name, trained_err)
+    # The trained converted module back in PyTorch, strictly (every name, tied weights once).
+    model.load_state_dict(ls.to_torch_state_dict(converted), strict=True)
+    seeded = ls.onnx.load(str(path), seed=SEED)
+    train_steps(seeded, xl, targets)
+    if count > NPM_MAX_PARAMS:
+        AGREEMENT.append("%-20s %.0fM parameters: the file fine-tuned natively only (WebAssembly's 4 GiB)"
+                         % (name, count / 1e6))
+        return
+    assert node_train(tmp_path, path, x, targets) == seeded.hash(), \
+        "%s: the npm package trained the file to another hash" % name

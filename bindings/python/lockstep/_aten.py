@@ -261,7 +261,11 @@ def _amax(x, dims=(), keepdim=False):
 def _norm(x, p=2, dims=None, keepdim=False, dtype=None):
     if p not in (2, 2.0) or dtype is not None:
         _refuse("norm with p=%r (lockstep composes the 2-norm)" % (p,))
-    return _C.sqrt(_reduce("sum", x * x, dims, keepdim))
+    s = _reduce("sum", x * x, dims, keepdim)
+    # PyTorch's gradient of the norm at 0 is 0, not sqrt's 0 * inf: sqrt of 1 there, then filled
+    # with 0 (the same values; the fills pass no gradient).
+    zero = _binary("eq", s, 0.0)
+    return _C.masked_fill(_C.sqrt(_C.masked_fill(s, zero, 1.0)), zero, 0.0)
 
 
 def _var(x, dims=None, correction=None, keepdim=False, unbiased=None):
@@ -767,6 +771,7 @@ class AtenModule(nn.Module):
         d["_aliases"] = set()        # state_dict names of parameters registered a second time (tied)
         d["_generators"] = {}        # call site -> Generator
         d["_input_shapes"] = []      # per input: shape with None for the batch dimension when generalised
+        d["_input_dtypes"] = []      # per input: "float" or "int64" (any integer type), as recorded
         d["_batch_free"] = None      # None until a mode is recorded
         d["_pending"] = None         # the _Converter (and torch module) until both modes are recorded
         d["_example"] = None         # the torch inputs the first mode was recorded on
@@ -921,6 +926,48 @@ def _place(path):
 
 # ---- capture ------------------------------------------------------------------------------------
 
+def _fast_path_decompositions(torch):
+    """PyTorch's fused evaluation kernels (MultiheadAttention's and TransformerEncoderLayer's fast
+    paths, which it takes under no_grad or with frozen weights) recorded as the ops of the ordinary
+    paths they stand for: the same values, whichever path the recording would take."""
+    F = torch.nn.functional
+
+    def attention(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias, proj_weight, proj_bias, mask=None,
+                  need_weights=True, average_attn_weights=True, mask_type=None):
+        q, k, v = (t.transpose(0, 1) for t in (query, key, value))  # batch first: the ordinary path's layout
+        out, weights = F.multi_head_attention_forward(
+            q, k, v, embed_dim, num_head, qkv_weight, qkv_bias, None, None, False, 0.0, proj_weight, proj_bias,
+            training=False, key_padding_mask=mask if mask_type == 1 else None, need_weights=need_weights,
+            attn_mask=mask if mask_type == 0 else None, average_attn_weights=average_attn_weights)
+        return out.transpose(0, 1), weights if weights is not None else out.new_zeros(0)
+
+    def encoder_layer(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias, use_gelu, norm_first,
+                      eps, norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1, ffn_bias_1,
+                      ffn_weight_2, ffn_bias_2, mask=None, mask_type=None):
+        def block(x):
+            return attention(x, x, x, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias, mask, False,
+                             True, mask_type)[0]
+
+        def feed_forward(x):
+            h = F.linear(x, ffn_weight_1, ffn_bias_1)
+            return F.linear(F.gelu(h) if use_gelu else F.relu(h), ffn_weight_2, ffn_bias_2)
+
+        norm1 = lambda x: F.layer_norm(x, (embed_dim,), norm_weight_1, norm_bias_1, eps)  # noqa: E731
+        norm2 = lambda x: F.layer_norm(x, (embed_dim,), norm_weight_2, norm_bias_2, eps)  # noqa: E731
+        if norm_first:
+            x = src + block(norm1(src))
+            return x + feed_forward(norm2(x))
+        x = norm1(src + block(src))
+        return norm2(x + feed_forward(x))
+
+    table = {}
+    for name, fn in (("_native_multi_head_attention", attention), ("_transformer_encoder_layer_fwd", encoder_layer)):
+        op = getattr(torch.ops.aten, name, None)
+        if op is not None:
+            table[op.default] = fn
+    return table
+
+
 def _capture(torch, module, inputs, training):
     """make_fx's aten graph of module(*inputs) in the given mode, each node's meta naming the
     module path that called it; the module's buffers, modes and torch's RNG are left as they were."""
@@ -953,7 +1000,7 @@ def _capture(torch, module, inputs, training):
         module.train(training)
         with torch.random.fork_rng():
             try:
-                gm = make_fx(lambda *a: module(*a))(*inputs)
+                gm = make_fx(lambda *a: module(*a), _fast_path_decompositions(torch))(*inputs)
             except Exception as e:  # noqa: B902  (tracing raises many kinds; the message names the module)
                 message = str(e).split("\n")[0]
                 if "data-dependent" in message or "value out of a tracing tensor" in message:
@@ -1436,6 +1483,7 @@ def record(out, example_inputs, training, generalize_batch=True):
                 modes.append(other)
     d["_batch_free"] = free
     d["_input_shapes"] = [tuple([None] + list(x.shape[1:])) if free else tuple(x.shape) for x in example_inputs]
+    d["_input_dtypes"] = ["float" if x.is_floating_point() else "int64" for x in example_inputs]
     # A check run on the example (shapes against PyTorch's) with throwaway streams; state restored after.
     buffers = [(t, t.detach().clone()) for _, t in out.named_buffers()]  # parameters do not change here
     streams = d["_generators"]

@@ -64,6 +64,14 @@ class _Val:
         self.name, self.dtype, self.shape, self.mask = name, dtype, shape, mask
 
 
+class _Named:
+    """An output that is a field of a named tuple the forward returns (already a graph value)."""
+    __slots__ = ("val",)
+
+    def __init__(self, val):
+        self.val = val
+
+
 class _Builder:
     def __init__(self, module, onnx):
         from ._aten import _Ref, _Affine, _INPLACE, _VIEWS
@@ -202,12 +210,8 @@ class _Builder:
         shapes = d["_input_shapes"]
         # the inputs' element types: int64 where the program reads the input as indices
         input_instrs = [ins for ins in program if ins.kind == "input"]
-        if input_dtypes is None:
-            index_reads = set()
-            for ins in program:
-                if ins.op == "embedding.default" and isinstance(ins.args[1], self.Ref):
-                    index_reads.add(ins.args[1].name)
-            input_dtypes = ["int64" if ins.name in index_reads else "float" for ins in input_instrs]
+        if input_dtypes is None:  # as recorded: integer inputs (token ids) as int64
+            input_dtypes = d["_input_dtypes"]
         elem = {"float": self.onnx.TensorProto.FLOAT, "int64": self.onnx.TensorProto.INT64}
         input_dtypes = list(input_dtypes)
         if len(input_dtypes) != len(input_instrs) or any(t not in elem for t in input_dtypes):
@@ -239,13 +243,17 @@ class _Builder:
                 raise ArgumentError("export: %s: aten.%s at %s: %s" % (
                     d["_class_name"], ins.op, _place(ins.path), e)) from None
         outs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+        named = None
+        if len(outs) == 1 and isinstance(outs[0], self.Ref) and hasattr(self.values.get(outs[0].name), "_fields"):
+            named = self.values[outs[0].name]  # a named tuple: one output per field, named after it
+            outs = [_Named(v) for v in named]
         graph_outputs = []
         for k, ref in enumerate(outs):
-            if not isinstance(ref, self.Ref):
+            if not isinstance(ref, (self.Ref, _Named)):
                 raise ArgumentError("export: %s: the forward returns a %s; export writes tensors (or a tuple of "
                                     "them)" % (d["_class_name"], type(ref).__name__))
-            v = self.values[ref.name]
-            name = "output" if len(outs) == 1 else "output_%d" % k
+            v = ref.val if isinstance(ref, _Named) else self.values[ref.name]
+            name = named._fields[k] if named else "output" if len(outs) == 1 else "output_%d" % k
             self.nodes.append(self.helper.make_node("Identity", [v.name], [name], name=name))
             graph_outputs.append(self.helper.make_tensor_value_info(
                 name, {"float": self.onnx.TensorProto.FLOAT, "int64": self.onnx.TensorProto.INT64,
@@ -314,6 +322,9 @@ class _Builder:
                 self.values[ins.name] = (_Val(y, "float", x.shape), None)
                 return
             _refuse("a random draw (%s) export has no ONNX form for" % op)
+        if isinstance(ins.fn, type) and issubclass(ins.fn, tuple):  # a named tuple of outputs (GoogLeNet's in training)
+            self.values[ins.name] = ins.fn(*args, **kwargs)
+            return
         out = self.call(op, args, kwargs, ins)
         src = ins.args[0] if ins.args else None
         if op in self.VIEWS or (op == "getitem" and isinstance(src, self.Ref) and src.name in self.views):
@@ -578,7 +589,11 @@ class _Builder:
             r = h.rank(x)
             axes = sorted({d % r for d in dims}) if dims else list(range(r))
             sq = h.node("Mul", [x.name, x.name])
-            return fl("Sqrt", [h.node("ReduceSum", [sq, h.const(np.array(axes))], keepdims=int(keep))])
+            s = h.node("ReduceSum", [sq, h.const(np.array(axes))], keepdims=int(keep))
+            # at 0: sqrt of 1, then 0 (PyTorch's gradient there is 0, as the aten route computes it)
+            zero = h.node("Equal", [s, h.const(np.float32(0.0))])
+            root = h.node("Sqrt", [h.node("Where", [zero, h.const(np.float32(1.0)), s])])
+            return fl("Where", [zero, h.const(np.float32(0.0)), root])
         # linear algebra
         if f in ("mm.default", "bmm.default"):
             return fl("MatMul", [args[0].name, args[1].name])
@@ -910,16 +925,44 @@ class _Builder:
         return (int(v[0]), int(v[0])) if len(v) == 1 else (int(v[0]), int(v[1]))
 
 
+def _recorded(model):
+    """A model converted module by module (from_torch_module's first route), recorded through the
+    aten route: its PyTorch structure (the skeleton kept at conversion) with the model's current
+    values, on the inputs of its first call."""
+    import copy
+    import torch
+    from . import _aten
+    from ._torch import to_torch_state_dict
+    d = model.__dict__
+    example = d.get("_export_example")
+    if example is None:
+        raise ArgumentError("export: %s has not been called yet: call it once (its inputs' shapes are the "
+                            "file's), or convert it with example_inputs=" % type(model).__name__)
+    skeleton, state, memo = d["_torch_skeleton"], to_torch_state_dict(model), {}
+    for name, meta in skeleton.state_dict(keep_vars=True).items():
+        if id(meta) not in memo:
+            real = state[name]
+            memo[id(meta)] = torch.nn.Parameter(real, meta.requires_grad) if isinstance(meta, torch.nn.Parameter) \
+                else real
+    module = copy.deepcopy(skeleton, memo).train(model.training)
+    out = _aten.prepare(module, d["_export_seed"])
+    for training in (model.training, not model.training):
+        _aten.record(out, example, training)
+    return out
+
+
 def export(model, path, input_dtypes=None):
     """Writes ``model`` (converted from PyTorch: lockstep/_aten.py's AtenModule) as an ONNX file at
     ``path`` that lockstep's importer (``lockstep.onnx.load``, the npm package's ``ls.onnx.load``,
     the C ABI and ``lockstep run``) loads and trains. ``input_dtypes``: per input 'float' or 'int64'
-    (default: int64 for inputs the forward reads as embedding indices). Returns ``path``."""
+    (default: int64 where the recorded input was an integer tensor). Returns ``path``."""
     d = getattr(model, "__dict__", {})
+    if "_programs" not in d and "_torch_skeleton" in d:
+        model = _recorded(model)
+        d = model.__dict__
     if "_programs" not in d:
-        raise TypeError("export: expected a model converted from PyTorch through the aten route "
-                        "(lockstep.from_torch_module's recorded models, lockstep/_aten.py), got a %s; models built "
-                        "from lockstep.nn modules are saved with lockstep.save" % type(model).__name__)
+        raise TypeError("export: expected a model converted from PyTorch (lockstep.from_torch_module), got a %s; "
+                        "models built from lockstep.nn modules are saved with lockstep.save" % type(model).__name__)
     if True not in d["_programs"] and d.get("_pending") is not None and d.get("_example") is not None:
         from . import _aten  # recorded in evaluation mode only: the training program from the same inputs
         _aten.record(model, d["_example"], True)

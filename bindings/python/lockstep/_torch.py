@@ -11,6 +11,8 @@ its masks from the Philox stream "dropout/<module path>" under ``seed`` (docs/py
 built with the C++ API and passed to SeedDropoutStreams (core/nn/attention.h) draws the same.
 """
 
+import copy
+
 from . import _C
 from ._errors import ArgumentError
 from ._tensor import Tensor, from_numpy
@@ -147,6 +149,18 @@ def _state(torch_module, torch):
     return out
 
 
+def _skeleton(module, torch):
+    """A copy of ``module`` whose state_dict tensors are on the meta device (no memory): what
+    lockstep.export records the aten program from, for a model converted module by module, once
+    the converted model's values are put back in (_export.py)."""
+    memo = {}
+    for t in module.state_dict(keep_vars=True).values():
+        if id(t) not in memo:
+            meta = torch.empty_like(t, device="meta")
+            memo[id(t)] = torch.nn.Parameter(meta, t.requires_grad) if isinstance(t, torch.nn.Parameter) else meta
+    return copy.deepcopy(module, memo)
+
+
 def from_torch_module(module, seed=None, example_inputs=None):
     """A lockstep module computing what the torch.nn.Module ``module`` computes, with the same
     parameter and buffer names and values (tied parameters stay one), in the same training mode.
@@ -168,17 +182,28 @@ def from_torch_module(module, seed=None, example_inputs=None):
     if not isinstance(module, torch.nn.Module):
         raise TypeError("from_torch_module: expected a torch.nn.Module, got %s" % type(module).__name__)
     seed = _C.initial_seed() if seed is None else int(seed)
+    # The state_dict's per-module versions, which some modules' loading reads (MNASNet's):
+    # to_torch_state_dict gives them back.
+    metadata = copy.deepcopy(getattr(module.state_dict(keep_vars=True), "_metadata", None))
     try:
         out = _Converter(torch).convert(module, "")
     except ArgumentError:
         from . import _aten
         out = _aten.prepare(module, seed)
+        out.__dict__["_torch_metadata"] = metadata
         if example_inputs is not None:
             _aten.record(out, example_inputs if isinstance(example_inputs, tuple) else (example_inputs,),
                          bool(module.training))
         return out
+    out.__dict__["_torch_metadata"] = metadata
     out.load_state_dict(_state(module, torch))
     nn.seed_dropout_streams(out, seed)
+    # For lockstep.export: the module's structure without its values, and the first call's inputs.
+    out.__dict__["_torch_skeleton"] = _skeleton(module, torch)
+    out.__dict__["_export_seed"] = seed
+    if example_inputs is not None:
+        out.__dict__["_export_example"] = tuple(
+            t.detach().clone() for t in (example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)))
     modes = dict(module.named_modules())
     for path, m in out.named_modules():
         if path in modes:
@@ -193,4 +218,8 @@ def to_torch_state_dict(model):
     import torch
     if not isinstance(model, nn.Module):
         raise TypeError("to_torch_state_dict: expected a lockstep.nn.Module, got %s" % type(model).__name__)
-    return collections.OrderedDict((name, torch.from_numpy(t.numpy().copy())) for name, t in model.state_dict().items())
+    out = collections.OrderedDict((name, torch.from_numpy(t.numpy().copy())) for name, t in model.state_dict().items())
+    metadata = model.__dict__.get("_torch_metadata")
+    if metadata is not None:
+        out._metadata = copy.deepcopy(metadata)
+    return out

@@ -111,6 +111,14 @@ def _prepare_subclass(cls):
     cls.__init__ = __init__
 
 
+def _keep_export_example(module, args):
+    """A model converted from PyTorch module by module keeps its first call's inputs (as torch
+    tensors): lockstep.export records the aten program from them."""
+    if args and all(isinstance(a, Tensor) for a in args):
+        import torch
+        module.__dict__["_export_example"] = tuple(torch.from_numpy(a.detach().numpy().copy()) for a in args)
+
+
 @extend(Module)
 class _Module:
     """Base class of every layer and model: PyTorch's Module API over the engine's modules."""
@@ -124,6 +132,8 @@ class _Module:
         _prepare_subclass(cls)
 
     def __call__(self, *args, **kwargs):
+        if "_torch_skeleton" in self.__dict__ and "_export_example" not in self.__dict__:
+            _keep_export_example(self, args)
         if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
             # Through the engine (module scopes in traces) unless the forward is Python code that
             # may return something other than one tensor and no trace is recording.
