@@ -9,7 +9,7 @@ attention and encoder-layer kernels.
 Each: forward in evaluation mode against PyTorch's float64 within the nanoGPT bound of
 test_aten_capture.py (32 u), a batch size other than the first call's, two SGD steps in training
 mode (dropout on) whose parameters go back to PyTorch, and the file lockstep.export writes trains
-to the same hash natively and in the npm package.
+to the same hash natively and in the npm package. lockstep.fit trains a recorded model to one hash.
 """
 import copy
 import math
@@ -253,3 +253,22 @@ def test_frozen_weights_record_the_fused_kernels_as_the_ordinary_path(name):
     assert np.array_equal(a, b)
     with torch.no_grad():
         assert rel_error(b, frozen_model.double()(x.double()).numpy()) <= BOUND_U
+
+
+def test_fit_trains_a_recorded_model_to_one_hash():
+    """lockstep.fit on a model recorded through the aten route (a Python forward the trainer
+    calls): finite losses, moved parameters, and the same hash from the same conversion and seed."""
+    model, make, _ = case("fastpath")
+    model.train()
+    g = np.random.default_rng(5)
+    data = ls.data.from_numpy(g.standard_normal((12, 6, 8)).astype(np.float32), g.integers(0, 10, 12))
+    hashes = []
+    for _ in range(2):
+        converted = ls.from_torch_module(model, seed=SEED)
+        before = converted.hash()
+        result = ls.fit(converted, ls.optim.Adam(converted.parameters(), lr=1e-3), data, epochs=2, batch_size=4,
+                        seed=3)
+        assert result.steps == 6 and all(np.isfinite(result.losses))
+        assert converted.hash() != before
+        hashes.append(converted.hash())
+    assert hashes[0] == hashes[1]
