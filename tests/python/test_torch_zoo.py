@@ -236,7 +236,10 @@ def test_zoo_model_trains_exports_and_fine_tunes_in_npm(name, tmp_path):
     xl, targets = ls.from_numpy(x.numpy()), np.array([1, 7])
     count = sum(p.numel() for p in model.parameters())
     converted = ls.from_torch_module(model, seed=SEED, example_inputs=(x,))
-    if count > EXPORT_MAX_PARAMS:  # trained natively, then back into PyTorch
+    if count > EXPORT_MAX_PARAMS:  # export refuses, nothing written; trained natively, back into PyTorch
+        with pytest.raises(ls.ArgumentError, match="at most 2 GiB"):
+            ls.export(converted, str(tmp_path / "big.onnx"))
+        assert os.listdir(tmp_path) == []
         train_steps(converted, xl, targets)
         assert all(np.all(np.isfinite(t.detach().numpy())) for _, t in converted.named_parameters()), name
         model.load_state_dict(ls.to_torch_state_dict(converted), strict=True)

@@ -978,6 +978,11 @@ def export(model, path, input_dtypes=None):
                           "python3-onnx)") from None
     b = _Builder(model, onnx)
     outputs = b.build(input_dtypes)
+    size = sum(t.ByteSize() for t in b.initializers)
+    if size >= 2 ** 31 - (1 << 24):  # protobuf's limit, less room for the graph
+        raise ArgumentError("export: %s holds %.2f GiB of weights; an ONNX file is one protobuf message of at most "
+                            "2 GiB (lockstep's importer does not read external data files)"
+                            % (d["_class_name"], size / 2.0 ** 30))
     graph = onnx.helper.make_graph(b.nodes, d["_class_name"], b.inputs, outputs, b.initializers)
     proto = onnx.helper.make_model(graph, producer_name="lockstep.export",
                                    opset_imports=[onnx.helper.make_opsetid("", OPSET)])
