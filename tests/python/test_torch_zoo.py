@@ -21,8 +21,9 @@ Per model:
 `make test` runs every model but those of LARGE (over 30M parameters: memory and minutes that
 make test does not have), each at the smallest input it takes (INPUT); `make zoo`
 (LOCKSTEP_ZOO=all) runs all of them, ViT-H/14 and RegNetY-128GF included (those two are trained
-natively but not exported: an ONNX file holds at most 2 GiB; and models over 150M parameters are
-fine-tuned natively, not in WebAssembly's 4 GiB: EXPORT_MAX_PARAMS, NPM_MAX_PARAMS).
+natively but not exported: an ONNX file holds at most 2 GiB; and the files of the models that
+need more than the npm package's 2 GiB heap are fine-tuned natively only: EXPORT_MAX_PARAMS,
+NPM_MAX_PARAMS, NPM_OVER_2GIB).
 """
 import copy
 import os
@@ -74,12 +75,17 @@ TRAINED_GELU_U = 4096  # parameters after two steps, file vs converted module, w
 # five: the module-by-module route (MNASNet), named-tuple outputs in training (GoogLeNet), ceil-mode
 # pooling (SqueezeNet), channel shuffle (ShuffleNetV2), cosine attention over zero padding (Swin V2).
 FINE_TUNED = {"mnasnet0_5", "googlenet", "squeezenet1_1", "shufflenet_v2_x0_5", "swin_v2_t"}
-# Limits outside lockstep (make zoo): an ONNX file is one protobuf message, at most 2 GiB, so
-# models over 500M parameters (RegNetY-128GF, ViT-H/14) are trained natively only, not exported;
-# WebAssembly's 32-bit memory (4 GiB) holds parameters, gradients and momentum, the file and the
-# activations of models up to about 150M parameters, so larger ones (ViT-L) are fine-tuned natively.
+# Limits (make zoo): an ONNX file is one protobuf message, at most 2 GiB, so models over 500M
+# parameters (RegNetY-128GF, ViT-H/14) are trained natively only, not exported (export refuses
+# them). The npm package's heap grows to at most 2 GiB (bindings/wasm/README.md): parameters,
+# gradients and momentum alone exceed it over 178M parameters, and with the file and the
+# activations at the test's input these ran out of memory there (kind 'resource'); their files are
+# fine-tuned natively.
 EXPORT_MAX_PARAMS = 500e6
-NPM_MAX_PARAMS = 150e6
+NPM_MAX_PARAMS = 2 ** 31 / 12
+NPM_OVER_2GIB = {"efficientnet_v2_l", "maxvit_t", "regnet_x_32gf", "regnet_y_32gf", "swin_b", "swin_v2_b", "vgg11",
+                 "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn", "vit_b_16", "vit_b_32",
+                 "wide_resnet101_2"}
 
 
 def model_names(every=True):
@@ -254,12 +260,16 @@ def test_zoo_model_trains_exports_and_fine_tunes_in_npm(name, tmp_path):
     train_steps(loaded, xl, targets)
     gelu = any(isinstance(m, torch.nn.GELU) for m in model.modules())
     mine = dict(converted.named_parameters())
+    top = max(float(np.abs(t.detach().numpy()).max()) for t in mine.values())
     trained_err = 0.0
     for key, t in loaded.named_parameters():
         a, b = t.detach().numpy(), mine[key].detach().numpy()
         assert np.all(np.isfinite(a)) and np.all(np.isfinite(b)), "%s: %s is not finite after two steps" % (name, key)
         if gelu:
-            trained_err = max(trained_err, rel_error(a, b) if np.any(b) else float(np.abs(a).max()) / 2.0 ** -24)
+            # A tensor that stays 0 but for rounding (a zero-initialised bias whose gradient is
+            # analytically 0, before a batch norm: MaxViT's pre_norm) has no relative error.
+            if max(np.abs(a).max(), np.abs(b).max()) >= 1e-6 * top:
+                trained_err = max(trained_err, rel_error(a, b))
         else:
             assert bits_equal(a, b), "%s: %s differs after two steps, file vs converted module" % (name, key)
     if gelu:
@@ -270,8 +280,8 @@ def test_zoo_model_trains_exports_and_fine_tunes_in_npm(name, tmp_path):
     model.load_state_dict(ls.to_torch_state_dict(converted), strict=True)
     seeded = ls.onnx.load(str(path), seed=SEED)
     train_steps(seeded, xl, targets)
-    if count > NPM_MAX_PARAMS:
-        AGREEMENT.append("%-20s %.0fM parameters: the file fine-tuned natively only (WebAssembly's 4 GiB)"
+    if count > NPM_MAX_PARAMS or name in NPM_OVER_2GIB:
+        AGREEMENT.append("%-20s %.0fM parameters: the file fine-tuned natively only (the npm package's 2 GiB heap)"
                          % (name, count / 1e6))
         return
     assert node_train(tmp_path, path, x, targets) == seeded.hash(), \
