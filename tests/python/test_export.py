@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import lockstep
-from lockstep import _aten
+from lockstep import _aten, _export
 
 from conftest import BUILD
 from export_helpers import SEED, bits_equal, match_streams, node_train, train_steps
@@ -208,7 +208,7 @@ def test_export_cli_runs_the_file(tmp_path):
     assert bits_equal(np.load(tmp_path / "out" / "output.npy"), want)
 
 
-def test_export_refusals(tmp_path):
+def test_export_refusals(tmp_path, monkeypatch):
     module = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 1), torch.nn.GroupNorm(2, 4))
     converted = _aten.convert(module, torch.randn(2, 3, 4, 4), seed=1)
     path = tmp_path / "m.onnx"
@@ -222,6 +222,14 @@ def test_export_refusals(tmp_path):
     pending = _aten.prepare(torch.nn.Linear(4, 4))
     with pytest.raises(lockstep.ArgumentError, match="call the model once"):
         lockstep.export(pending, str(path))
+    tree = lockstep.from_torch_module(torch.nn.Sequential(torch.nn.Linear(4, 4)))  # the module-tree route
+    with pytest.raises(lockstep.ArgumentError, match="has not been called yet"):
+        lockstep.export(tree, str(path))
+    # Over ONNX's 2 GiB (RegNetY-128GF, ViT-H/14: make zoo), here with the limit lowered to 64 bytes.
+    monkeypatch.setattr(_export, "_MAX_WEIGHT_BYTES", 64)
+    with pytest.raises(lockstep.ArgumentError, match=r"0\.00 GiB of weights; an ONNX file .* at most 2 GiB"):
+        lockstep.export(_aten.convert(torch.nn.Linear(4, 4), torch.randn(2, 4)), str(path))
+    assert os.listdir(tmp_path) == []
 
 
 def test_export_roll_and_uneven_adaptive_pooling(tmp_path):

@@ -925,6 +925,10 @@ class _Builder:
         return (int(v[0]), int(v[0])) if len(v) == 1 else (int(v[0]), int(v[1]))
 
 
+# An ONNX file is one protobuf message, at most 2 GiB: that less room for the graph, for the weights.
+_MAX_WEIGHT_BYTES = 2 ** 31 - (1 << 24)
+
+
 def _recorded(model):
     """A model converted module by module (from_torch_module's first route), recorded through the
     aten route: its PyTorch structure (the skeleton kept at conversion) with the model's current
@@ -979,7 +983,7 @@ def export(model, path, input_dtypes=None):
     b = _Builder(model, onnx)
     outputs = b.build(input_dtypes)
     size = sum(t.ByteSize() for t in b.initializers)
-    if size >= 2 ** 31 - (1 << 24):  # protobuf's limit, less room for the graph
+    if size >= _MAX_WEIGHT_BYTES:
         raise ArgumentError("export: %s holds %.2f GiB of weights; an ONNX file is one protobuf message of at most "
                             "2 GiB (lockstep's importer does not read external data files)"
                             % (d["_class_name"], size / 2.0 ** 30))
