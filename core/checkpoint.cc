@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <algorithm>
+
 #include "core/contract.h"
 #include "core/error.h"
 #include "core/io/byte_order.h"
@@ -15,20 +17,39 @@ namespace lockstep {
 
 namespace {
 
-TensorRecord ToRecord(const std::string& name, const Tensor& t) {
-  TensorRecord r;
-  r.name = name;
-  r.dtype = t.dtype();
-  r.shape = t.shape();
-  const Tensor c = t.Detach().Contiguous().ToDevice(Device::Cpu());  // saving: data crosses to the host
-  r.data.resize(static_cast<size_t>(c.numel()) * DTypeSize(c.dtype()));
-  if (!r.data.empty()) {
-    const void* src = c.dtype() == DType::kFloat32 ? static_cast<const void*>(c.data_f32())
-                      : c.dtype() == DType::kInt32 ? static_cast<const void*>(c.data_i32())
-                                                   : static_cast<const void*>(c.data_i64());
-    CopyLittleEndian(r.data.data(), src, static_cast<size_t>(c.numel()), DTypeSize(c.dtype()));
-  }
-  return r;
+// A tensor as the encoder's source: its data copied to little-endian bytes a piece at a time, so
+// a checkpoint is hashed or encoded without a second copy of every tensor.
+TensorSource ToSource(const std::string& name, const Tensor& t) {
+  return {name, t.dtype(), t.shape(), [t](const ByteSink& sink) {
+            const Tensor c = t.Detach().Contiguous().ToDevice(Device::Cpu());  // saving: data crosses to the host
+            const size_t count = static_cast<size_t>(c.numel()), element = DTypeSize(c.dtype());
+            if (count == 0) return;
+            const uint8_t* src = static_cast<const uint8_t*>(
+                c.dtype() == DType::kFloat32 ? static_cast<const void*>(c.data_f32())
+                : c.dtype() == DType::kInt32 ? static_cast<const void*>(c.data_i32())
+                                             : static_cast<const void*>(c.data_i64()));
+            constexpr size_t kPieceElements = 1 << 16;
+            std::vector<uint8_t> piece(std::min(count, kPieceElements) * element);
+            for (size_t start = 0; start < count; start += kPieceElements) {
+              const size_t n = std::min(kPieceElements, count - start);
+              CopyLittleEndian(piece.data(), src + start * element, n, element);
+              sink(piece.data(), n * element);
+            }
+          }};
+}
+
+std::vector<TensorSource> ToSources(const nn::NamedTensors& tensors, const std::string& prefix) {
+  std::vector<TensorSource> out;
+  out.reserve(tensors.size());
+  for (const auto& [name, t] : tensors) out.push_back(ToSource(prefix + name, t));
+  return out;
+}
+
+std::vector<uint8_t> EncodeToBytes(const std::map<std::string, std::string>& metadata,
+                                   const std::vector<TensorSource>& sources) {
+  std::vector<uint8_t> out;
+  EncodeSafetensorsTo(metadata, sources, [&](const uint8_t* data, size_t size) { out.insert(out.end(), data, data + size); });
+  return out;
 }
 
 Tensor FromRecord(const TensorRecord& r) {
@@ -88,15 +109,14 @@ std::string FloatBits(float value) {
 }
 
 std::vector<uint8_t> EncodeModel(const nn::Module& model) {
-  SafetensorsFile file;
-  file.metadata = BaseMetadata("model");
-  for (const auto& [name, t] : model.StateDict()) file.tensors.push_back(ToRecord(name, t));
-  return EncodeSafetensors(file);
+  return EncodeToBytes(BaseMetadata("model"), ToSources(model.StateDict(), ""));
 }
 
 std::string ModelHash(const nn::Module& model) {
-  const std::vector<uint8_t> bytes = EncodeModel(model);
-  return Sha256Hex(bytes.data(), bytes.size());
+  Sha256 sha;  // the bytes hashed as they are made: no copy of the checkpoint in memory
+  EncodeSafetensorsTo(BaseMetadata("model"), ToSources(model.StateDict(), ""),
+                      [&](const uint8_t* data, size_t size) { sha.Update(data, size); });
+  return sha.HexDigest();
 }
 
 std::string SaveModel(const std::string& path, const nn::Module& model) {
@@ -126,17 +146,16 @@ void LoadModel(const std::string& path, nn::Module& model) {
 
 std::vector<uint8_t> EncodeTrainingState(const nn::Module& model, const optim::Optimizer& optimizer,
                                          const TrainingPosition& position) {
-  SafetensorsFile file;
-  file.metadata = BaseMetadata("training_state");
-  file.metadata["step"] = std::to_string(optimizer.step_count());
-  file.metadata["epoch"] = std::to_string(position.epoch);
-  file.metadata["batch"] = std::to_string(position.batch);
-  for (const auto& [name, offset] : position.rng_offsets) file.metadata["rng." + name] = std::to_string(offset);
-  for (const auto& [key, value] : position.run) file.metadata["run." + key] = value;
-  for (const auto& [key, value] : position.counters) file.metadata["counter." + key] = value;
-  for (const auto& [name, t] : model.StateDict()) file.tensors.push_back(ToRecord("model." + name, t));
-  for (const auto& [name, t] : optimizer.State()) file.tensors.push_back(ToRecord("optimizer." + name, t));
-  return EncodeSafetensors(file);
+  std::map<std::string, std::string> metadata = BaseMetadata("training_state");
+  metadata["step"] = std::to_string(optimizer.step_count());
+  metadata["epoch"] = std::to_string(position.epoch);
+  metadata["batch"] = std::to_string(position.batch);
+  for (const auto& [name, offset] : position.rng_offsets) metadata["rng." + name] = std::to_string(offset);
+  for (const auto& [key, value] : position.run) metadata["run." + key] = value;
+  for (const auto& [key, value] : position.counters) metadata["counter." + key] = value;
+  std::vector<TensorSource> sources = ToSources(model.StateDict(), "model.");
+  for (TensorSource& s : ToSources(optimizer.State(), "optimizer.")) sources.push_back(std::move(s));
+  return EncodeToBytes(metadata, sources);
 }
 
 std::string SaveTrainingState(const std::string& path, const nn::Module& model,

@@ -490,9 +490,31 @@ bool TensorBytes(DType dtype, const std::vector<int64_t>& shape, uint64_t* bytes
 // -----------------------------------------------------------------------------------------------
 
 std::vector<uint8_t> EncodeSafetensors(const SafetensorsFile& file) {
-  std::vector<const TensorRecord*> sorted;
-  sorted.reserve(file.tensors.size());
+  std::vector<TensorSource> sources;
+  sources.reserve(file.tensors.size());
+  uint64_t data_bytes = 0;
   for (const TensorRecord& t : file.tensors) {
+    uint64_t bytes = 0;
+    LOCKSTEP_REQUIRE(!TensorBytes(t.dtype, t.shape, &bytes) || bytes == t.data.size(),
+                     "safetensors: tensor " << Quoted(t.name) << " (" << DTypeName(t.dtype)
+                                            << ", shape " << ShapeString(t.shape) << ") needs "
+                                            << bytes << " bytes of data, but holds "
+                                            << t.data.size());
+    data_bytes += t.data.size();
+    sources.push_back({t.name, t.dtype, t.shape, [&t](const ByteSink& sink) { sink(t.data.data(), t.data.size()); }});
+  }
+  std::vector<uint8_t> out;
+  out.reserve(static_cast<size_t>(std::min<uint64_t>(data_bytes + 4096, std::numeric_limits<size_t>::max() / 2)));
+  EncodeSafetensorsTo(file.metadata, sources, [&](const uint8_t* data, size_t size) { out.insert(out.end(), data, data + size); });
+  return out;
+}
+
+void EncodeSafetensorsTo(const std::map<std::string, std::string>& metadata, const std::vector<TensorSource>& tensors,
+                         const ByteSink& sink) {
+  std::vector<const TensorSource*> sorted;
+  std::vector<uint64_t> sizes;
+  sorted.reserve(tensors.size());
+  for (const TensorSource& t : tensors) {
     LOCKSTEP_REQUIRE(
         t.name != "__metadata__",
         "safetensors: a tensor cannot be named \"__metadata__\" (the format reserves it)");
@@ -504,25 +526,23 @@ std::vector<uint8_t> EncodeSafetensors(const SafetensorsFile& file) {
                                                       << " with a negative dimension");
     }
     uint64_t bytes = 0;
-    LOCKSTEP_REQUIRE(TensorBytes(t.dtype, t.shape, &bytes) && bytes == t.data.size(),
-                     "safetensors: tensor " << Quoted(t.name) << " (" << DTypeName(t.dtype)
-                                            << ", shape " << ShapeString(t.shape) << ") needs "
-                                            << bytes << " bytes of data, but holds "
-                                            << t.data.size());
+    LOCKSTEP_REQUIRE(TensorBytes(t.dtype, t.shape, &bytes),
+                     "safetensors: tensor " << Quoted(t.name) << " (" << DTypeName(t.dtype) << ", shape "
+                                            << ShapeString(t.shape) << ") has more bytes than a file can hold");
     sorted.push_back(&t);
   }
   std::sort(sorted.begin(), sorted.end(),
-            [](const TensorRecord* a, const TensorRecord* b) { return a->name < b->name; });
+            [](const TensorSource* a, const TensorSource* b) { return a->name < b->name; });
   for (size_t i = 1; i < sorted.size(); ++i) {
     LOCKSTEP_REQUIRE(sorted[i - 1]->name != sorted[i]->name,
                      "safetensors: two tensors are named " << Quoted(sorted[i]->name));
   }
 
   std::string header = "{";
-  if (!file.metadata.empty()) {
+  if (!metadata.empty()) {
     header += "\"__metadata__\":{";
     bool first = true;
-    for (const auto& [key, value] : file.metadata) {  // std::map: sorted by byte order
+    for (const auto& [key, value] : metadata) {  // std::map: sorted by byte order
       LOCKSTEP_REQUIRE(IsValidUtf8(key) && IsValidUtf8(value),
                        "safetensors: metadata key " << Quoted(key)
                                                     << " or its value is not valid UTF-8");
@@ -536,8 +556,11 @@ std::vector<uint8_t> EncodeSafetensors(const SafetensorsFile& file) {
   }
   uint64_t offset = 0;
   for (size_t i = 0; i < sorted.size(); ++i) {
-    const TensorRecord& t = *sorted[i];
-    if (i > 0 || !file.metadata.empty()) header += ",";
+    const TensorSource& t = *sorted[i];
+    uint64_t bytes = 0;
+    TensorBytes(t.dtype, t.shape, &bytes);
+    sizes.push_back(bytes);
+    if (i > 0 || !metadata.empty()) header += ",";
     AppendJsonString(t.name, &header);
     header += ":{\"dtype\":\"";
     header += DTypeName(t.dtype);
@@ -549,7 +572,7 @@ std::vector<uint8_t> EncodeSafetensors(const SafetensorsFile& file) {
     header += "],\"data_offsets\":[";
     header += std::to_string(offset);
     header += ",";
-    offset += t.data.size();
+    offset += bytes;
     header += std::to_string(offset);
     header += "]}";
   }
@@ -562,24 +585,37 @@ std::vector<uint8_t> EncodeSafetensors(const SafetensorsFile& file) {
   LOCKSTEP_REQUIRE(offset <= std::numeric_limits<size_t>::max() - 8 - header.size(),
                    "safetensors: " << offset << " bytes of data do not fit in memory");
 
-  std::vector<uint8_t> out;
-  out.reserve(8 + header.size() + static_cast<size_t>(offset));
-  AppendLittleEndian64(header.size(), &out);
-  out.insert(out.end(), header.begin(), header.end());
-  for (const TensorRecord* t : sorted) {
-    const size_t start = out.size();
-    out.insert(out.end(), t->data.begin(), t->data.end());
-    if (t->dtype != DType::kFloat32) continue;
-    // Contract rule 6: every stored NaN is 0x7FC00000 (exponent all ones, fraction non-zero).
-    for (size_t i = start; i < out.size(); i += 4) {
-      const uint32_t bits = uint32_t{out[i]} | (uint32_t{out[i + 1]} << 8) |
-                            (uint32_t{out[i + 2]} << 16) | (uint32_t{out[i + 3]} << 24);
-      if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0) {
-        for (int k = 0; k < 4; ++k) out[i + k] = static_cast<uint8_t>(kCanonicalNan >> (8 * k));
+  std::vector<uint8_t> length;
+  AppendLittleEndian64(header.size(), &length);
+  sink(length.data(), length.size());
+  sink(reinterpret_cast<const uint8_t*>(header.data()), header.size());
+  std::vector<uint8_t> piece;  // a float32 piece with its NaNs made canonical
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    const TensorSource& t = *sorted[i];
+    const size_t element = DTypeSize(t.dtype);
+    uint64_t written = 0;
+    t.write([&](const uint8_t* data, size_t size) {
+      LOCKSTEP_REQUIRE(size % element == 0 && written + size <= sizes[i],
+                       "safetensors: tensor " << Quoted(t.name) << " was given " << written + size << " bytes ("
+                                              << sizes[i] << " expected, whole elements)");
+      written += size;
+      if (t.dtype != DType::kFloat32) return sink(data, size);
+      // Contract rule 6: every stored NaN is 0x7FC00000 (exponent all ones, fraction non-zero).
+      piece.assign(data, data + size);
+      for (size_t k = 0; k < size; k += 4) {
+        const uint32_t bits = uint32_t{piece[k]} | (uint32_t{piece[k + 1]} << 8) |
+                              (uint32_t{piece[k + 2]} << 16) | (uint32_t{piece[k + 3]} << 24);
+        if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0) {
+          for (int b = 0; b < 4; ++b) piece[k + b] = static_cast<uint8_t>(kCanonicalNan >> (8 * b));
+        }
       }
-    }
+      sink(piece.data(), size);
+    });
+    LOCKSTEP_REQUIRE(written == sizes[i], "safetensors: tensor " << Quoted(t.name) << " (" << DTypeName(t.dtype)
+                                                                 << ", shape " << ShapeString(t.shape) << ") needs "
+                                                                 << sizes[i] << " bytes of data, but was given "
+                                                                 << written);
   }
-  return out;
 }
 
 SafetensorsFile DecodeSafetensors(const uint8_t* bytes, size_t size, const std::string& what) {

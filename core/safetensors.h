@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -49,6 +50,25 @@ constexpr uint64_t kMaxSafetensorsHeaderBytes = uint64_t{100} << 20;
 // not match its dtype and shape, a negative dimension, a duplicate name, the name "__metadata__",
 // or a string that is not valid UTF-8.
 std::vector<uint8_t> EncodeSafetensors(const SafetensorsFile& file);
+
+// Receives a file's bytes piece by piece, in order.
+using ByteSink = std::function<void(const uint8_t* data, size_t size)>;
+
+// A tensor whose data is produced while encoding: `write` passes its little-endian, row-major
+// bytes to the sink it is given, in pieces of whole elements, DTypeSize(dtype) * numel in all.
+struct TensorSource {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  std::function<void(const ByteSink& sink)> write;
+};
+
+// The same canonical bytes, passed to `sink` as they are made (the header, then each tensor's data
+// in pieces), so a model is hashed or copied without a second copy of all its data in memory (a
+// 200M-parameter model in WebAssembly's 4 GiB). Throws as EncodeSafetensors does, and for a
+// source that writes another number of bytes than its dtype and shape need.
+void EncodeSafetensorsTo(const std::map<std::string, std::string>& metadata, const std::vector<TensorSource>& tensors,
+                         const ByteSink& sink);
 
 // Parses and validates a whole file held in memory; `what` names the source (a path) in errors.
 // Tensors come back sorted by name, their data exactly as stored (NaN bits included).

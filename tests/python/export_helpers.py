@@ -42,10 +42,13 @@ def train_steps(model, x, targets, steps=2):
 NODE_SCRIPT = r"""
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-const [pkg, file, xFile, xShape, xType, yFile, seed] = process.argv.slice(2);
+const [pkg, file, xFile, xShape, xType, yFile, seed, streams] = process.argv.slice(2);
 const { load } = await import(path.join(pkg, 'index.js'));
 const ls = await load({ build: 'simd' });
-const model = ls.onnx.load(new Uint8Array(readFileSync(file)), { seed: Number(seed) });
+const bytes = new Uint8Array(readFileSync(file));
+// 'onnx': the file's streams "onnx.dropout.<node>"; 'path': the converted module's "dropout/<path>".
+const model = streams === 'path' ? ls.onnx.load(bytes) : ls.onnx.load(bytes, { seed: Number(seed) });
+if (streams === 'path') ls.nn.seedDropoutStreams(model, Number(seed));
 const raw = readFileSync(xFile);
 const shape = JSON.parse(xShape);
 const data = xType === 'int64' ? Array.from(new BigInt64Array(raw.buffer, raw.byteOffset, raw.length / 8), Number)
@@ -67,7 +70,9 @@ console.log(JSON.stringify({ hash: model.hash() }));
 """
 
 
-def node_train(tmp_path, onnx_path, x, targets):
+def node_train(tmp_path, onnx_path, x, targets, streams="onnx"):
+    """Two steps of the file in the npm package; streams "onnx" loads it with SEED (the file's
+    dropout streams), "path" loads it and calls ls.nn.seedDropoutStreams (the converted module's)."""
     node = shutil.which("node")
     if node is None or not os.path.exists(os.path.join(PACKAGE, "index.js")):
         pytest.fail("node or the npm package (%s; tools/build-npm-package) missing" % PACKAGE)
@@ -79,7 +84,7 @@ def node_train(tmp_path, onnx_path, x, targets):
     kind = "int64" if xa.dtype == np.int64 else "float32"
     env = dict(os.environ, NODE_PATH=os.environ.get("NODE_PATH", "/usr/share/nodejs"))
     out = subprocess.run([node, str(script), PACKAGE, str(onnx_path), str(tmp_path / "x.bin"),
-                          json.dumps(list(xa.shape)), kind, str(tmp_path / "y.bin"), str(SEED)],
+                          json.dumps(list(xa.shape)), kind, str(tmp_path / "y.bin"), str(SEED), streams],
                          capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])["hash"]

@@ -181,13 +181,14 @@ def test_export_trains_to_the_converted_modules_hash(tmp_path):
     train_steps(converted, xl, targets)
     train_steps(loaded, xl, targets)
     assert converted.hash() == loaded.hash() == node_train(tmp_path, path, x, targets)
-    # natively, the path rule's streams on the loaded file: the converted module's own masks
+    # the path rule's streams on the loaded file, natively and in the npm package: the converted
+    # module's own masks
     converted = _aten.convert(module, x, seed=SEED)
     loaded = lockstep.onnx.load(str(path))
     lockstep.nn.seed_dropout_streams(loaded, SEED)
     train_steps(converted, xl, targets)
     train_steps(loaded, xl, targets)
-    assert converted.hash() == loaded.hash()
+    assert converted.hash() == loaded.hash() == node_train(tmp_path, path, x, targets, streams="path")
 
 
 def test_export_cli_runs_the_file(tmp_path):

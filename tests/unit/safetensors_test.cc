@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <string.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,41 @@ TEST_CASE("the canonical encoding, byte for byte") {
   streamed.Update(bytes.data(), 100);
   streamed.Update(bytes.data() + 100, bytes.size() - 100);
   CHECK(streamed.HexDigest() == Sha256Hex(bytes.data(), bytes.size()));
+}
+
+TEST_CASE("streamed from sources in pieces: the same bytes; a source that writes too little or too much is refused") {
+  const SafetensorsFile file = SmallFile();
+  std::vector<TensorSource> sources;
+  for (const TensorRecord& r : file.tensors) {
+    // One element per piece: NaNs are made canonical piece by piece.
+    const size_t element = DTypeSize(r.dtype);
+    sources.push_back({r.name, r.dtype, r.shape, [&r, element](const ByteSink& sink) {
+                         for (size_t i = 0; i < r.data.size(); i += element) sink(r.data.data() + i, element);
+                       }});
+  }
+  std::vector<uint8_t> streamed;
+  size_t pieces = 0;
+  EncodeSafetensorsTo(file.metadata, sources, [&](const uint8_t* data, size_t size) {
+    streamed.insert(streamed.end(), data, data + size);
+    ++pieces;
+  });
+  CHECK(streamed == EncodeSafetensors(file));
+  CHECK(pieces == 2 + 1 + 2);  // length, header, then b's one piece and w's two
+
+  auto error_of = [&](std::function<void(const ByteSink&)> write) {
+    std::vector<TensorSource> one = {{"w", DType::kFloat32, {2}, std::move(write)}};
+    try {
+      EncodeSafetensorsTo({}, one, [](const uint8_t*, size_t) {});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::vector<uint8_t> twelve(12, 0);
+  CHECK(Contains(error_of([&](const ByteSink& sink) { sink(twelve.data(), 4); }), "needs 8 bytes of data, but was given 4"));
+  CHECK(Contains(error_of([&](const ByteSink& sink) { sink(twelve.data(), 12); }), "was given 12 bytes (8 expected"));
+  CHECK(Contains(error_of([&](const ByteSink& sink) { sink(twelve.data(), 6); }), "whole elements"));
+  CHECK(error_of([&](const ByteSink& sink) { sink(twelve.data(), 8); }).empty());
 }
 
 TEST_CASE("the encoding does not depend on the order of the records") {

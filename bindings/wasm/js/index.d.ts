@@ -213,6 +213,12 @@ export interface Nn {
    * 'dropout/' + k.
    */
   StochasticDepth: new (p: number, mode: 'row' | 'batch', options?: { generator?: Generator }) => Module;
+  /**
+   * Points every Dropout and StochasticDepth of the model at the stream 'dropout/' + its module
+   * path under seed (offset 0): the masks Python's from_torch_module draws, so a model exported
+   * from Python goes on training with the converted module's masks.
+   */
+  seedDropoutStreams(model: Module, seed: number): void;
   AvgPool2d: new (kernelSize: number, options?: { stride?: number; padding?: number }) => Module;
   ReLU: new () => Module;
   Tanh: new () => Module;

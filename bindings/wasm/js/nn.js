@@ -98,6 +98,13 @@ export function makeNnApi(engine, { Tensor, Generator }, defaults) {
   const nn = {
     Module,
     Sequential,
+    // Points every Dropout and StochasticDepth of the model at the stream "dropout/<module path>"
+    // under seed (offset 0): the masks Python's from_torch_module draws, so a model exported from
+    // Python (ls.onnx.load) goes on training with the converted module's masks.
+    seedDropoutStreams(model, seed) {
+      const w = 'nn.seedDropoutStreams';
+      engine.seedDropoutStreams(check.instance(model, Module, w, 'model').handle, check.seed(seed, w));
+    },
     Linear: class Linear extends Module {
       constructor(inFeatures, outFeatures, options) {
         const o = check.options(options, 'Linear', ['bias', 'generator']);

@@ -10,6 +10,7 @@
 #include "core/checkpoint.h"
 #include "core/error.h"
 #include "core/models/by_name.h"
+#include "core/nn/attention.h"
 #include "core/nn/layers.h"
 #include "core/ops.h"
 #include "core/random.h"
@@ -76,6 +77,11 @@ ModulePtr MakeStochasticDepth(double p, bool row_mode, Generator& gen) {
     LOCKSTEP_REQUIRE(p >= 0 && p <= 1, "StochasticDepth: p must be in [0, 1], got " << p);
     return std::make_shared<nn::StochasticDepth>(static_cast<float>(p), row_mode, gen);
   });
+}
+// The path rule of Python's from_torch_module: every Dropout of the tree draws from
+// "dropout/<module path>" under the seed (an exported model then trains with its masks).
+void SeedDropoutStreamsJs(nn::Module& model, double seed) {
+  JsBoundary([&] { nn::SeedDropoutStreams(model, SeedFromJs(seed, "nn.seedDropoutStreams seed")); });
 }
 ModulePtr MakeAvgPool2d(double kernel, double stride, double padding) {
   return JsBoundary([&]() -> ModulePtr {
@@ -214,6 +220,7 @@ EMSCRIPTEN_BINDINGS(lockstep_nn) {
   function("makeChannelShuffle", &MakeChannelShuffle);
   function("makeHardtanh", &MakeHardtanh);
   function("makeStochasticDepth", &MakeStochasticDepth);
+  function("seedDropoutStreams", &SeedDropoutStreamsJs);
   function("meanDims", &MeanDims);
   function("cat", &Cat);
   function("makeSoftmax", &MakeSoftmax);

@@ -111,6 +111,20 @@ test('the new modules: PyTorch semantics in small cases, and their arguments che
     sd.eval();
     assert.deepEqual(sd.forward(ones).toArray(), ones.toArray());
 
+    // seedDropoutStreams: every Dropout and StochasticDepth draws "dropout/<module path>" (the
+    // path rule of Python's from_torch_module) from offset 0.
+    const tree = new nn.Sequential(new nn.Dropout(0.5), new nn.Sequential(new nn.StochasticDepth(0.5, 'row')));
+    nn.seedDropoutStreams(tree, 11);
+    const masked = tree.forward(ones).toArray();
+    const expected = new nn.Sequential(new nn.Dropout(0.5, { generator: new ls.Generator(11, 'dropout/0') }),
+      new nn.StochasticDepth(0.5, 'row', { generator: new ls.Generator(11, 'dropout/1.0') })).forward(ones).toArray();
+    assert.deepEqual(masked, expected);
+    assert.notDeepEqual(masked, y);
+    nn.seedDropoutStreams(tree, 11);
+    assert.deepEqual(tree.forward(ones).toArray(), masked);
+    assert.throws(() => nn.seedDropoutStreams(ones, 1), /model/);
+    assert.throws(() => nn.seedDropoutStreams(tree, -1), /seed/);
+
     assert.throws(() => new nn.StochasticDepth(0.5, 'rows'), /mode/);
     assert.throws(() => new nn.StochasticDepth(1.5, 'row'), /p must be/);
     assert.throws(() => new nn.ChannelShuffle(4).forward(c), /divide/);
