@@ -45,13 +45,6 @@ std::vector<TensorSource> ToSources(const nn::NamedTensors& tensors, const std::
   return out;
 }
 
-std::vector<uint8_t> EncodeToBytes(const std::map<std::string, std::string>& metadata,
-                                   const std::vector<TensorSource>& sources) {
-  std::vector<uint8_t> out;
-  EncodeSafetensorsTo(metadata, sources, [&](const uint8_t* data, size_t size) { out.insert(out.end(), data, data + size); });
-  return out;
-}
-
 Tensor FromRecord(const TensorRecord& r) {
   const Device device = CurrentDevice();
   Tensor t;
@@ -109,7 +102,7 @@ std::string FloatBits(float value) {
 }
 
 std::vector<uint8_t> EncodeModel(const nn::Module& model) {
-  return EncodeToBytes(BaseMetadata("model"), ToSources(model.StateDict(), ""));
+  return EncodeSafetensorsToBytes(BaseMetadata("model"), ToSources(model.StateDict(), ""));
 }
 
 std::string ModelHash(const nn::Module& model) {
@@ -155,7 +148,7 @@ std::vector<uint8_t> EncodeTrainingState(const nn::Module& model, const optim::O
   for (const auto& [key, value] : position.counters) metadata["counter." + key] = value;
   std::vector<TensorSource> sources = ToSources(model.StateDict(), "model.");
   for (TensorSource& s : ToSources(optimizer.State(), "optimizer.")) sources.push_back(std::move(s));
-  return EncodeToBytes(metadata, sources);
+  return EncodeSafetensorsToBytes(metadata, sources);
 }
 
 std::string SaveTrainingState(const std::string& path, const nn::Module& model,

@@ -492,7 +492,6 @@ bool TensorBytes(DType dtype, const std::vector<int64_t>& shape, uint64_t* bytes
 std::vector<uint8_t> EncodeSafetensors(const SafetensorsFile& file) {
   std::vector<TensorSource> sources;
   sources.reserve(file.tensors.size());
-  uint64_t data_bytes = 0;
   for (const TensorRecord& t : file.tensors) {
     uint64_t bytes = 0;
     LOCKSTEP_REQUIRE(!TensorBytes(t.dtype, t.shape, &bytes) || bytes == t.data.size(),
@@ -500,12 +499,25 @@ std::vector<uint8_t> EncodeSafetensors(const SafetensorsFile& file) {
                                             << ", shape " << ShapeString(t.shape) << ") needs "
                                             << bytes << " bytes of data, but holds "
                                             << t.data.size());
-    data_bytes += t.data.size();
     sources.push_back({t.name, t.dtype, t.shape, [&t](const ByteSink& sink) { sink(t.data.data(), t.data.size()); }});
   }
+  return EncodeSafetensorsToBytes(file.metadata, sources);
+}
+
+std::vector<uint8_t> EncodeSafetensorsToBytes(const std::map<std::string, std::string>& metadata,
+                                              const std::vector<TensorSource>& tensors) {
+  uint64_t data_bytes = 0;
+  for (const TensorSource& t : tensors) {
+    uint64_t bytes = 0;
+    if (TensorBytes(t.dtype, t.shape, &bytes)) data_bytes += bytes;  // EncodeSafetensorsTo refuses the rest
+  }
   std::vector<uint8_t> out;
-  out.reserve(static_cast<size_t>(std::min<uint64_t>(data_bytes + 4096, std::numeric_limits<size_t>::max() / 2)));
-  EncodeSafetensorsTo(file.metadata, sources, [&](const uint8_t* data, size_t size) { out.insert(out.end(), data, data + size); });
+  EncodeSafetensorsTo(metadata, tensors, [&](const uint8_t* data, size_t size) {
+    // The first piece is the header's length: the file's size is then known, so the buffer is
+    // allocated once (growing it would hold two copies of a large model for a moment).
+    if (out.empty() && size == 8) out.reserve(static_cast<size_t>(8 + ReadLittleEndian64(data) + data_bytes));
+    out.insert(out.end(), data, data + size);
+  });
   return out;
 }
 

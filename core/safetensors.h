@@ -70,6 +70,10 @@ struct TensorSource {
 void EncodeSafetensorsTo(const std::map<std::string, std::string>& metadata, const std::vector<TensorSource>& tensors,
                          const ByteSink& sink);
 
+// EncodeSafetensorsTo into one buffer allocated once at its final size.
+std::vector<uint8_t> EncodeSafetensorsToBytes(const std::map<std::string, std::string>& metadata,
+                                              const std::vector<TensorSource>& tensors);
+
 // Parses and validates a whole file held in memory; `what` names the source (a path) in errors.
 // Tensors come back sorted by name, their data exactly as stored (NaN bits included).
 SafetensorsFile DecodeSafetensors(const uint8_t* bytes, size_t size, const std::string& what);

@@ -129,6 +129,9 @@ TEST_CASE("streamed from sources in pieces: the same bytes; a source that writes
   });
   CHECK(streamed == EncodeSafetensors(file));
   CHECK(pieces == 2 + 1 + 2);  // length, header, then b's one piece and w's two
+  const std::vector<uint8_t> bytes = EncodeSafetensorsToBytes(file.metadata, sources);
+  CHECK(bytes == streamed);
+  CHECK(bytes.capacity() == bytes.size());  // allocated once, at the file's size
 
   auto error_of = [&](std::function<void(const ByteSink&)> write) {
     std::vector<TensorSource> one = {{"w", DType::kFloat32, {2}, std::move(write)}};
