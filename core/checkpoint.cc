@@ -17,8 +17,9 @@ namespace lockstep {
 
 namespace {
 
-// A tensor as the encoder's source: its data copied to little-endian bytes a piece at a time, so
-// a checkpoint is hashed or encoded without a second copy of every tensor.
+// A tensor as the encoder's source: its data as it is on a little-endian host, else copied to
+// little-endian bytes a piece at a time, so a checkpoint is hashed or encoded without a second
+// copy of every tensor.
 TensorSource ToSource(const std::string& name, const Tensor& t) {
   return {name, t.dtype(), t.shape(), [t](const ByteSink& sink) {
             const Tensor c = t.Detach().Contiguous().ToDevice(Device::Cpu());  // saving: data crosses to the host
@@ -28,6 +29,7 @@ TensorSource ToSource(const std::string& name, const Tensor& t) {
                 c.dtype() == DType::kFloat32 ? static_cast<const void*>(c.data_f32())
                 : c.dtype() == DType::kInt32 ? static_cast<const void*>(c.data_i32())
                                              : static_cast<const void*>(c.data_i64()));
+            if (kHostIsLittleEndian) return sink(src, count * element);  // already the file's bytes
             constexpr size_t kPieceElements = 1 << 16;
             std::vector<uint8_t> piece(std::min(count, kPieceElements) * element);
             for (size_t start = 0; start < count; start += kPieceElements) {

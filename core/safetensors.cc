@@ -504,28 +504,19 @@ std::vector<uint8_t> EncodeSafetensors(const SafetensorsFile& file) {
   return EncodeSafetensorsToBytes(file.metadata, sources);
 }
 
-std::vector<uint8_t> EncodeSafetensorsToBytes(const std::map<std::string, std::string>& metadata,
-                                              const std::vector<TensorSource>& tensors) {
-  uint64_t data_bytes = 0;
-  for (const TensorSource& t : tensors) {
-    uint64_t bytes = 0;
-    if (TensorBytes(t.dtype, t.shape, &bytes)) data_bytes += bytes;  // EncodeSafetensorsTo refuses the rest
-  }
-  std::vector<uint8_t> out;
-  EncodeSafetensorsTo(metadata, tensors, [&](const uint8_t* data, size_t size) {
-    // The first piece is the header's length: the file's size is then known, so the buffer is
-    // allocated once (growing it would hold two copies of a large model for a moment).
-    if (out.empty() && size == 8) out.reserve(static_cast<size_t>(8 + ReadLittleEndian64(data) + data_bytes));
-    out.insert(out.end(), data, data + size);
-  });
-  return out;
-}
+namespace {
 
-void EncodeSafetensorsTo(const std::map<std::string, std::string>& metadata, const std::vector<TensorSource>& tensors,
-                         const ByteSink& sink) {
-  std::vector<const TensorSource*> sorted;
-  std::vector<uint64_t> sizes;
-  sorted.reserve(tensors.size());
+// A file ready to be written: the 8-byte length and the JSON header, then the tensors in name
+// order with their byte sizes.
+struct EncodePlan {
+  std::vector<uint8_t> head;
+  std::vector<std::pair<const TensorSource*, uint64_t>> sorted;
+  uint64_t data_bytes = 0;
+};
+
+EncodePlan PlanEncoding(const std::map<std::string, std::string>& metadata, const std::vector<TensorSource>& tensors) {
+  EncodePlan plan;
+  plan.sorted.reserve(tensors.size());
   for (const TensorSource& t : tensors) {
     LOCKSTEP_REQUIRE(
         t.name != "__metadata__",
@@ -541,13 +532,13 @@ void EncodeSafetensorsTo(const std::map<std::string, std::string>& metadata, con
     LOCKSTEP_REQUIRE(TensorBytes(t.dtype, t.shape, &bytes),
                      "safetensors: tensor " << Quoted(t.name) << " (" << DTypeName(t.dtype) << ", shape "
                                             << ShapeString(t.shape) << ") has more bytes than a file can hold");
-    sorted.push_back(&t);
+    plan.sorted.emplace_back(&t, bytes);
   }
-  std::sort(sorted.begin(), sorted.end(),
-            [](const TensorSource* a, const TensorSource* b) { return a->name < b->name; });
-  for (size_t i = 1; i < sorted.size(); ++i) {
-    LOCKSTEP_REQUIRE(sorted[i - 1]->name != sorted[i]->name,
-                     "safetensors: two tensors are named " << Quoted(sorted[i]->name));
+  std::sort(plan.sorted.begin(), plan.sorted.end(),
+            [](const auto& a, const auto& b) { return a.first->name < b.first->name; });
+  for (size_t i = 1; i < plan.sorted.size(); ++i) {
+    LOCKSTEP_REQUIRE(plan.sorted[i - 1].first->name != plan.sorted[i].first->name,
+                     "safetensors: two tensors are named " << Quoted(plan.sorted[i].first->name));
   }
 
   std::string header = "{";
@@ -567,11 +558,8 @@ void EncodeSafetensorsTo(const std::map<std::string, std::string>& metadata, con
     header += "}";
   }
   uint64_t offset = 0;
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    const TensorSource& t = *sorted[i];
-    uint64_t bytes = 0;
-    TensorBytes(t.dtype, t.shape, &bytes);
-    sizes.push_back(bytes);
+  for (size_t i = 0; i < plan.sorted.size(); ++i) {
+    const TensorSource& t = *plan.sorted[i].first;
     if (i > 0 || !metadata.empty()) header += ",";
     AppendJsonString(t.name, &header);
     header += ":{\"dtype\":\"";
@@ -584,7 +572,7 @@ void EncodeSafetensorsTo(const std::map<std::string, std::string>& metadata, con
     header += "],\"data_offsets\":[";
     header += std::to_string(offset);
     header += ",";
-    offset += bytes;
+    offset += plan.sorted[i].second;
     header += std::to_string(offset);
     header += "]}";
   }
@@ -596,38 +584,71 @@ void EncodeSafetensorsTo(const std::map<std::string, std::string>& metadata, con
                                                        << kMaxSafetensorsHeaderBytes);
   LOCKSTEP_REQUIRE(offset <= std::numeric_limits<size_t>::max() - 8 - header.size(),
                    "safetensors: " << offset << " bytes of data do not fit in memory");
+  AppendLittleEndian64(header.size(), &plan.head);
+  plan.head.insert(plan.head.end(), header.begin(), header.end());
+  plan.data_bytes = offset;
+  return plan;
+}
 
-  std::vector<uint8_t> length;
-  AppendLittleEndian64(header.size(), &length);
-  sink(length.data(), length.size());
-  sink(reinterpret_cast<const uint8_t*>(header.data()), header.size());
+bool IsNan(const uint8_t* le) {
+  const uint32_t bits = uint32_t{le[0]} | (uint32_t{le[1]} << 8) | (uint32_t{le[2]} << 16) | (uint32_t{le[3]} << 24);
+  return (bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0;
+}
+
+// The tensors' data after the head, each checked for its size.
+void WriteData(const EncodePlan& plan, const ByteSink& sink) {
   std::vector<uint8_t> piece;  // a float32 piece with its NaNs made canonical
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    const TensorSource& t = *sorted[i];
+  for (const auto& [source, expected] : plan.sorted) {
+    const TensorSource& t = *source;
     const size_t element = DTypeSize(t.dtype);
     uint64_t written = 0;
-    t.write([&](const uint8_t* data, size_t size) {
-      LOCKSTEP_REQUIRE(size % element == 0 && written + size <= sizes[i],
+    t.write([&, expected = expected](const uint8_t* data, size_t size) {
+      LOCKSTEP_REQUIRE(size % element == 0 && written + size <= expected,
                        "safetensors: tensor " << Quoted(t.name) << " was given " << written + size << " bytes ("
-                                              << sizes[i] << " expected, whole elements)");
+                                              << expected << " expected, whole elements)");
       written += size;
-      if (t.dtype != DType::kFloat32) return sink(data, size);
       // Contract rule 6: every stored NaN is 0x7FC00000 (exponent all ones, fraction non-zero).
+      // A piece is copied only when it holds a NaN to rewrite.
+      size_t k = 0;
+      if (t.dtype == DType::kFloat32) {
+        while (k < size && !IsNan(data + k)) k += 4;
+      } else {
+        k = size;
+      }
+      if (k == size) return sink(data, size);
       piece.assign(data, data + size);
-      for (size_t k = 0; k < size; k += 4) {
-        const uint32_t bits = uint32_t{piece[k]} | (uint32_t{piece[k + 1]} << 8) |
-                              (uint32_t{piece[k + 2]} << 16) | (uint32_t{piece[k + 3]} << 24);
-        if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0) {
-          for (int b = 0; b < 4; ++b) piece[k + b] = static_cast<uint8_t>(kCanonicalNan >> (8 * b));
-        }
+      for (; k < size; k += 4) {
+        if (!IsNan(&piece[k])) continue;
+        for (int b = 0; b < 4; ++b) piece[k + b] = static_cast<uint8_t>(kCanonicalNan >> (8 * b));
       }
       sink(piece.data(), size);
     });
-    LOCKSTEP_REQUIRE(written == sizes[i], "safetensors: tensor " << Quoted(t.name) << " (" << DTypeName(t.dtype)
+    LOCKSTEP_REQUIRE(written == expected, "safetensors: tensor " << Quoted(t.name) << " (" << DTypeName(t.dtype)
                                                                  << ", shape " << ShapeString(t.shape) << ") needs "
-                                                                 << sizes[i] << " bytes of data, but was given "
+                                                                 << expected << " bytes of data, but was given "
                                                                  << written);
   }
+}
+
+}  // namespace
+
+std::vector<uint8_t> EncodeSafetensorsToBytes(const std::map<std::string, std::string>& metadata,
+                                              const std::vector<TensorSource>& tensors) {
+  const EncodePlan plan = PlanEncoding(metadata, tensors);
+  std::vector<uint8_t> out;
+  // Allocated once at the file's size: growing it would hold two copies of a large model for a moment.
+  out.reserve(plan.head.size() + static_cast<size_t>(plan.data_bytes));
+  out.insert(out.end(), plan.head.begin(), plan.head.end());
+  WriteData(plan, [&](const uint8_t* data, size_t size) { out.insert(out.end(), data, data + size); });
+  return out;
+}
+
+void EncodeSafetensorsTo(const std::map<std::string, std::string>& metadata, const std::vector<TensorSource>& tensors,
+                         const ByteSink& sink) {
+  const EncodePlan plan = PlanEncoding(metadata, tensors);
+  sink(plan.head.data(), 8);  // the header's length, then the header
+  sink(plan.head.data() + 8, plan.head.size() - 8);
+  WriteData(plan, sink);
 }
 
 SafetensorsFile DecodeSafetensors(const uint8_t* bytes, size_t size, const std::string& what) {
