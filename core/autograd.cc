@@ -158,7 +158,8 @@ const char* OpKindName(OpKind kind) {
       "view", "permute", "slice", "expand", "copy", "concat",
       "sum", "mean", "matmul",
       "softmax", "log_softmax", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "layer_norm",
-      "batch_norm", "embedding", "nll_loss", "masked_fill", "abs", "erf", "rsqrt", "where"};
+      "batch_norm", "embedding", "nll_loss", "masked_fill", "abs", "erf", "rsqrt", "where",
+      "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"};
   return kNames[static_cast<int>(kind)];
 }
 

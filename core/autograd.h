@@ -30,6 +30,7 @@ enum class OpKind {
   kEmbedding, kNllLoss, kMaskedFill,
   // added later: appended, so the earlier values never change
   kAbs, kErf, kRsqrt, kWhere,
+  kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh,
 };
 const char* OpKindName(OpKind kind);
 

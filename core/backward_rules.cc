@@ -289,6 +289,18 @@ std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& g) {
       const Tensor& y = node.saved[0];
       return {Mul(g, MulScalar(Mul(Mul(y, y), y), -0.5f))};
     }
+    // The trigonometric family: PyTorch's formulas (aten's derivatives.yaml).
+    case OpKind::kSin: return {Mul(g, Cos(in[0]))};
+    case OpKind::kCos: return {Neg(Mul(g, Sin(in[0])))};
+    case OpKind::kTan: return {Mul(g, AddScalar(Mul(node.saved[0], node.saved[0]), 1.0f))};  // 1 + tan^2
+    case OpKind::kAsin: return {Mul(g, Rsqrt(OneMinus(Mul(in[0], in[0]))))};
+    case OpKind::kAcos: return {Neg(Mul(g, Rsqrt(OneMinus(Mul(in[0], in[0])))))};
+    case OpKind::kAtan: return {Div(g, AddScalar(Mul(in[0], in[0]), 1.0f))};
+    case OpKind::kSinh: return {Mul(g, Cosh(in[0]))};
+    case OpKind::kCosh: return {Mul(g, Sinh(in[0]))};
+    case OpKind::kAsinh: return {Mul(g, Rsqrt(AddScalar(Mul(in[0], in[0]), 1.0f)))};
+    case OpKind::kAcosh: return {Mul(g, Rsqrt(AddScalar(Mul(in[0], in[0]), -1.0f)))};
+    case OpKind::kAtanh: return {Div(g, OneMinus(Mul(in[0], in[0])))};
     case OpKind::kWhere: {
       const Tensor gc = ContiguousData(g, "where"), zeros = Tensor::Zeros(g.shape());
       const Tensor& cond = node.saved[0];

@@ -43,7 +43,23 @@ Tensor Sqrt(const Tensor& a);
 Tensor Abs(const Tensor& a);    // sign bit cleared; gradient g * sign(x), 0 at 0
 Tensor Erf(const Tensor& a);    // correctly rounded
 Tensor Rsqrt(const Tensor& a);  // 1 / sqrt(x), correctly rounded
-// Not differentiable: comparisons give 1.0 / 0.0.
+// Trigonometric and hyperbolic functions and their inverses (radians), correctly rounded.
+Tensor Sin(const Tensor& a);
+Tensor Cos(const Tensor& a);
+Tensor Tan(const Tensor& a);
+Tensor Asin(const Tensor& a);
+Tensor Acos(const Tensor& a);
+Tensor Atan(const Tensor& a);
+Tensor Sinh(const Tensor& a);
+Tensor Cosh(const Tensor& a);
+Tensor Asinh(const Tensor& a);
+Tensor Acosh(const Tensor& a);
+Tensor Atanh(const Tensor& a);
+// Not differentiable: rounding to an integer (exact; the result keeps x's sign: floor(-0.5) = -1,
+// ceil(-0.5) = -0), and comparisons, which give 1.0 / 0.0.
+Tensor Floor(const Tensor& a);
+Tensor Ceil(const Tensor& a);
+Tensor Round(const Tensor& a);  // to nearest, ties to even (torch.round, ONNX Round)
 Tensor Maximum(const Tensor& a, const Tensor& b);
 Tensor Minimum(const Tensor& a, const Tensor& b);
 Tensor Equal(const Tensor& a, const Tensor& b);

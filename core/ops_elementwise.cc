@@ -186,9 +186,30 @@ Tensor Tanh(const Tensor& a) { return trace::Op("tanh", [&] { return Unary(MathF
 Tensor Sigmoid(const Tensor& a) { return trace::Op("sigmoid", [&] { return Unary(MathForward(backend::MathFn::kSigmoid, a, "sigmoid"), OpKind::kSigmoid, a); }); }
 Tensor Exp(const Tensor& a) { return trace::Op("exp", [&] { return Unary(MathForward(backend::MathFn::kExp, a, "exp"), OpKind::kExp, a); }); }
 Tensor Log(const Tensor& a) { return trace::Op("log", [&] { return Unary(MathForward(backend::MathFn::kLog, a, "log"), OpKind::kLog, a); }); }
+Tensor Floor(const Tensor& a) { return trace::Op("floor", [&] { return UnaryKernel(backend::UnaryOp::kFloor, a, "floor"); }); }
+Tensor Ceil(const Tensor& a) { return trace::Op("ceil", [&] { return UnaryKernel(backend::UnaryOp::kCeil, a, "ceil"); }); }
+Tensor Round(const Tensor& a) { return trace::Op("round", [&] { return UnaryKernel(backend::UnaryOp::kRoundEven, a, "round"); }); }
 Tensor Abs(const Tensor& a) { return trace::Op("abs", [&] { return Unary(UnaryKernel(backend::UnaryOp::kAbs, a, "abs"), OpKind::kAbs, a); }); }
 Tensor Erf(const Tensor& a) { return trace::Op("erf", [&] { return Unary(MathForward(backend::MathFn::kErf, a, "erf"), OpKind::kErf, a); }); }
 Tensor Rsqrt(const Tensor& a) { return trace::Op("rsqrt", [&] { return Unary(MathForward(backend::MathFn::kRsqrt, a, "rsqrt"), OpKind::kRsqrt, a); }); }
+
+// The correctly rounded functions whose backward rules need only the input and the output.
+#define LOCKSTEP_MATH_OP(Name, name)                                                                      \
+  Tensor Name(const Tensor& a) {                                                                        \
+    return trace::Op(#name, [&] { return Unary(MathForward(backend::MathFn::k##Name, a, #name), OpKind::k##Name, a); }); \
+  }
+LOCKSTEP_MATH_OP(Sin, sin)
+LOCKSTEP_MATH_OP(Cos, cos)
+LOCKSTEP_MATH_OP(Tan, tan)
+LOCKSTEP_MATH_OP(Asin, asin)
+LOCKSTEP_MATH_OP(Acos, acos)
+LOCKSTEP_MATH_OP(Atan, atan)
+LOCKSTEP_MATH_OP(Sinh, sinh)
+LOCKSTEP_MATH_OP(Cosh, cosh)
+LOCKSTEP_MATH_OP(Asinh, asinh)
+LOCKSTEP_MATH_OP(Acosh, acosh)
+LOCKSTEP_MATH_OP(Atanh, atanh)
+#undef LOCKSTEP_MATH_OP
 
 Tensor Where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {
   return trace::Op("where", [&]() -> Tensor {

@@ -21,9 +21,15 @@ inline MathTables HostMathTables() {
   t.log_poly = mt::kLogPoly;
   t.erf_coef = mt::kErfCoef;
   t.gauss_tail_coef = mt::kGaussTailCoef;
+  t.trig_reduce = mt::kTrigReduce;
+  t.sin_poly = mt::kSinPoly;
+  t.cos_poly = mt::kCosPoly;
+  t.atan_hi = mt::kAtanHi;
+  t.atan_lo = mt::kAtanLo;
+  t.atan_poly = mt::kAtanPoly;
   namespace me = ::lockstep::simd::math_exceptions;
   static_assert(sizeof(me::kTables) / sizeof(me::kTables[0]) == kExceptionTables,
-                "math_exceptions.h must list 9 functions and pow_int_-4..4");
+                "math_exceptions.h must list every MathFn and pow_int_-4..4");
   for (int i = 0; i < kExceptionTables; ++i) {
     t.exception_pairs[i] = me::kTables[i].pairs;
     t.exception_counts[i] = me::kTables[i].count;
@@ -38,6 +44,11 @@ constexpr size_t kLogTableSize = sizeof(mt::kLogC) / sizeof(double);
 constexpr size_t kLogPolySize = sizeof(mt::kLogPoly) / sizeof(double);
 constexpr size_t kErfCoefSize = sizeof(mt::kErfCoef) / sizeof(double);
 constexpr size_t kGaussTailCoefSize = sizeof(mt::kGaussTailCoef) / sizeof(double);
+constexpr size_t kTrigReduceSize = sizeof(mt::kTrigReduce) / sizeof(double);
+constexpr size_t kSinPolySize = sizeof(mt::kSinPoly) / sizeof(double);
+constexpr size_t kCosPolySize = sizeof(mt::kCosPoly) / sizeof(double);
+constexpr size_t kAtanTableSize = sizeof(mt::kAtanHi) / sizeof(double);
+constexpr size_t kAtanPolySize = sizeof(mt::kAtanPoly) / sizeof(double);
 
 }  // namespace cuda
 }  // namespace lockstep

@@ -118,6 +118,12 @@ bool UploadMathTables() {
   device_tables.log_poly = ToDevice(host.log_poly, kLogPolySize, &ok);
   device_tables.erf_coef = ToDevice(host.erf_coef, kErfCoefSize, &ok);
   device_tables.gauss_tail_coef = ToDevice(host.gauss_tail_coef, kGaussTailCoefSize, &ok);
+  device_tables.trig_reduce = ToDevice(host.trig_reduce, kTrigReduceSize, &ok);
+  device_tables.sin_poly = ToDevice(host.sin_poly, kSinPolySize, &ok);
+  device_tables.cos_poly = ToDevice(host.cos_poly, kCosPolySize, &ok);
+  device_tables.atan_hi = ToDevice(host.atan_hi, kAtanTableSize, &ok);
+  device_tables.atan_lo = ToDevice(host.atan_lo, kAtanTableSize, &ok);
+  device_tables.atan_poly = ToDevice(host.atan_poly, kAtanPolySize, &ok);
   for (int i = 0; i < kExceptionTables; ++i) {
     // count pairs plus the sentinel pair
     device_tables.exception_pairs[i] = ToDevice(host.exception_pairs[i], 2 * (host.exception_counts[i] + 1), &ok);

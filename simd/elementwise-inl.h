@@ -48,6 +48,32 @@ struct CanonicalizeFn { template <class D, class V> HWY_INLINE V operator()(D d,
 struct ReciprocalFn { template <class D, class V> HWY_INLINE V operator()(D d, V a) const { return Canonicalize(d, hn::Div(hn::Set(d, 1.0f), a)); } };
 struct SquareFn { template <class D, class V> HWY_INLINE V operator()(D d, V a) const { return Canonicalize(d, hn::Mul(a, a)); } };
 
+// Rounding to an integer with integer operations only (not Highway's Floor/Ceil/Round, whose
+// emulations differ by target): for |x| < 2^23, t = trunc|x| by conversion, then one added where
+// the rounding mode asks (exact), the sign of x copied back. kMode: 0 floor, 1 ceil, 2 ties-to-even.
+template <int kMode>
+struct RoundToIntegralFn {
+  template <class D, class V> HWY_INLINE V operator()(D d, V x) const {
+    const hn::RebindToSigned<D> di;
+    const V a = hn::Abs(x);
+    const auto small = hn::Lt(a, hn::Set(d, 8388608.0f));  // 2^23: every float above is an integer
+    const auto ti = hn::ConvertTo(di, hn::IfThenElseZero(small, a));
+    const V t = hn::ConvertTo(d, ti);
+    const V frac = hn::Sub(hn::IfThenElseZero(small, a), t);  // exact
+    const auto neg = hn::Lt(x, hn::Zero(d));
+    hn::Mask<D> up;
+    if (kMode == 0) up = hn::And(neg, hn::Gt(frac, hn::Zero(d)));
+    if (kMode == 1) up = hn::AndNot(neg, hn::Gt(frac, hn::Zero(d)));
+    if (kMode == 2) {
+      const auto odd = hn::RebindMask(d, hn::Ne(hn::And(ti, hn::Set(di, 1)), hn::Zero(di)));
+      const V half = hn::Set(d, 0.5f);
+      up = hn::Or(hn::Gt(frac, half), hn::And(hn::Eq(frac, half), odd));
+    }
+    const V mag = hn::IfThenElse(up, hn::Add(t, hn::Set(d, 1.0f)), t);
+    return Canonicalize(d, hn::IfThenElse(small, hn::CopySignToAbs(mag, x), x));
+  }
+};
+
 struct SelectFn {
   template <class D, class V> HWY_INLINE V operator()(D d, V c, V a, V b) const {
     const auto is_false = hn::Eq(c, hn::Zero(d));  // NaN != 0, so a NaN condition is true
@@ -96,6 +122,9 @@ HWY_INLINE void WithUnaryFn(UnaryOp op, const Visit& visit) {
     case UnaryOp::kCanonicalize: return visit(CanonicalizeFn());
     case UnaryOp::kReciprocal: return visit(ReciprocalFn());
     case UnaryOp::kSquare: return visit(SquareFn());
+    case UnaryOp::kFloor: return visit(RoundToIntegralFn<0>());
+    case UnaryOp::kCeil: return visit(RoundToIntegralFn<1>());
+    case UnaryOp::kRoundEven: return visit(RoundToIntegralFn<2>());
   }
 }
 

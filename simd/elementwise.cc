@@ -80,7 +80,7 @@ const char* BinaryOpName(BinaryOp op) {
 }
 const char* UnaryOpName(UnaryOp op) {
   static const char* const kNames[] = {"neg", "abs", "sqrt", "relu", "canonicalize", "reciprocal",
-                                       "square"};
+                                       "square", "floor", "ceil", "round"};
   return kNames[static_cast<int>(op)];
 }
 

@@ -24,6 +24,11 @@ enum class UnaryOp {
   kCanonicalize,  // copies, replacing every NaN by 0x7FC00000
   kReciprocal,    // 1 / x, one IEEE division
   kSquare,        // x * x
+  // Rounding to an integer (IEEE roundToIntegral): exact; the result keeps x's sign (floor(-0.5)
+  // = -1, ceil(-0.5) = -0, round(0.5) = +0); integers (|x| >= 2^23), infinities stay; NaN -> NaN.
+  kFloor,         // toward -inf
+  kCeil,          // toward +inf
+  kRoundEven,     // to nearest, ties to even (ONNX Round, torch.round)
 };
 
 // out[i] = a[i] op b[i]. out may alias a or b.

@@ -28,6 +28,7 @@
 #include "simd/math_core-inl.h"
 #include "simd/math_lookup.h"
 #include "simd/math_tables.h"
+#include "simd/math_trig-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace lockstep {
@@ -42,17 +43,6 @@ using namespace ::lockstep::simd::HWY_NAMESPACE::mathcore;  // NOLINT
 // Ziv's test margin: every evaluation below has relative error < 2^-50 (see the doc), so 2^-44
 // leaves a wide margin and still sends only about 2^-19 of lanes to the table lookup.
 constexpr double kZivEps = 0x1p-44;
-
-template <class D, class V = hn::Vec<D>>
-HWY_INLINE V ZeroIfNaN(D d, V x) {
-  return hn::IfThenElse(hn::Ne(x, x), hn::Zero(d), x);
-}
-// The rounded result with every lane whose input is NaN (the evaluation saw 0 there) and every NaN
-// result made 0x7FC00000.
-template <class DF, class VF>
-HWY_INLINE VF NaNFix(DF df, VF xf, VF r) {
-  return hn::IfThenElse(hn::Or(IsNaNMask(df, xf), IsNaNMask(df, r)), CanonicalNaN(df), r);
-}
 
 // s + e rounded to odd (Boldo-Melquiond): s = RN(hi + lo) with |hi| >= |lo|, and if that is inexact
 // and s's last bit is 0, s moves one ulp toward the exact sum. Rounding the result once more to
@@ -71,12 +61,6 @@ HWY_INLINE V AddRoundToOdd(D d, V hi, V lo) {
   const auto step = hn::Or(hn::ShiftRight<63>(hn::Xor(hn::BitCast(di, e), sbits)), hn::Set(di, 1));
   const auto adjust = hn::IfThenElseZero(hn::And(even, inexact), step);
   return hn::BitCast(d, hn::Add(sbits, adjust));
-}
-
-template <class DF>
-HWY_INLINE hn::Vec<DF> FInf(DF df) {
-  const hn::RebindToUnsigned<DF> du;
-  return hn::BitCast(df, hn::Set(du, 0x7F800000u));
 }
 
 // ---- The functions: Value(d, x) is the float64 approximation for the promoted input x (any
@@ -314,6 +298,17 @@ HWY_INLINE void ApplyMathFloat64(MathFn fn, const float* in, float* out, size_t 
     case MathFn::kGeluTanh: return mathfn::MapMath(in, out, n, mathfn::GeluTanhF(), table);
     case MathFn::kSoftplus: return mathfn::MapMath(in, out, n, mathfn::SoftplusF(), table);
     case MathFn::kRsqrt: return mathfn::MapMath(in, out, n, mathfn::RsqrtF(), table);
+    case MathFn::kSin: return mathfn::MapMath(in, out, n, mathfn::SinF(), table);
+    case MathFn::kCos: return mathfn::MapMath(in, out, n, mathfn::CosF(), table);
+    case MathFn::kTan: return mathfn::MapMath(in, out, n, mathfn::TanF(), table);
+    case MathFn::kAsin: return mathfn::MapMath(in, out, n, mathfn::AsinF(), table);
+    case MathFn::kAcos: return mathfn::MapMath(in, out, n, mathfn::AcosF(), table);
+    case MathFn::kAtan: return mathfn::MapMath(in, out, n, mathfn::AtanF(), table);
+    case MathFn::kSinh: return mathfn::MapMath(in, out, n, mathfn::SinhF(), table);
+    case MathFn::kCosh: return mathfn::MapMath(in, out, n, mathfn::CoshF(), table);
+    case MathFn::kAsinh: return mathfn::MapMath(in, out, n, mathfn::AsinhF(), table);
+    case MathFn::kAcosh: return mathfn::MapMath(in, out, n, mathfn::AcoshF(), table);
+    case MathFn::kAtanh: return mathfn::MapMath(in, out, n, mathfn::AtanhF(), table);
   }
 }
 

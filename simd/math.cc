@@ -171,8 +171,10 @@ void PowHalf(const float* in, float* out, size_t n) {
 }
 
 const char* MathFnName(MathFn fn) {
-  static const char* const kNames[] = {"exp", "log", "tanh", "sigmoid", "erf",
-                                       "gelu_erf", "gelu_tanh", "softplus", "rsqrt"};
+  static const char* const kNames[] = {"exp",  "log",  "tanh", "sigmoid", "erf",   "gelu_erf", "gelu_tanh",
+                                       "softplus", "rsqrt", "sin", "cos", "tan", "asin", "acos",
+                                       "atan", "sinh", "cosh", "asinh", "acosh", "atanh"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == kMathFnCount, "a name for every MathFn");
   return kNames[static_cast<int>(fn)];
 }
 

@@ -8,7 +8,9 @@
 // as correct rounding dictates. Particular cases: log(+-0) = -inf, log(x < 0) = NaN,
 // log(+inf) = +inf; rsqrt(+0) = +inf, rsqrt(-0) = -inf, rsqrt(x < 0) = NaN, rsqrt(+inf) = +0;
 // tanh, erf: odd, +-1 at +-inf; sigmoid(-inf) = +0, sigmoid(+inf) = 1; softplus(-inf) = +0;
-// gelu_*(-inf) = -0 (the limit), gelu_*(+inf) = +inf, gelu_*(-0) = -0.
+// gelu_*(-inf) = -0 (the limit), gelu_*(+inf) = +inf, gelu_*(-0) = -0; sin, cos, tan of +-inf = NaN;
+// asin, acos of |x| > 1 = NaN; acosh(x < 1) = NaN; atanh(+-1) = +-inf, atanh(|x| > 1) = NaN;
+// sin, tan, asin, atan, sinh, asinh, atanh keep the sign of a zero.
 //
 // Plain declarations; the per-target code is in math_fast-inl.h (float32 first steps) and
 // math-inl.h (float64 evaluation), dispatch in math.cc and math_float64.cc.
@@ -31,8 +33,19 @@ enum class MathFn {
   kGeluTanh,  // x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), exact real constants
   kSoftplus,  // log(1 + e^x)
   kRsqrt,     // 1 / sqrt(x)
+  kSin,       // sine (radians)
+  kCos,       // cosine
+  kTan,       // tangent
+  kAsin,      // inverse sine, in [-pi/2, pi/2]
+  kAcos,      // inverse cosine, in [0, pi]
+  kAtan,      // inverse tangent, in [-pi/2, pi/2]
+  kSinh,      // hyperbolic sine
+  kCosh,      // hyperbolic cosine
+  kAsinh,     // inverse hyperbolic sine
+  kAcosh,     // inverse hyperbolic cosine
+  kAtanh,     // inverse hyperbolic tangent
 };
-constexpr int kMathFnCount = 9;
+constexpr int kMathFnCount = 20;
 
 // out[i] = fn(in[i]), correctly rounded. out may alias in.
 void Math(MathFn fn, const float* in, float* out, size_t n);
@@ -47,7 +60,8 @@ void PowInt(const float* in, int exponent, float* out, size_t n);
 // out[i] = pow(in[i], 0.5): the IEEE square root except pow(-0, 0.5) = +0 and pow(-inf, 0.5) = +inf.
 void PowHalf(const float* in, float* out, size_t n);
 
-// "exp", "log", "tanh", "sigmoid", "erf", "gelu_erf", "gelu_tanh", "softplus", "rsqrt".
+// "exp", "log", "tanh", "sigmoid", "erf", "gelu_erf", "gelu_tanh", "softplus", "rsqrt", "sin", "cos",
+// "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh".
 const char* MathFnName(MathFn fn);
 
 // Scalar float64 helpers for Box-Muller normals (contract rule 7): deterministic (a fixed sequence

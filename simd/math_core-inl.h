@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "hwy/highway.h"
+#include "simd/contract-inl.h"
 #include "simd/math_tables.h"
 
 #if HWY_HAVE_FLOAT64  // (targets without float64 lanes use EMU128's build of math.cc)
@@ -167,6 +168,24 @@ HWY_INLINE hn::Vec<DF> DemoteSat(D d, DF df, V y) {
   const hn::Vec<DF> r = hn::DemoteTo(df, y);
   const hn::Vec<DF> inf = hn::BitCast(df, hn::Set(du, 0x7F800000u));
   return hn::IfThenElse(big, hn::CopySignToAbs(inf, r), r);
+}
+
+// (IsNaNMask, not Ne(x, x): Highway's Ne is an ordered compare on AVX2/AVX-512, false for NaN.)
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V ZeroIfNaN(D d, V x) {
+  return hn::IfThenZeroElse(IsNaNMask(d, x), x);
+}
+// The rounded result with every lane whose input is NaN (the evaluation saw 0 there) and every NaN
+// result made 0x7FC00000.
+template <class DF, class VF>
+HWY_INLINE VF NaNFix(DF df, VF xf, VF r) {
+  return hn::IfThenElse(hn::Or(IsNaNMask(df, xf), IsNaNMask(df, r)), CanonicalNaN(df), r);
+}
+
+template <class DF>
+HWY_INLINE hn::Vec<DF> FInf(DF df) {
+  const hn::RebindToUnsigned<DF> du;
+  return hn::BitCast(df, hn::Set(du, 0x7F800000u));
 }
 
 }  // namespace mathcore

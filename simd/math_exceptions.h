@@ -106,6 +106,44 @@ static const uint32_t kSoftplus[] = {
     0xFFFFFFFFu, 0xFFFFFFFFu};
 static const uint32_t kRsqrt[] = {
     0xFFFFFFFFu, 0xFFFFFFFFu};
+static const uint32_t kSin[] = {
+    0x46199998u, 0xBEB1FA5Du,
+    0xC6199998u, 0x3EB1FA5Du,
+    0xFFFFFFFFu, 0xFFFFFFFFu};
+static const uint32_t kCos[] = {
+    0x5922AA80u, 0x3F08AEBFu,
+    0x5F18B878u, 0x3F7F14BBu,
+    0x6115CB11u, 0x3F78142Fu,
+    0xD922AA80u, 0x3F08AEBFu,
+    0xDF18B878u, 0x3F7F14BBu,
+    0xE115CB11u, 0x3F78142Fu,
+    0xFFFFFFFFu, 0xFFFFFFFFu};
+static const uint32_t kTan[] = {
+    0xFFFFFFFFu, 0xFFFFFFFFu};
+static const uint32_t kAsin[] = {
+    0xFFFFFFFFu, 0xFFFFFFFFu};
+static const uint32_t kAcos[] = {
+    0x328885A3u, 0x3FC90FDBu,
+    0x39826222u, 0x3FC907B5u,
+    0xFFFFFFFFu, 0xFFFFFFFFu};
+static const uint32_t kAtan[] = {
+    0x3D8D6B23u, 0x3D8D31C3u,
+    0xBD8D6B23u, 0xBD8D31C3u,
+    0xFFFFFFFFu, 0xFFFFFFFFu};
+static const uint32_t kSinh[] = {
+    0x3A1285FFu, 0x3A1285FFu,
+    0xBA1285FFu, 0xBA1285FFu,
+    0xFFFFFFFFu, 0xFFFFFFFFu};
+static const uint32_t kCosh[] = {
+    0xFFFFFFFFu, 0xFFFFFFFFu};
+static const uint32_t kAsinh[] = {
+    0xFFFFFFFFu, 0xFFFFFFFFu};
+static const uint32_t kAcosh[] = {
+    0xFFFFFFFFu, 0xFFFFFFFFu};
+static const uint32_t kAtanh[] = {
+    0x39B89BA2u, 0x39B89BA3u,
+    0xB9B89BA2u, 0xB9B89BA3u,
+    0xFFFFFFFFu, 0xFFFFFFFFu};
 static const uint32_t kPowIntM4[] = {
     0xFFFFFFFFu, 0xFFFFFFFFu};
 static const uint32_t kPowIntM3[] = {
@@ -135,6 +173,17 @@ static const Table kTables[] = {
     {"gelu_tanh", kGeluTanh, 0},
     {"softplus", kSoftplus, 1},
     {"rsqrt", kRsqrt, 0},
+    {"sin", kSin, 2},
+    {"cos", kCos, 6},
+    {"tan", kTan, 0},
+    {"asin", kAsin, 0},
+    {"acos", kAcos, 2},
+    {"atan", kAtan, 2},
+    {"sinh", kSinh, 2},
+    {"cosh", kCosh, 0},
+    {"asinh", kAsinh, 0},
+    {"acosh", kAcosh, 0},
+    {"atanh", kAtanh, 2},
     {"pow_int_-4", kPowIntM4, 0},
     {"pow_int_-3", kPowIntM3, 0},
     {"pow_int_-2", kPowIntM2, 0},

@@ -10,6 +10,7 @@
 
 #include <atomic>
 
+#include "simd/math.h"
 #include "simd/math_exceptions.h"
 
 namespace lockstep {
@@ -18,10 +19,10 @@ namespace math_detail {
 
 using ExceptionTable = math_exceptions::Table;
 
-// Table order (fixed by tools/prove-math): the nine MathFn in enum order, then pow_int_-4 .. 4.
-constexpr int kPowTableFirst = 9;
-static_assert(sizeof(math_exceptions::kTables) / sizeof(math_exceptions::kTables[0]) == 18,
-              "math_exceptions.h must list 9 functions and pow_int_-4..4");
+// Table order (fixed by tools/prove-math): the MathFn in enum order, then pow_int_-4 .. 4.
+constexpr int kPowTableFirst = kMathFnCount;
+static_assert(sizeof(math_exceptions::kTables) / sizeof(math_exceptions::kTables[0]) == kMathFnCount + 9,
+              "math_exceptions.h must list every MathFn and pow_int_-4..4");
 
 inline std::atomic<bool>& ExceptionsEnabledFlag() {
   static std::atomic<bool> enabled{true};

@@ -24,10 +24,12 @@ namespace be = backend;
 static_assert(static_cast<int>(be::BinaryOp::kGe) == static_cast<int>(simd::BinaryOp::kGe) &&
                   static_cast<int>(be::BinaryOp::kMax) == static_cast<int>(simd::BinaryOp::kMax),
               "backend::BinaryOp must mirror simd::BinaryOp");
-static_assert(static_cast<int>(be::UnaryOp::kSquare) == static_cast<int>(simd::UnaryOp::kSquare),
+static_assert(static_cast<int>(be::UnaryOp::kSquare) == static_cast<int>(simd::UnaryOp::kSquare) &&
+                  static_cast<int>(be::UnaryOp::kRoundEven) == static_cast<int>(simd::UnaryOp::kRoundEven),
               "backend::UnaryOp must mirror simd::UnaryOp");
 static_assert(static_cast<int>(be::MathFn::kRsqrt) == static_cast<int>(simd::MathFn::kRsqrt) &&
-                  simd::kMathFnCount == 9,
+                  static_cast<int>(be::MathFn::kAtanh) == static_cast<int>(simd::MathFn::kAtanh) &&
+                  simd::kMathFnCount == be::kMathFnCount,
               "backend::MathFn must mirror simd::MathFn");
 
 simd::BinaryOp B(be::BinaryOp op) { return static_cast<simd::BinaryOp>(op); }

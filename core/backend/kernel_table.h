@@ -21,18 +21,23 @@ namespace backend {
 
 // Bumped whenever the table's layout or a kernel's meaning changes; a plugin built for another
 // version is refused with both versions named.
-constexpr uint32_t kKernelTableAbi = 6;
+constexpr uint32_t kKernelTableAbi = 7;
 
 // The same values as simd::BinaryOp, simd::UnaryOp and simd::MathFn (checked where the CPU table
 // is built).
 enum class BinaryOp : int32_t { kAdd, kSub, kMul, kDiv, kMax, kMin, kEq, kNe, kLt, kLe, kGt, kGe };
-enum class UnaryOp : int32_t { kNeg, kAbs, kSqrt, kRelu, kCanonicalize, kReciprocal, kSquare };
-enum class MathFn : int32_t { kExp, kLog, kTanh, kSigmoid, kErf, kGeluErf, kGeluTanh, kSoftplus, kRsqrt };
+enum class UnaryOp : int32_t { kNeg, kAbs, kSqrt, kRelu, kCanonicalize, kReciprocal, kSquare, kFloor, kCeil, kRoundEven };
+enum class MathFn : int32_t {
+  kExp, kLog, kTanh, kSigmoid, kErf, kGeluErf, kGeluTanh, kSoftplus, kRsqrt,
+  kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh
+};
+constexpr int32_t kMathFnCount = 20;
 inline const char* MathFnName(MathFn fn) {
-  static const char* const kNames[] = {"exp", "log", "tanh", "sigmoid", "erf", "gelu_erf", "gelu_tanh", "softplus",
-                                       "rsqrt"};
+  static const char* const kNames[] = {"exp",  "log",  "tanh", "sigmoid", "erf",  "gelu_erf", "gelu_tanh",
+                                       "softplus", "rsqrt", "sin", "cos", "tan", "asin", "acos",
+                                       "atan", "sinh", "cosh", "asinh", "acosh", "atanh"};
   const int32_t i = static_cast<int32_t>(fn);
-  return i >= 0 && i < 9 ? kNames[i] : "math";
+  return i >= 0 && i < kMathFnCount ? kNames[i] : "math";
 }
 
 // C = op(A) op(B), row-major, each output summing its K products in increasing k (simd/gemm.h).

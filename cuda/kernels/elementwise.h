@@ -29,6 +29,20 @@ LS_HD float ApplyBinary(BinaryOp op, float a, float b) {
   return CanonicalNaN();
 }
 
+// simd/elementwise-inl.h's RoundToIntegralFn: trunc|x| by conversion, one added where the mode asks
+// (0 floor, 1 ceil, 2 ties-to-even), x's sign copied back; |x| >= 2^23, infinities and NaN stay.
+LS_HD float RoundToIntegral(float x, int mode) {
+  const float a = BitCast<float>(BitCast<uint32_t>(x) & 0x7FFFFFFFu);
+  if (!(a < 8388608.0f)) return Canonical(x);
+  const int32_t ti = static_cast<int32_t>(a);
+  const float t = static_cast<float>(ti), frac = a - t;
+  const bool neg = x < 0.0f;
+  const bool up = mode == 0 ? neg && frac > 0.0f
+                : mode == 1 ? !neg && frac > 0.0f
+                            : frac > 0.5f || (frac == 0.5f && (ti & 1) != 0);
+  return CopySign(up ? t + 1.0f : t, x);
+}
+
 LS_HD float ApplyUnary(UnaryOp op, float a) {
   switch (op) {
     case UnaryOp::kNeg: return Canonical(BitCast<float>(BitCast<uint32_t>(a) ^ 0x80000000u));
@@ -38,6 +52,9 @@ LS_HD float ApplyUnary(UnaryOp op, float a) {
     case UnaryOp::kCanonicalize: return Canonical(a);
     case UnaryOp::kReciprocal: return Canonical(1.0f / a);
     case UnaryOp::kSquare: return Canonical(a * a);
+    case UnaryOp::kFloor: return RoundToIntegral(a, 0);
+    case UnaryOp::kCeil: return RoundToIntegral(a, 1);
+    case UnaryOp::kRoundEven: return RoundToIntegral(a, 2);
   }
   return CanonicalNaN();
 }

@@ -16,9 +16,9 @@ namespace cuda {
 namespace mt = ::lockstep::simd::math_tables;
 using backend::MathFn;
 
-// Exception tables in simd/math_exceptions.h's order: the nine MathFn, then pow_int_-4 .. 4.
-constexpr int kExceptionTables = 18;
-constexpr int kPowTableFirst = 9;
+// Exception tables in simd/math_exceptions.h's order: the MathFn, then pow_int_-4 .. 4.
+constexpr int kPowTableFirst = backend::kMathFnCount;
+constexpr int kExceptionTables = kPowTableFirst + 9;
 
 struct MathTables {
   const double* exp_t_hi;
@@ -30,6 +30,12 @@ struct MathTables {
   const double* log_poly;
   const double* erf_coef;
   const double* gauss_tail_coef;
+  const double* trig_reduce;
+  const double* sin_poly;
+  const double* cos_poly;
+  const double* atan_hi;
+  const double* atan_lo;
+  const double* atan_poly;
   const uint32_t* exception_pairs[kExceptionTables];  // (input bits, output bits), sorted
   size_t exception_counts[kExceptionTables];
 };
@@ -227,6 +233,117 @@ LS_HD double PowIntValue(double x, int e) {
   return e < 0 ? 1.0 / acc : acc;
 }
 
+// ---- sin, cos, tan, their inverses and the hyperbolic functions (simd/math_trig-inl.h) ----
+LS_HD double ZeroIfNotFinite(double x) { return AbsD(x) < 0x1p200 ? x : 0.0; }
+
+LS_HD double Log1p(const MathTables& t, double u) {
+  double a, b;
+  TwoSum(1.0, u, &a, &b);
+  return LogCore<true>(t, a, b);
+}
+
+LS_HD double Expm1NonNeg(const MathTables& t, double x) {
+  double s_hi, s_lo, p;
+  ExpCore(t, x, 0.0, &s_hi, &s_lo, &p);
+  return (s_hi - 1.0) + (s_lo + s_hi * p);
+}
+
+LS_HD double ReduceQuadrant(const MathTables& t, double a, int64_t* k) {
+  const double ac = MinD(MaxD(a, 0.5), 0x1.fffffep127);
+  const int64_t row = ((BitCast<int64_t>(ac) >> 52) - 1022) << 2;
+  const double p0 = a * t.trig_reduce[row], p1 = a * t.trig_reduce[row + 1];
+  const double p2 = a * t.trig_reduce[row + 2], p3 = a * t.trig_reduce[row + 3];
+  int64_t k0, k1;
+  const double f0 = p0 - RoundToInt(p0, &k0);
+  double s, s_err;
+  TwoSum(f0, p1, &s, &s_err);
+  const double f_hi = s - RoundToInt(s, &k1);
+  const double f_lo = (s_err + p2) + p3;
+  const double theta = (f_hi + f_lo) * mt::kPio2;
+  const bool small = a < 0.78539816339744828;
+  *k = small ? 0 : k0 + k1;
+  return small ? a : theta;
+}
+
+LS_HD void SinCosKernel(const MathTables& t, double x, double* s, double* c) {
+  const double x2 = x * x;
+  double ps = t.sin_poly[7];
+  for (int i = 6; i >= 0; --i) ps = ps * x2 + t.sin_poly[i];
+  *s = x + x * (x2 * ps);
+  double pc = t.cos_poly[8];
+  for (int i = 7; i >= 0; --i) pc = pc * x2 + t.cos_poly[i];
+  *c = 1.0 + x2 * pc;
+}
+
+// kind 0: sin, 1: cos, 2: tan.
+LS_HD double TrigValue(const MathTables& t, double x, int kind) {
+  const double xs = ZeroIfNotFinite(x);
+  int64_t k;
+  const double theta = ReduceQuadrant(t, AbsD(xs), &k);
+  double s, c;
+  SinCosKernel(t, theta, &s, &c);
+  if (kind == 1) {
+    const double y = (k & 1) ? s : c;
+    return ((k + 1) & 2) ? -y : y;
+  }
+  double y;
+  if (kind == 0) {
+    y = (k & 1) ? c : s;
+    y = (k & 2) ? -y : y;
+  } else {
+    y = (k & 1) ? -(c / s) : s / c;
+  }
+  return xs < 0.0 ? -y : y;
+}
+
+LS_HD double AtanNonNeg(const MathTables& t, double z) {
+  const bool big = z > 1.0;
+  const double u = big ? 1.0 / z : z;
+  int64_t j;
+  const double c = RoundToInt(u * 64.0, &j) * 0.015625;
+  const double v = (u - c) / (1.0 + u * c);
+  const double v2 = v * v;
+  double q = t.atan_poly[4];
+  for (int i = 3; i >= 0; --i) q = q * v2 + t.atan_poly[i];
+  const double p = v + v * (v2 * q);
+  const double hi = t.atan_hi[j], lo = t.atan_lo[j];
+  return big ? (mt::kPio2Hi - hi) + ((mt::kPio2Lo - lo) - p) : hi + (lo + p);
+}
+
+LS_HD double AsinValue(const MathTables& t, double x) {
+  const double a = MinD(AbsD(ZeroIfNaN(x)), 1.0);
+  return AtanNonNeg(t, a / SqrtD(1.0 - a * a));
+}
+LS_HD double AcosValue(const MathTables& t, double x) {
+  const double a = MinD(MaxD(ZeroIfNaN(x), -1.0), 1.0);
+  return AtanNonNeg(t, SqrtD((1.0 - a) / (1.0 + a))) * 2.0;
+}
+LS_HD double SinhValue(const MathTables& t, double x) {
+  const double em = Expm1NonNeg(t, MinD(AbsD(ZeroIfNaN(x)), 100.0));
+  return (em + em / (em + 1.0)) * 0.5;
+}
+LS_HD double CoshValue(const MathTables& t, double x) {
+  const double e = Exp(t, MinD(AbsD(ZeroIfNaN(x)), 100.0), 0.0);
+  return (e + 1.0 / e) * 0.5;
+}
+LS_HD double AsinhValue(const MathTables& t, double x) {
+  const double a = MinD(AbsD(ZeroIfNaN(x)), 0x1.fffffep127);
+  const double a2 = a * a;
+  return Log1p(t, a + a2 / (1.0 + SqrtD(1.0 + a2)));
+}
+LS_HD double AcoshValue(const MathTables& t, double x) {
+  const double a = MinD(MaxD(ZeroIfNaN(x), 1.0), 0x1.fffffep127) - 1.0;
+  return Log1p(t, a + SqrtD(a * (a + 2.0)));
+}
+LS_HD double AtanhValue(const MathTables& t, double x) {
+  const double ax = AbsD(ZeroIfNaN(x));
+  const double a = ax < 1.0 ? ax : 0.0;
+  return Log1p(t, (a + a) / (1.0 - a)) * 0.5;
+}
+
+LS_HD float OddFix(float xf, float r) { return NaNFix(xf, CopySign(r, xf)); }
+LS_HD float AbsF(float x) { return BitCast<float>(BitCast<uint32_t>(x) & 0x7FFFFFFFu); }
+
 // Binary search of a sorted (input, output) pair table.
 LS_HD bool LookupException(const uint32_t* pairs, size_t count, uint32_t in, uint32_t* out) {
   size_t lo = 0, hi = count;
@@ -272,6 +389,17 @@ LS_HD float ApplyMath(const MathTables& t, MathFn fn, float xf) {
     case MathFn::kGeluTanh: y = GeluTanhValue(t, x); break;
     case MathFn::kSoftplus: y = SoftplusValue(t, x); break;
     case MathFn::kRsqrt: y = 1.0 / SqrtD(x); break;
+    case MathFn::kSin: y = TrigValue(t, x, 0); break;
+    case MathFn::kCos: y = TrigValue(t, x, 1); break;
+    case MathFn::kTan: y = TrigValue(t, x, 2); break;
+    case MathFn::kAsin: y = AsinValue(t, x); break;
+    case MathFn::kAcos: y = AcosValue(t, x); break;
+    case MathFn::kAtan: y = AtanNonNeg(t, AbsD(ZeroIfNaN(x))); break;
+    case MathFn::kSinh: y = SinhValue(t, x); break;
+    case MathFn::kCosh: y = CoshValue(t, x); break;
+    case MathFn::kAsinh: y = AsinhValue(t, x); break;
+    case MathFn::kAcosh: y = AcoshValue(t, x); break;
+    case MathFn::kAtanh: y = AtanhValue(t, x); break;
   }
   const float r = static_cast<float>(y);
   float fixed;
@@ -281,6 +409,18 @@ LS_HD float ApplyMath(const MathTables& t, MathFn fn, float xf) {
     case MathFn::kErf: fixed = NaNFix(xf, CopySign(r, xf)); break;
     case MathFn::kGeluErf:
     case MathFn::kGeluTanh: fixed = NaNFix(xf, xf == 0.0f ? xf : r); break;
+    case MathFn::kSin:
+    case MathFn::kTan: fixed = AbsF(xf) < InfF() ? (xf == 0.0f ? xf : r) : CanonicalNaN(); break;
+    case MathFn::kCos: fixed = AbsF(xf) < InfF() ? r : CanonicalNaN(); break;
+    case MathFn::kAsin: fixed = OddFix(xf, AbsF(xf) > 1.0f ? CanonicalNaN() : r); break;
+    case MathFn::kAcos: fixed = NaNFix(xf, AbsF(xf) > 1.0f ? CanonicalNaN() : r); break;
+    case MathFn::kAtan:
+    case MathFn::kSinh: fixed = OddFix(xf, r); break;
+    case MathFn::kAsinh: fixed = OddFix(xf, AbsF(xf) == InfF() ? InfF() : r); break;
+    case MathFn::kAcosh: fixed = NaNFix(xf, xf < 1.0f ? CanonicalNaN() : (xf == InfF() ? xf : r)); break;
+    case MathFn::kAtanh:
+      fixed = OddFix(xf, AbsF(xf) > 1.0f ? CanonicalNaN() : (AbsF(xf) == 1.0f ? InfF() : r));
+      break;
     default: fixed = NaNFix(xf, r); break;
   }
   return Finish(t, static_cast<int>(fn), xf, y, fixed);

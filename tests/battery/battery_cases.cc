@@ -53,7 +53,8 @@ void ElementwiseCases(Runner& r, std::vector<KernelOutput>& outputs) {
   const be::UnaryOp unary_ops[] = {be::UnaryOp::kNeg,          be::UnaryOp::kAbs,
                                    be::UnaryOp::kSqrt,         be::UnaryOp::kRelu,
                                    be::UnaryOp::kCanonicalize, be::UnaryOp::kReciprocal,
-                                   be::UnaryOp::kSquare};
+                                   be::UnaryOp::kSquare,       be::UnaryOp::kFloor,
+                                   be::UnaryOp::kCeil,         be::UnaryOp::kRoundEven};
   for (be::UnaryOp op : unary_ops) {
     KernelOutput k{std::string("unary_") + simd::UnaryOpName(static_cast<simd::UnaryOp>(op)), {}};
     for (size_t n : BatteryLengths()) {

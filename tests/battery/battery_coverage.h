@@ -13,10 +13,13 @@
 namespace lockstep {
 namespace battery {
 
-// The golden file's sections: the battery of contract version 1, hashed into the `total` line
-// (its lines never change without a contract version bump), and the cases added after it for the
-// table's other entries, hashed into `total-layers`.
-enum class GoldenSection { kContract1, kLayers };
+// The golden file's sections, each hashed into its own total line, so that adding cases never
+// changes an existing total: the battery of contract version 1 (`total`; its lines never change
+// without a contract version bump), the cases added after it for the table's other entries
+// (`total-layers`), and the elementwise functions added for ONNX's operators (`total-onnx-1`: sin,
+// cos, tan, their inverses, the hyperbolic functions and theirs, floor, ceil, round).
+enum class GoldenSection { kContract1, kLayers, kOnnxOps1 };
+constexpr int kGoldenSections = 3;
 
 struct CaseCoverage {
   const char* name;       // the battery case (its `kernel NAME HASH` line)
@@ -27,6 +30,7 @@ struct CaseCoverage {
 
 inline constexpr GoldenSection kContract1 = GoldenSection::kContract1;
 inline constexpr GoldenSection kLayers = GoldenSection::kLayers;
+inline constexpr GoldenSection kOnnxOps1 = GoldenSection::kOnnxOps1;
 inline constexpr const char* kBinaryEntries = "binary binary_scalar_right binary_scalar_left";
 
 inline constexpr CaseCoverage kCaseCoverage[] = {
@@ -50,6 +54,9 @@ inline constexpr CaseCoverage kCaseCoverage[] = {
     {"unary_canonicalize", kContract1, "unary"},
     {"unary_reciprocal", kContract1, "unary"},
     {"unary_square", kContract1, "unary"},
+    {"unary_floor", kOnnxOps1, "unary"},
+    {"unary_ceil", kOnnxOps1, "unary"},
+    {"unary_round", kOnnxOps1, "unary"},
     {"select", kContract1, "select"},
     {"sum", kContract1, "sum_axis"},
     {"max", kContract1, "max_axis"},
@@ -73,6 +80,17 @@ inline constexpr CaseCoverage kCaseCoverage[] = {
     {"math_gelu_tanh", kContract1, "math"},
     {"math_softplus", kContract1, "math"},
     {"math_rsqrt", kContract1, "math"},
+    {"math_sin", kOnnxOps1, "math"},
+    {"math_cos", kOnnxOps1, "math"},
+    {"math_tan", kOnnxOps1, "math"},
+    {"math_asin", kOnnxOps1, "math"},
+    {"math_acos", kOnnxOps1, "math"},
+    {"math_atan", kOnnxOps1, "math"},
+    {"math_sinh", kOnnxOps1, "math"},
+    {"math_cosh", kOnnxOps1, "math"},
+    {"math_asinh", kOnnxOps1, "math"},
+    {"math_acosh", kOnnxOps1, "math"},
+    {"math_atanh", kOnnxOps1, "math"},
     {"math_pow", kContract1, "pow_int"},  // and the host's pow(x, 0.5)
     {"softmax", kContract1, "softmax"},
     {"log_softmax", kContract1, "log_softmax"},

@@ -1,7 +1,7 @@
 // The kernel battery runner: runs every kernel on each SIMD target (one at a time, forced), hashes
 // each kernel's outputs with SHA-256 and compares them with the golden file. Prints one line per
-// target, `platform target hash hash-layers ok|MISMATCH` (the totals of the golden file's two
-// sections, battery_coverage.h), names the first kernel and element that differ, and ends with
+// target, `platform target total... ok|MISMATCH` (the totals of the golden file's sections,
+// battery_coverage.h), names the first kernel and element that differ, and ends with
 // `N passed, M failed`.
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,63 +50,81 @@ void CheckCoverageRows(const std::vector<KernelOutput>& outputs, bool include_ho
   }
 }
 
+// Each golden section: the key of its total line and the comment that opens it (section 1 opens
+// the file).
+struct SectionText {
+  const char* total_key;
+  const char* header;
+};
+const SectionText kSectionText[kGoldenSections] = {
+    {"total", ""},
+    {"total-layers",
+     "# section 2: the kernel-table entries added to the battery after section 1 (layers, copies, fills,\n"
+     "# optimizer updates: tests/battery/battery_layer_cases.cc), hashed into their own total\n"},
+    {"total-onnx-1",
+     "# section 3: the elementwise functions added for ONNX's operators (sin, cos, tan, asin, acos, atan,\n"
+     "# sinh, cosh, asinh, acosh, atanh in the math kernel; floor, ceil, round in the unary kernel), hashed\n"
+     "# into their own total\n"},
+};
+
 struct Hashes {
   std::vector<std::pair<std::string, std::string>> per_kernel;
   std::vector<GoldenSection> sections;  // of each kernel
-  std::string total;                    // section 1 (contract version 1)
-  std::string total_layers;             // section 2
+  std::vector<std::string> totals;      // of each section
+  std::string Totals() const {
+    std::string out;
+    for (const std::string& t : totals) out += (out.empty() ? "" : " ") + t;
+    return out;
+  }
 };
 
 Hashes HashOutputs(const std::vector<KernelOutput>& outputs) {
   Hashes h;
-  Sha256 total, total_layers;
+  std::vector<Sha256> totals(kGoldenSections);
   for (const KernelOutput& k : outputs) {
     const std::string digest = Sha256Hex(k.bytes.data(), k.bytes.size());
     h.per_kernel.emplace_back(k.name, digest);
     h.sections.push_back(SectionOf(k.name));
     const std::string line = k.name + " " + digest + "\n";
-    (h.sections.back() == GoldenSection::kContract1 ? total : total_layers).Update(line.data(), line.size());
+    totals[static_cast<int>(h.sections.back())].Update(line.data(), line.size());
   }
-  h.total = total.HexDigest();
-  h.total_layers = total_layers.HexDigest();
+  for (Sha256& t : totals) h.totals.push_back(t.HexDigest());
   return h;
 }
 
-// Section 1 exactly as contract version 1 wrote it (so its lines never change), then section 2.
+// Section 1 exactly as contract version 1 wrote it (so its lines never change), then the others.
 std::string GoldenText(const Hashes& h) {
   std::ostringstream out;
   out << "# lockstep kernel battery, contract version " << kContractVersion << "\n";
-  for (size_t k = 0; k < h.per_kernel.size(); ++k) {
-    if (h.sections[k] == GoldenSection::kContract1) {
-      out << "kernel " << h.per_kernel[k].first << " " << h.per_kernel[k].second << "\n";
+  for (int s = 0; s < kGoldenSections; ++s) {
+    out << kSectionText[s].header;
+    for (size_t k = 0; k < h.per_kernel.size(); ++k) {
+      if (static_cast<int>(h.sections[k]) == s) {
+        out << "kernel " << h.per_kernel[k].first << " " << h.per_kernel[k].second << "\n";
+      }
     }
+    out << kSectionText[s].total_key << " " << h.totals[s] << "\n";
   }
-  out << "total " << h.total << "\n";
-  out << "# section 2: the kernel-table entries added to the battery after section 1 (layers, copies, fills,\n"
-         "# optimizer updates: tests/battery/battery_layer_cases.cc), hashed into their own total\n";
-  for (size_t k = 0; k < h.per_kernel.size(); ++k) {
-    if (h.sections[k] == GoldenSection::kLayers) {
-      out << "kernel " << h.per_kernel[k].first << " " << h.per_kernel[k].second << "\n";
-    }
-  }
-  out << "total-layers " << h.total_layers << "\n";
   return out.str();
 }
 
+// The kernels' hashes and each section's total (empty where the file has no total line for it).
 bool ReadGolden(const std::string& path, std::map<std::string, std::string>* kernels,
-                std::string* total, std::string* total_layers) {
+                std::vector<std::string>* totals) {
   std::ifstream in(path);
   if (!in) return false;
+  totals->assign(kGoldenSections, "");
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream words(line);
     std::string kind, name, digest;
     words >> kind;
     if (kind == "kernel" && (words >> name >> digest)) (*kernels)[name] = digest;
-    if (kind == "total") words >> *total;
-    if (kind == "total-layers") words >> *total_layers;
+    for (int s = 0; s < kGoldenSections; ++s) {
+      if (kind == kSectionText[s].total_key) words >> (*totals)[s];
+    }
   }
-  return !total->empty();
+  return !(*totals)[0].empty();
 }
 
 // Names the first element where two outputs of one kernel differ.
@@ -263,8 +281,8 @@ int Main(int argc, char** argv) {
   RequireContractFloatingPoint();
 
   std::map<std::string, std::string> golden_kernels;
-  std::string golden_total, golden_total_layers;
-  if (!golden_path.empty() && !ReadGolden(golden_path, &golden_kernels, &golden_total, &golden_total_layers)) {
+  std::vector<std::string> golden_totals;
+  if (!golden_path.empty() && !ReadGolden(golden_path, &golden_kernels, &golden_totals)) {
     fprintf(stderr, "cannot read the golden file %s\n", golden_path.c_str());
     return 2;
   }
@@ -293,9 +311,14 @@ int Main(int argc, char** argv) {
     CheckCoverageRows(outputs, true);
     const Hashes h = HashOutputs(outputs);
     std::string verdict = "ok", detail;
-    if (!golden_total.empty() && (h.total != golden_total || h.total_layers != golden_total_layers)) {
+    if (!golden_totals.empty() && h.totals != golden_totals) {
       verdict = "MISMATCH";
-      if (golden_total_layers.empty()) detail = "the golden file has no total-layers line (section 2)";
+      for (int s = kGoldenSections - 1; s >= 0; --s) {
+        if (golden_totals[s].empty()) {
+          detail = std::string("the golden file has no ") + kSectionText[s].total_key + " line (section " +
+                   std::to_string(s + 1) + ")";
+        }
+      }
       for (size_t k = 0; k < h.per_kernel.size() && detail.empty(); ++k) {
         const auto& [name, digest] = h.per_kernel[k];
         if (golden_kernels[name] == digest) continue;
@@ -306,8 +329,7 @@ int Main(int argc, char** argv) {
         }
         break;
       }
-    } else if (golden_total.empty() && !first_outputs.empty() &&
-               (h.total != first_hashes.total || h.total_layers != first_hashes.total_layers)) {
+    } else if (golden_totals.empty() && !first_outputs.empty() && h.totals != first_hashes.totals) {
       verdict = "MISMATCH";
       for (size_t k = 0; k < outputs.size(); ++k) {
         if (outputs[k].bytes != first_outputs[k].bytes) {
@@ -316,8 +338,7 @@ int Main(int argc, char** argv) {
         }
       }
     }
-    printf("%s %s %s %s %s\n", platform.c_str(), t.name.c_str(), h.total.c_str(), h.total_layers.c_str(),
-           verdict.c_str());
+    printf("%s %s %s %s\n", platform.c_str(), t.name.c_str(), h.Totals().c_str(), verdict.c_str());
     if (!detail.empty()) printf("  %s\n", detail.c_str());
     fflush(stdout);
     (verdict == "ok" ? passed : failed)++;

@@ -149,9 +149,34 @@ class FastPathEncoder(tnn.Module):
         return self.head(self.norm(h + a).mean(dim=1))
 
 
+class FourierFeatureNet(tnn.Module):
+    """A NeRF-style Fourier-feature encoding (sin and cos of the inputs at several frequencies, a
+    buffer) followed by a block that uses every other correctly rounded trigonometric and
+    hyperbolic function, as functions and as tensor methods, on domains where each is defined."""
+
+    def __init__(self, inputs=3, frequencies=4, width=32, classes=10):
+        super().__init__()
+        self.register_buffer("freqs", torch.exp(torch.arange(frequencies, dtype=torch.float32) * 0.75))
+        self.proj = tnn.Linear(2 * inputs * frequencies + inputs, width)
+        self.head = tnn.Linear(width, classes)
+
+    def forward(self, x):
+        angles = x.unsqueeze(-1) * self.freqs
+        feats = torch.cat([torch.sin(angles), angles.cos()], dim=-1).flatten(1)
+        h = self.proj(torch.cat([feats, torch.atan(x)], dim=1))
+        s = torch.sigmoid(h) - 0.5
+        h = torch.asin(s) + 0.1 * torch.acos(s) + torch.atanh(s) + s.tan()
+        h = h + torch.asinh(h) + 0.1 * torch.acosh(2.0 + h * h) + torch.sinh(s) + s.cosh()
+        return self.head(h)
+
+
 def case(name):
     torch.manual_seed(0)
     g = np.random.default_rng(3)
+    if name == "fourier":
+        model = FourierFeatureNet()
+        make = lambda b: torch.from_numpy(g.uniform(-4, 4, (b, 3)).astype(np.float32))  # noqa: E731
+        return model, make, g.integers(0, 10, 2)
     if name == "gpt2":
         model = GPT2LMHeadModel()
         make = lambda b: torch.from_numpy(g.integers(0, 64, (b, 16)))  # noqa: E731
@@ -217,6 +242,15 @@ def test_hugging_face_style_gpt2(tmp_path):
 def test_multihead_attention_on_the_fast_path(tmp_path):
     model, make, targets = case("fastpath")
     check_forward("mha-fastpath", model, make)
+    check_training_and_export(model, make, targets, tmp_path)
+
+
+def test_fourier_features_with_every_trigonometric_function(tmp_path):
+    """torch.sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh and atanh (functions and
+    methods) convert to lockstep's correctly rounded ops, train, and export as ONNX's Sin, Cos, ...
+    to a file the npm package trains to the same hash."""
+    model, make, targets = case("fourier")
+    check_forward("fourier", model, make)
     check_training_and_export(model, make, targets, tmp_path)
 
 

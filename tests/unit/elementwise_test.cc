@@ -2,6 +2,8 @@
 // for every count from 0 to past two of the widest vectors and at misaligned offsets.
 #include <doctest/doctest.h>
 
+#include <math.h>
+
 #include <vector>
 
 #include "simd/elementwise.h"
@@ -58,6 +60,10 @@ float UnaryRef(UnaryOp op, float a) {
     case UnaryOp::kCanonicalize: return Canonical(a);
     case UnaryOp::kReciprocal: return Canonical(1.0f / a);
     case UnaryOp::kSquare: return Canonical(a * a);
+    // libm's, in the default rounding mode (nearbyintf: to nearest, ties to even)
+    case UnaryOp::kFloor: return Canonical(floorf(a));
+    case UnaryOp::kCeil: return Canonical(ceilf(a));
+    case UnaryOp::kRoundEven: return Canonical(nearbyintf(a));
   }
   return 0.0f;
 }
@@ -67,7 +73,8 @@ const BinaryOp kBinaryOps[] = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, B
                                BinaryOp::kLt,  BinaryOp::kLe,  BinaryOp::kGt,  BinaryOp::kGe};
 const UnaryOp kUnaryOps[] = {UnaryOp::kNeg,          UnaryOp::kAbs,        UnaryOp::kSqrt,
                              UnaryOp::kRelu,         UnaryOp::kCanonicalize, UnaryOp::kReciprocal,
-                             UnaryOp::kSquare};
+                             UnaryOp::kSquare,       UnaryOp::kFloor,        UnaryOp::kCeil,
+                             UnaryOp::kRoundEven};
 
 constexpr size_t kMaxCount = 2 * 64 + 3;  // past two vectors of the widest target (SVE 2048)
 
@@ -151,6 +158,27 @@ TEST_CASE("special values follow the contract exactly") {
   const float smallest_normal = FromBits(0x00800000u);
   simd::Binary(BinaryOp::kMul, &smallest_normal, &half, &out, 1);
   CHECK(Bits(out) == 0x00400000u);  // subnormal result kept
+}
+
+// floor, ceil and round against libm on a strided sample of all 2^32 floats (every exponent,
+// both signs, NaNs and infinities) and at the halfway points, on every target.
+TEST_CASE("rounding to an integer matches libm bit for bit on every target") {
+  std::vector<float> x;
+  for (uint64_t u = 0; u < (uint64_t{1} << 32); u += 65521) x.push_back(FromBits(static_cast<uint32_t>(u)));
+  for (float v : {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 8388607.5f, -8388607.5f, 4194303.5f, 0.49999997f,
+                  -0.0f, 0.0f, 8388608.0f, -16777217.0f, 1e-45f, -1e-45f}) {
+    x.push_back(v);
+  }
+  std::vector<float> out(x.size());
+  testing::ForEachTarget([&](const simd::Target&) {
+    for (UnaryOp op : {UnaryOp::kFloor, UnaryOp::kCeil, UnaryOp::kRoundEven}) {
+      INFO("op " << simd::UnaryOpName(op));
+      simd::Unary(op, x.data(), out.data(), x.size());
+      size_t wrong = 0;
+      for (size_t i = 0; i < x.size(); ++i) wrong += Bits(out[i]) != Bits(UnaryRef(op, x[i]));
+      CHECK(wrong == 0);
+    }
+  });
 }
 
 }  // namespace

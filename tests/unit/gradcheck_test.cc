@@ -126,6 +126,18 @@ std::vector<OpCase> OpTable() {
        },
        -10.0f, 10.0f},  // wide: no two candidates of a window within the finite difference's step
       {"stochastic_depth rows", {{6, 2, 3}}, [](auto& x) { return StochasticDepth(x[0], 0.5f, true, true, 1, 2, 0); }},
+      // The trigonometric family, each on a domain where its derivative is moderate.
+      {"sin", {{7}}, [](auto& x) { return Sin(x[0]); }, -3.0f, 3.0f},
+      {"cos", {{7}}, [](auto& x) { return Cos(x[0]); }, -3.0f, 3.0f},
+      {"tan", {{7}}, [](auto& x) { return Tan(x[0]); }, -1.2f, 1.2f},
+      {"asin", {{7}}, [](auto& x) { return Asin(x[0]); }, -0.8f, 0.8f},
+      {"acos", {{7}}, [](auto& x) { return Acos(x[0]); }, -0.8f, 0.8f},
+      {"atan", {{7}}, [](auto& x) { return Atan(x[0]); }, -3.0f, 3.0f},
+      {"sinh", {{7}}, [](auto& x) { return Sinh(x[0]); }, -2.0f, 2.0f},
+      {"cosh", {{7}}, [](auto& x) { return Cosh(x[0]); }, -2.0f, 2.0f},
+      {"asinh", {{7}}, [](auto& x) { return Asinh(x[0]); }, -3.0f, 3.0f},
+      {"acosh", {{7}}, [](auto& x) { return Acosh(x[0]); }, 1.3f, 4.0f},
+      {"atanh", {{7}}, [](auto& x) { return Atanh(x[0]); }, -0.8f, 0.8f},
   };
 }
 

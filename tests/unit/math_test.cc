@@ -114,6 +114,30 @@ bool SpecialRef(const Fn& f, float x, float* out) {
       if (neg) { *out = qnan; return true; }
       if (inf) { *out = 0.0f; return true; }
       return false;
+    case MathFn::kSin:
+    case MathFn::kTan:
+      if (inf) { *out = qnan; return true; }
+      if (zero) { *out = x; return true; }
+      return false;
+    case MathFn::kCos: if (inf) { *out = qnan; return true; } return false;
+    case MathFn::kAsin:
+      if (fabsf(x) > 1) { *out = qnan; return true; }
+      if (zero) { *out = x; return true; }
+      return false;
+    case MathFn::kAcos: if (fabsf(x) > 1) { *out = qnan; return true; } return false;
+    case MathFn::kAtan: if (zero) { *out = x; return true; } return false;
+    case MathFn::kSinh:
+    case MathFn::kAsinh: if (inf || zero) { *out = x; return true; } return false;
+    case MathFn::kCosh: if (inf) { *out = kInf; return true; } return false;
+    case MathFn::kAcosh:
+      if (x < 1) { *out = qnan; return true; }
+      if (inf) { *out = kInf; return true; }
+      return false;
+    case MathFn::kAtanh:
+      if (fabsf(x) > 1) { *out = qnan; return true; }
+      if (fabsf(x) == 1) { *out = neg ? -kInf : kInf; return true; }
+      if (zero) { *out = x; return true; }
+      return false;
   }
   return false;
 }
@@ -142,6 +166,17 @@ double FilterValue(const Fn& f, float xf) {
     }
     case MathFn::kSoftplus: return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
     case MathFn::kRsqrt: return 1.0 / sqrt(x);
+    case MathFn::kSin: return sin(x);
+    case MathFn::kCos: return cos(x);
+    case MathFn::kTan: return tan(x);
+    case MathFn::kAsin: return asin(x);
+    case MathFn::kAcos: return acos(x);
+    case MathFn::kAtan: return atan(x);
+    case MathFn::kSinh: return sinh(x);
+    case MathFn::kCosh: return cosh(x);
+    case MathFn::kAsinh: return asinh(x);
+    case MathFn::kAcosh: return acosh(x);
+    case MathFn::kAtanh: return atanh(x);
   }
   return 0;
 }
@@ -167,6 +202,17 @@ float MpfrRef(const Fn& f, float xf) {
         case MathFn::kTanh: exact = mpfr_tanh(y, x, MPFR_RNDN) == 0; break;
         case MathFn::kErf: exact = mpfr_erf(y, x, MPFR_RNDN) == 0; break;
         case MathFn::kRsqrt: exact = mpfr_rec_sqrt(y, x, MPFR_RNDN) == 0; break;
+        case MathFn::kSin: exact = mpfr_sin(y, x, MPFR_RNDN) == 0; break;
+        case MathFn::kCos: exact = mpfr_cos(y, x, MPFR_RNDN) == 0; break;
+        case MathFn::kTan: exact = mpfr_tan(y, x, MPFR_RNDN) == 0; break;
+        case MathFn::kAsin: exact = mpfr_asin(y, x, MPFR_RNDN) == 0; break;
+        case MathFn::kAcos: exact = mpfr_acos(y, x, MPFR_RNDN) == 0; break;
+        case MathFn::kAtan: exact = mpfr_atan(y, x, MPFR_RNDN) == 0; break;
+        case MathFn::kSinh: exact = mpfr_sinh(y, x, MPFR_RNDN) == 0; break;
+        case MathFn::kCosh: exact = mpfr_cosh(y, x, MPFR_RNDN) == 0; break;
+        case MathFn::kAsinh: exact = mpfr_asinh(y, x, MPFR_RNDN) == 0; break;
+        case MathFn::kAcosh: exact = mpfr_acosh(y, x, MPFR_RNDN) == 0; break;
+        case MathFn::kAtanh: exact = mpfr_atanh(y, x, MPFR_RNDN) == 0; break;
         case MathFn::kSigmoid:
           one_call = false;
           mpfr_neg(t, x, MPFR_RNDN);

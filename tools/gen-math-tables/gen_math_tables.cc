@@ -267,6 +267,83 @@ int main(int argc, char** argv) {
                  "// Taylor, 0 <= t <= 1/4 (truncation < 2^-60)\n");
     EmitArray("kSinPiPoly", s);
     EmitArray("kCosPiPoly", co);
+    fprintf(out, "\n");
+  }
+
+  // ---- sin, cos, tan: reduction by 2/pi in exact 28-bit chunks, Taylor on [-pi/4, pi/4] ----
+  {
+    // The bits of 2/pi after the point, 0.101000101111100110000011011011100100111001000100...
+    mpfr_t t;
+    mpfr_init2(t, 1024);
+    mpfr_const_pi(t, MPFR_RNDN);
+    mpfr_ui_div(t, 2, t, MPFR_RNDN);
+    std::vector<int> bit(1, 0);  // bit[i] has weight 2^-i (i >= 1)
+    for (int i = 1; i <= 400; ++i) {
+      mpfr_mul_2ui(t, t, 1, MPFR_RNDN);
+      const int b = mpfr_cmp_ui(t, 1) >= 0;
+      if (b) mpfr_sub_ui(t, t, 1, MPFR_RNDN);
+      bit.push_back(b);
+    }
+    mpfr_clear(t);
+    // a = M 2^(E-23) (M < 2^24): a 2^-b is a multiple of 4 for b <= E - 25, so the chunks start at
+    // bit b0 = max(1, E - 24); chunk i holds bits b0 + 28i .. b0 + 28i + 27, as a double (exact).
+    std::vector<double> chunks;
+    for (int e = -1; e <= 127; ++e) {
+      const int b0 = e - 24 > 1 ? e - 24 : 1;
+      for (int i = 0; i < 4; ++i) {
+        M c;
+        for (int j = 0; j < 28; ++j) {
+          const int b = b0 + 28 * i + j;
+          if (bit[b]) c = c + M(std::ldexp(1.0, -b));
+        }
+        chunks.push_back(c.d());
+      }
+    }
+    fprintf(out,
+            "// sin/cos/tan of a float a >= pi/4 with exponent E (2^E <= a < 2^(E+1)): 2a/pi modulo 4 is\n"
+            "// the sum of a * kTrigReduce[4(E+1) + i], i = 0..3, each product exact (the chunks hold the\n"
+            "// 28-bit runs of 2/pi's bits from bit max(1, E-24) on, the earlier bits giving multiples of 4).\n");
+    EmitArray("kTrigReduce", chunks, 4);
+    EmitConst("kPio2", (pi / M(2.0)).d(), "pi/2 rounded");
+    double h, l;
+    SplitHiLo(pi / M(2.0), 53, &h, &l);
+    EmitConst("kPio2Hi", h, "pi/2 = kPio2Hi + kPio2Lo");
+    EmitConst("kPio2Lo", l, "pi/2 - kPio2Hi");
+    std::vector<double> s, c;
+    M fact(1.0);
+    for (int k = 1; k <= 19; ++k) {
+      fact = fact * M(k);
+      M term = M(1.0) / fact;
+      if ((k / 2) % 2) mpfr_neg(term.v, term.v, MPFR_RNDN);
+      if (k >= 2 && k % 2 == 0) c.push_back(term.d());
+      if (k >= 3 && k % 2 == 1 && k <= 17) s.push_back(term.d());
+    }
+    fprintf(out, "// sin t = t + t t^2 (s0 + t^2 (s1 + ... s7)), cos t = 1 + t^2 (c0 + t^2 (c1 + ... c8)),\n"
+                 "// Taylor, |t| <= pi/4: truncation t^18/19! < 2^-62 and t^20/20! < 2^-68 relative\n");
+    EmitArray("kSinPoly", s);
+    EmitArray("kCosPoly", c);
+    fprintf(out, "\n");
+  }
+
+  // ---- atan: atan(u) = atan(j/64) + atan(v), v = (u - j/64) / (1 + u j/64), 0 <= u <= 1 ----
+  {
+    std::vector<double> hi, lo;
+    for (int j = 0; j <= 64; ++j) {
+      M a, c(j / 64.0);
+      mpfr_atan(a.v, c.v, MPFR_RNDN);
+      double h, l;
+      SplitHiLo(a, 53, &h, &l);
+      hi.push_back(h);
+      lo.push_back(l);
+    }
+    fprintf(out, "// atan(j/64) = kAtanHi[j] + kAtanLo[j], j = 0..64\n");
+    EmitArray("kAtanHi", hi);
+    EmitArray("kAtanLo", lo);
+    std::vector<double> p;
+    for (int k = 3; k <= 11; k += 2) p.push_back((M(k % 4 == 3 ? -1.0 : 1.0) / M(k)).d());
+    fprintf(out, "// atan(v) = v + v v^2 (-1/3 + v^2 (1/5 + ... + v^2 (1/11))), Taylor, |v| <= 2^-7:\n"
+                 "// truncation v^12/13 < 2^-87 relative\n");
+    EmitArray("kAtanPoly", p);
   }
 
   fprintf(out, "\n}  // namespace math_tables\n}  // namespace simd\n}  // namespace lockstep\n\n"

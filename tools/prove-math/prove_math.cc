@@ -13,7 +13,8 @@
 //
 // Options:
 //   --fn NAME          (repeatable; default: all) exp log tanh sigmoid erf gelu_erf gelu_tanh
-//                      softplus rsqrt pow_int_-4 .. pow_int_4 pow_half
+//                      softplus rsqrt sin cos tan asin acos atan sinh cosh asinh acosh atanh
+//                      pow_int_-4 .. pow_int_4 pow_half
 //   --stride S         check inputs 0, S, 2S, ... only (quick runs)
 //   --threads T        worker threads (default 2)
 //   --emit-exceptions FILE   run with the exception tables disabled and write FILE (the new
@@ -123,6 +124,40 @@ bool Special(const Spec& s, float x, float* out) {
       if (neg) { *out = kNaN; return true; }
       if (inf) { *out = 0.0f; return true; }
       return false;
+    case MathFn::kSin:
+    case MathFn::kTan:
+      if (inf) { *out = kNaN; return true; }
+      if (zero) { *out = x; return true; }
+      return false;
+    case MathFn::kCos:
+      if (inf) { *out = kNaN; return true; }
+      return false;
+    case MathFn::kAsin:
+      if (std::fabs(x) > 1) { *out = kNaN; return true; }
+      if (zero) { *out = x; return true; }
+      return false;
+    case MathFn::kAcos:
+      if (std::fabs(x) > 1) { *out = kNaN; return true; }
+      return false;
+    case MathFn::kAtan:
+      if (zero) { *out = x; return true; }
+      return false;  // atan(+-inf) = +-pi/2 rounded: the filter decides
+    case MathFn::kSinh:
+    case MathFn::kAsinh:
+      if (inf || zero) { *out = x; return true; }
+      return false;
+    case MathFn::kCosh:
+      if (inf) { *out = kInf; return true; }
+      return false;
+    case MathFn::kAcosh:
+      if (x < 1) { *out = kNaN; return true; }
+      if (inf) { *out = kInf; return true; }
+      return false;
+    case MathFn::kAtanh:
+      if (std::fabs(x) > 1) { *out = kNaN; return true; }
+      if (std::fabs(x) == 1) { *out = neg ? -kInf : kInf; return true; }
+      if (zero) { *out = x; return true; }
+      return false;
   }
   return false;
 }
@@ -171,6 +206,17 @@ double Approx(const Spec& s, float xf) {
     case MathFn::kSoftplus:
       return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
     case MathFn::kRsqrt: return 1.0 / std::sqrt(x);
+    case MathFn::kSin: return std::sin(x);
+    case MathFn::kCos: return std::cos(x);
+    case MathFn::kTan: return std::tan(x);
+    case MathFn::kAsin: return std::asin(x);
+    case MathFn::kAcos: return std::acos(x);
+    case MathFn::kAtan: return std::atan(x);
+    case MathFn::kSinh: return std::sinh(x);
+    case MathFn::kCosh: return std::cosh(x);
+    case MathFn::kAsinh: return std::asinh(x);
+    case MathFn::kAcosh: return std::acosh(x);
+    case MathFn::kAtanh: return std::atanh(x);
   }
   return 0;
 }
@@ -197,6 +243,17 @@ bool MpEval(const Spec& s, mpfr_t y, float xf) {
       case MathFn::kTanh: exact = mpfr_tanh(y, x, MPFR_RNDN) == 0; break;
       case MathFn::kErf: exact = mpfr_erf(y, x, MPFR_RNDN) == 0; break;
       case MathFn::kRsqrt: exact = mpfr_rec_sqrt(y, x, MPFR_RNDN) == 0; break;
+      case MathFn::kSin: exact = mpfr_sin(y, x, MPFR_RNDN) == 0; break;
+      case MathFn::kCos: exact = mpfr_cos(y, x, MPFR_RNDN) == 0; break;
+      case MathFn::kTan: exact = mpfr_tan(y, x, MPFR_RNDN) == 0; break;
+      case MathFn::kAsin: exact = mpfr_asin(y, x, MPFR_RNDN) == 0; break;
+      case MathFn::kAcos: exact = mpfr_acos(y, x, MPFR_RNDN) == 0; break;
+      case MathFn::kAtan: exact = mpfr_atan(y, x, MPFR_RNDN) == 0; break;
+      case MathFn::kSinh: exact = mpfr_sinh(y, x, MPFR_RNDN) == 0; break;
+      case MathFn::kCosh: exact = mpfr_cosh(y, x, MPFR_RNDN) == 0; break;
+      case MathFn::kAsinh: exact = mpfr_asinh(y, x, MPFR_RNDN) == 0; break;
+      case MathFn::kAcosh: exact = mpfr_acosh(y, x, MPFR_RNDN) == 0; break;
+      case MathFn::kAtanh: exact = mpfr_atanh(y, x, MPFR_RNDN) == 0; break;
       case MathFn::kSigmoid:
         mpfr_neg(t, x, MPFR_RNDN);
         mpfr_exp(t, t, MPFR_RNDN);
@@ -252,11 +309,9 @@ float MpReference(const Spec& s, float x) {
     float r;
     // Error bound: 1/2 ulp for one MPFR call; 2^-(p-24) for the short compositions above (their
     // worst conditioning, erfc and exp of a large argument, costs < 2^12 with p + 32 bits inside).
-    const mpfr_prec_t err = (s.kind != Kind::kMath || s.fn == MathFn::kExp ||
-                             s.fn == MathFn::kLog || s.fn == MathFn::kTanh ||
-                             s.fn == MathFn::kErf || s.fn == MathFn::kRsqrt)
-                                ? p - 1
-                                : p - 24;
+    const bool composed = s.kind == Kind::kMath && (s.fn == MathFn::kSigmoid || s.fn == MathFn::kGeluErf ||
+                                                     s.fn == MathFn::kGeluTanh || s.fn == MathFn::kSoftplus);
+    const mpfr_prec_t err = composed ? p - 24 : p - 1;
     if (exact || mpfr_zero_p(y) || mpfr_can_round(y, err, MPFR_RNDN, MPFR_RNDZ, 25)) {
       r = mpfr_get_flt(y, MPFR_RNDN);
       mpfr_clear(y);

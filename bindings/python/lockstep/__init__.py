@@ -25,6 +25,7 @@ _install_tensor_methods()
 
 from ._C import (Generator, argmax, cat, eq, exp, gt, log, manual_seed, initial_seed, matmul, maximum, mean,
                  minimum, pow, relu, sigmoid, softmax, sqrt, sum, tanh, get_num_threads, set_num_threads,
+                 sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, floor, ceil, round,
                  log_softmax, sha256, canonicalize)
 from ._runtime import cuda, current_device, device, info, is_grad_enabled, no_grad, set_device, trace
 from ._io import encode, hash, load, load_bytes, load_safetensors, save, save_safetensors
@@ -49,5 +50,6 @@ __all__ = [
     "nn", "optim", "data", "onnx", "Error", "ArgumentError", "FormatError", "IoError", "StateError", "UnavailableError",
     "ResourceError", "CancelledError", "InternalError", "set_num_threads", "get_num_threads", "matmul", "sum",
     "mean", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "softmax", "log_softmax", "maximum", "minimum", "pow",
-    "argmax", "eq", "gt", "FitResult", "EvalResult", "Progress", "export",
+    "argmax", "eq", "gt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+    "floor", "ceil", "round", "FitResult", "EvalResult", "Progress", "export",
 ]

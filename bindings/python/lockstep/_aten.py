@@ -38,7 +38,7 @@ import numpy as np
 
 from . import _C
 from ._errors import ArgumentError
-from ._tensor import Tensor, float32, int32, int64
+from ._tensor import TRIG as _TRIG, Tensor, float32, int32, int64
 from ._runtime import no_grad
 from . import nn
 from .nn import functional as F
@@ -601,6 +601,8 @@ _OPS = {
     "mul.Tensor": functools.partial(_binary, "mul"), "mul.Scalar": functools.partial(_binary, "mul"),
     "div.Tensor": functools.partial(_binary, "div"), "div.Scalar": functools.partial(_binary, "div"),
     "neg.default": _C.neg, "relu.default": _C.relu, "sigmoid.default": _C.sigmoid, "tanh.default": _C.tanh,
+    **{f"{n}.default": getattr(_C, n) for n in _TRIG},
+    "floor.default": _C.floor, "ceil.default": _C.ceil, "round.default": _C.round,
     "exp.default": _C.exp, "log.default": _C.log, "sqrt.default": _C.sqrt,
     "rsqrt.default": lambda x: 1.0 / _C.sqrt(x), "abs.default": _abs,
     "reciprocal.default": lambda x: 1.0 / x,
@@ -675,6 +677,7 @@ _INPLACE = {
     "add_.Tensor": "add.Tensor", "add_.Scalar": "add.Scalar", "sub_.Tensor": "sub.Tensor",
     "sub_.Scalar": "sub.Scalar", "mul_.Tensor": "mul.Tensor", "mul_.Scalar": "mul.Scalar",
     "div_.Tensor": "div.Tensor", "div_.Scalar": "div.Scalar", "relu_.default": "relu.default",
+    **{f"{n}_.default": f"{n}.default" for n in _TRIG},
     "sigmoid_.default": "sigmoid.default", "tanh_.default": "tanh.default", "silu_.default": "silu.default",
     "leaky_relu_.default": "leaky_relu.default",
     "hardtanh_.default": "hardtanh.default", "hardsigmoid_.default": "hardsigmoid.default",

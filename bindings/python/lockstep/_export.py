@@ -20,6 +20,7 @@ import tempfile
 import numpy as np
 
 from ._errors import ArgumentError
+from ._tensor import TRIG as _TRIG
 
 OPSET = 17
 _DTYPES = {"float32": "float", "float": "float", "int64": "int64", "long": "int64", "bool": "bool"}
@@ -496,7 +497,9 @@ class _Builder:
             return _Val(out, "bool", shape)
         unary = {"relu.default": "Relu", "sigmoid.default": "Sigmoid", "tanh.default": "Tanh", "exp.default": "Exp",
                  "log.default": "Log", "sqrt.default": "Sqrt", "neg.default": "Neg",
-                 "reciprocal.default": "Reciprocal"}
+                 "reciprocal.default": "Reciprocal",
+                 "floor.default": "Floor", "ceil.default": "Ceil", "round.default": "Round",
+                 **{f"{n}.default": n[0].upper() + n[1:] for n in _TRIG}}
         if f in unary:
             return fl(unary[f], [args[0].name])
         if f == "rsqrt.default":

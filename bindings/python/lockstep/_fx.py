@@ -12,7 +12,7 @@ import operator
 
 from . import _C
 from ._errors import ArgumentError
-from ._tensor import float32, int32, int64, stack
+from ._tensor import TRIG as _TRIG, float32, int32, int64, stack
 from . import nn
 from .nn import functional as F
 
@@ -81,6 +81,7 @@ def _function_table(torch):
         tF.softmax: softmax(False), tF.log_softmax: softmax(True), torch.softmax: softmax(False),
         torch.log_softmax: softmax(True), torch.exp: lambda x: x.exp(), torch.log: lambda x: x.log(),
         torch.sqrt: lambda x: x.sqrt(),
+        **{getattr(torch, n): getattr(_C, n) for n in _TRIG},
         torch.flatten: lambda x, start_dim=0, end_dim=-1: x.flatten(start_dim, end_dim),
         torch.cat: lambda tensors, dim=0: _C.cat(list(tensors), dim), torch.stack: lambda ts, dim=0: stack(ts, dim),
         torch.transpose: lambda x, a, b: x.transpose(a, b), torch.reshape: lambda x, shape: x.reshape(shape),
@@ -98,7 +99,7 @@ def _function_table(torch):
 # Tensor methods a converted forward may call, by name (lockstep's have PyTorch's signatures).
 _METHODS = {"view", "reshape", "flatten", "size", "dim", "transpose", "permute", "unsqueeze", "squeeze",
             "contiguous", "relu", "tanh", "sigmoid", "exp", "log", "sqrt", "mean", "sum", "softmax", "log_softmax",
-            "matmul", "expand", "float", "detach", "clone", "max", "argmax", "masked_fill", "pow"}
+            "matmul", "expand", "float", "detach", "clone", "max", "argmax", "masked_fill", "pow", *_TRIG}
 
 
 def _dtype(value, torch):

@@ -13,6 +13,9 @@ from . import _C
 from ._C import Tensor, dtype
 from ._errors import ArgumentError, StateError
 
+# The correctly rounded trigonometric and hyperbolic functions: the same names in torch and lockstep.
+TRIG = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
+
 float32 = dtype.float32
 int32 = dtype.int32
 int64 = dtype.int64
@@ -397,7 +400,7 @@ def install():
     T.mean = lambda self, dim=None, keepdim=False: _C.mean(self, dim, keepdim)
     T.var, T.max, T.argmax = _var, _max, _argmax
     for name in ("exp", "log", "sqrt", "tanh", "sigmoid", "relu", "neg", "matmul", "maximum", "minimum",
-                 "masked_fill", "pow", "eq", "gt"):
+                 "masked_fill", "pow", "eq", "gt", "floor", "ceil", "round", *TRIG):
         setattr(T, name, _method(name, getattr(_C, name)))
     T.softmax = lambda self, dim: _C.softmax(self, dim)
     T.log_softmax = lambda self, dim: _C.log_softmax(self, dim)

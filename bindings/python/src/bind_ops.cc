@@ -52,6 +52,20 @@ void BindOps(py::module_& m) {
   m.def("sigmoid", &Unary<Sigmoid>, "1 / (1 + exp(-x)), correctly rounded.");
   m.def("exp", &Unary<Exp>, "exp, correctly rounded.");
   m.def("log", &Unary<Log>, "Natural logarithm, correctly rounded.");
+  m.def("floor", &Unary<Floor>, "Rounds toward -inf (exact; not differentiable).");
+  m.def("ceil", &Unary<Ceil>, "Rounds toward +inf (exact; not differentiable).");
+  m.def("round", &Unary<Round>, "Rounds to the nearest integer, ties to even (exact; not differentiable).");
+  m.def("sin", &Unary<Sin>, "Sine (radians), correctly rounded.");
+  m.def("cos", &Unary<Cos>, "Cosine (radians), correctly rounded.");
+  m.def("tan", &Unary<Tan>, "Tangent (radians), correctly rounded.");
+  m.def("asin", &Unary<Asin>, "Inverse sine, correctly rounded.");
+  m.def("acos", &Unary<Acos>, "Inverse cosine, correctly rounded.");
+  m.def("atan", &Unary<Atan>, "Inverse tangent, correctly rounded.");
+  m.def("sinh", &Unary<Sinh>, "Hyperbolic sine, correctly rounded.");
+  m.def("cosh", &Unary<Cosh>, "Hyperbolic cosine, correctly rounded.");
+  m.def("asinh", &Unary<Asinh>, "Inverse hyperbolic sine, correctly rounded.");
+  m.def("acosh", &Unary<Acosh>, "Inverse hyperbolic cosine, correctly rounded.");
+  m.def("atanh", &Unary<Atanh>, "Inverse hyperbolic tangent, correctly rounded.");
   m.def("sqrt", &Unary<Sqrt>, "Square root (IEEE).");
   m.def("neg", &Unary<Neg>, "-x.");
   m.def("gelu", [](T a, const std::string& approximate) {

@@ -113,6 +113,22 @@ export interface Tensor extends Owned {
   relu(): Tensor;
   gelu(approximate?: 'none' | 'tanh'): Tensor;
   tanh(): Tensor;
+  /** Rounding to an integer (exact, not differentiable): floor, ceil, and round (ties to even). */
+  floor(): Tensor;
+  ceil(): Tensor;
+  round(): Tensor;
+  /** Trigonometric and hyperbolic functions and their inverses (radians), correctly rounded. */
+  sin(): Tensor;
+  cos(): Tensor;
+  tan(): Tensor;
+  asin(): Tensor;
+  acos(): Tensor;
+  atan(): Tensor;
+  sinh(): Tensor;
+  cosh(): Tensor;
+  asinh(): Tensor;
+  acosh(): Tensor;
+  atanh(): Tensor;
   sigmoid(): Tensor;
   exp(): Tensor;
   log(): Tensor;

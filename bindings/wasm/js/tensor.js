@@ -59,6 +59,20 @@ export function makeTensorApi(engine, defaults) {
       return new Tensor(approximate === 'tanh' ? this.handle.geluTanh() : this.handle.gelu());
     }
     tanh() { return new Tensor(this.handle.tanh()); }
+    floor() { return new Tensor(this.handle.floor()); }
+    ceil() { return new Tensor(this.handle.ceil()); }
+    round() { return new Tensor(this.handle.round()); }
+    sin() { return new Tensor(this.handle.sin()); }
+    cos() { return new Tensor(this.handle.cos()); }
+    tan() { return new Tensor(this.handle.tan()); }
+    asin() { return new Tensor(this.handle.asin()); }
+    acos() { return new Tensor(this.handle.acos()); }
+    atan() { return new Tensor(this.handle.atan()); }
+    sinh() { return new Tensor(this.handle.sinh()); }
+    cosh() { return new Tensor(this.handle.cosh()); }
+    asinh() { return new Tensor(this.handle.asinh()); }
+    acosh() { return new Tensor(this.handle.acosh()); }
+    atanh() { return new Tensor(this.handle.atanh()); }
     sigmoid() { return new Tensor(this.handle.sigmoid()); }
     exp() { return new Tensor(this.handle.exp()); }
     log() { return new Tensor(this.handle.log()); }
