@@ -52,8 +52,9 @@ HWY_INLINE V Expm1NonNeg(D d, V t) {
 // matter at this exponent (math_tables.h), each product exact (24 + 28 bits). k0 = round(p0) and
 // f0 = p0 - k0 are exact; f0 + p1 is kept as a double-double (Knuth) and rounded to the nearest
 // integer once more (s - r1 is exact: |s| < 1); p2 and p3 join the low part. The fraction f has an
-// absolute error below 2^-80 while |f| > 2^-31 for every float (the closest float to a multiple of
-// pi/2), so theta = f pi/2 is accurate to about 2^-51. Below pi/4: k = 0, theta = a exactly.
+// absolute error below 2^-80 while |f| >= 2^-29.86 for every float (the least, at x = 0x1.f37c8ap+95,
+// found by running this reduction on every float from pi/4 up), so theta = f pi/2 is accurate to
+// 2^-50 there and about 2^-52 elsewhere. Below pi/4: k = 0, theta = a exactly.
 template <class D, class V = hn::Vec<D>, class DI = hn::RebindToSigned<D>>
 HWY_INLINE V ReduceQuadrant(D d, V a, hn::Vec<DI>& k) {
   const DI di;

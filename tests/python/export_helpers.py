@@ -20,8 +20,9 @@ SEED = 7
 
 def match_streams(converted, seed):
     """The converted module's dropout sites draw the streams the exported file's Dropout nodes draw
-    (lockstep.onnx.load(path, seed) names them "onnx.dropout.<node>", the node named after the site)."""
-    gens = converted.__dict__["_generators"]
+    (lockstep.onnx.load(path, seed) names them "onnx.dropout.<node>", the node named after the site).
+    A module converted without dropout has none."""
+    gens = converted.__dict__.get("_generators", {})
     for site in gens:
         gens[site] = lockstep.Generator(seed, "onnx.dropout." + site)
 

@@ -68,14 +68,17 @@ test('the tarball installs into a fresh project and trains with the golden hashe
 // 1.3 MB: the engine took about 0.8 MB; the ONNX importer (protobuf reader, graph checks, 97
 // operators; docs/onnx.md) adds about 0.25 MB (about 100 KB gzipped); the threads build's pthread
 // runtime about 40 KB more than the others; the modules of torchvision's models (ReLU6, SiLU,
-// Hardswish, AdaptiveAvgPool2d, StochasticDepth, ...; issue 31) about 25 KB. ONNX Runtime Web's
-// module is 14 MB.
-test('each .wasm is at most 1.3 MB', () => {
+// Hardswish, AdaptiveAvgPool2d, StochasticDepth, ...; issue 31) about 25 KB; 1.4 MB since the
+// eleven correctly rounded trigonometric and hyperbolic functions (their float64 evaluation built
+// for EMU128, about 50 KB) and floor, ceil and round with their bindings (issue 32) took the threads
+// module past 1.3 MB. (-Oz for them made the module larger: Highway's emulated vectors then stay out
+// of line.) ONNX Runtime Web's module is 14 MB.
+test('each .wasm is at most 1.4 MB', () => {
   for (const flavour of ['simd', 'scalar', 'threads']) {
     const file = path.join(packageDir, `lockstep-${flavour}.wasm`);
     const bytes = statSync(file).size;
     const gzipped = gzipSync(readFileSync(file), { level: 9 }).length;
     console.log(`  lockstep-${flavour}.wasm: ${bytes} bytes, ${gzipped} gzipped`);
-    assert.ok(bytes <= 1.3 * 1024 * 1024, `${file} is ${bytes} bytes, over 1.3 MB`);
+    assert.ok(bytes <= 1.4 * 1024 * 1024, `${file} is ${bytes} bytes, over 1.4 MB`);
   }
 });
