@@ -212,13 +212,15 @@ struct AcosF {
 };
 
 // sinh|x| = (em + em / (em + 1)) / 2, em = expm1(|x|): both terms positive, no cancellation;
-// |x| clamped to 100 (sinh overflows float32 beyond 89.42).
+// |x| clamped to 100 (sinh overflows float32 beyond 89.42). The sign of x is copied in float64,
+// before the rounding (which is symmetric): Clang 14's AVX-512 code gave +0 for an overflowing
+// result when the sign was copied onto DemoteSat's infinity afterwards (OddFix), e.g. sinh(90).
 struct SinhF {
   template <class D, class V> HWY_INLINE V Value(D d, V x) const {
     const V em = Expm1NonNeg(d, hn::Min(hn::Abs(ZeroIfNaN(d, x)), hn::Set(d, 100.0)));
-    return hn::Mul(hn::Add(em, hn::Div(em, hn::Add(em, hn::Set(d, 1.0)))), hn::Set(d, 0.5));
+    return hn::CopySign(hn::Mul(hn::Add(em, hn::Div(em, hn::Add(em, hn::Set(d, 1.0)))), hn::Set(d, 0.5)), x);
   }
-  template <class DF, class VF> HWY_INLINE VF Fix(DF df, VF xf, VF r) const { return OddFix(df, xf, r); }
+  template <class DF, class VF> HWY_INLINE VF Fix(DF df, VF xf, VF r) const { return NaNFix(df, xf, r); }
 };
 
 // cosh x = (e + 1/e) / 2, e = exp(min(|x|, 100)).
