@@ -301,6 +301,21 @@ std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& g) {
     case OpKind::kAsinh: return {Mul(g, Rsqrt(AddScalar(Mul(in[0], in[0]), 1.0f)))};
     case OpKind::kAcosh: return {Mul(g, Rsqrt(AddScalar(Mul(in[0], in[0]), -1.0f)))};
     case OpKind::kAtanh: return {Div(g, OneMinus(Mul(in[0], in[0])))};
+    // PyTorch's: the remainder's gradient is g for a and -g times the quotient rounded (toward zero
+    // for fmod, down for remainder) for b; a rounding to a narrower type passes g through (a cast).
+    case OpKind::kFmod:
+    case OpKind::kRemainder: {
+      Grads out(2);
+      if (Wants(node, 0)) out[0] = SumToShape(g, in[0].shape());
+      if (Wants(node, 1)) {
+        const Tensor q = Div(in[0], in[1]);
+        const Tensor rounded = node.kind == OpKind::kRemainder ? Floor(q) : Where(Less(q, Tensor::Scalar(0.0f)), Ceil(q), Floor(q));
+        out[1] = SumToShape(Neg(Mul(g, rounded)), in[1].shape());
+      }
+      return out;
+    }
+    case OpKind::kRoundFloat16:
+    case OpKind::kRoundBFloat16: return {g};
     case OpKind::kWhere: {
       const Tensor gc = ContiguousData(g, "where"), zeros = Tensor::Zeros(g.shape());
       const Tensor& cond = node.saved[0];

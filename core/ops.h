@@ -60,6 +60,14 @@ Tensor Atanh(const Tensor& a);
 Tensor Floor(const Tensor& a);
 Tensor Ceil(const Tensor& a);
 Tensor Round(const Tensor& a);  // to nearest, ties to even (torch.round, ONNX Round)
+// Remainders of a / b: fmod has a's sign (torch.fmod, C), remainder b's (torch.remainder, Python);
+// exact but for remainder's one added b (simd/elementwise.h).
+Tensor Fmod(const Tensor& a, const Tensor& b);
+Tensor Remainder(const Tensor& a, const Tensor& b);
+// The nearest float16 or bfloat16 value (ties to even), held as float32: the contract's rounding of
+// a narrow float tensor's every result (docs/numerics.md). The gradient passes through, as a cast's.
+Tensor RoundToFloat16(const Tensor& a);
+Tensor RoundToBFloat16(const Tensor& a);
 Tensor Maximum(const Tensor& a, const Tensor& b);
 Tensor Minimum(const Tensor& a, const Tensor& b);
 Tensor Equal(const Tensor& a, const Tensor& b);

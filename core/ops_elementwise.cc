@@ -112,6 +112,9 @@ Tensor Sub(const Tensor& a, const Tensor& b) { return trace::Op("sub", [&] { ret
 Tensor Mul(const Tensor& a, const Tensor& b) { return trace::Op("mul", [&] { return Binary(backend::BinaryOp::kMul, OpKind::kMul, a, b, "mul"); }); }
 Tensor Div(const Tensor& a, const Tensor& b) { return trace::Op("div", [&] { return Binary(backend::BinaryOp::kDiv, OpKind::kDiv, a, b, "div"); }); }
 
+Tensor Fmod(const Tensor& a, const Tensor& b) { return trace::Op("fmod", [&] { return Binary(backend::BinaryOp::kFmod, OpKind::kFmod, a, b, "fmod"); }); }
+Tensor Remainder(const Tensor& a, const Tensor& b) { return trace::Op("remainder", [&] { return Binary(backend::BinaryOp::kRemainder, OpKind::kRemainder, a, b, "remainder"); }); }
+
 Tensor Maximum(const Tensor& a, const Tensor& b) { return trace::Op("maximum", [&] { return BinaryForward(backend::BinaryOp::kMax, a, b, "maximum"); }); }
 Tensor Minimum(const Tensor& a, const Tensor& b) { return trace::Op("minimum", [&] { return BinaryForward(backend::BinaryOp::kMin, a, b, "minimum"); }); }
 Tensor Equal(const Tensor& a, const Tensor& b) { return trace::Op("eq", [&] { return BinaryForward(backend::BinaryOp::kEq, a, b, "equal"); }); }
@@ -189,6 +192,20 @@ Tensor Log(const Tensor& a) { return trace::Op("log", [&] { return Unary(MathFor
 Tensor Floor(const Tensor& a) { return trace::Op("floor", [&] { return UnaryKernel(backend::UnaryOp::kFloor, a, "floor"); }); }
 Tensor Ceil(const Tensor& a) { return trace::Op("ceil", [&] { return UnaryKernel(backend::UnaryOp::kCeil, a, "ceil"); }); }
 Tensor Round(const Tensor& a) { return trace::Op("round", [&] { return UnaryKernel(backend::UnaryOp::kRoundEven, a, "round"); }); }
+Tensor RoundToFloat16(const Tensor& a) {
+  return trace::Op("round_float16", [&]() -> Tensor {
+    Tensor out = UnaryKernel(backend::UnaryOp::kRoundFloat16, a, "round_float16");
+    if (NeedsGrad({a})) RecordNode(out, OpKind::kRoundFloat16, {a});
+    return out;
+  });
+}
+Tensor RoundToBFloat16(const Tensor& a) {
+  return trace::Op("round_bfloat16", [&]() -> Tensor {
+    Tensor out = UnaryKernel(backend::UnaryOp::kRoundBFloat16, a, "round_bfloat16");
+    if (NeedsGrad({a})) RecordNode(out, OpKind::kRoundBFloat16, {a});
+    return out;
+  });
+}
 Tensor Abs(const Tensor& a) { return trace::Op("abs", [&] { return Unary(UnaryKernel(backend::UnaryOp::kAbs, a, "abs"), OpKind::kAbs, a); }); }
 Tensor Erf(const Tensor& a) { return trace::Op("erf", [&] { return Unary(MathForward(backend::MathFn::kErf, a, "erf"), OpKind::kErf, a); }); }
 Tensor Rsqrt(const Tensor& a) { return trace::Op("rsqrt", [&] { return Unary(MathForward(backend::MathFn::kRsqrt, a, "rsqrt"), OpKind::kRsqrt, a); }); }

@@ -11,6 +11,7 @@
 #include "core/io/files.h"
 #include "onnx/graph_check.h"
 #include "onnx/model.h"
+#include "onnx/narrow_floats.h"
 #include "onnx/proto.h"
 
 namespace lockstep {
@@ -26,7 +27,7 @@ IoInfo InfoOf(const ValueInfoProto& v, const std::string& what) {
   info.name = v.name;
   if (!ElemFromDataType(v.elem_type, &info.elem)) {
     Unsupported(what + " '" + v.name + "' has element type " + DataTypeName(v.elem_type) +
-                "; lockstep computes with FLOAT, INT64, INT32 and BOOL tensors");
+                "; lockstep computes with FLOAT, FLOAT16, BFLOAT16, BOOL and the 8- to 64-bit integer tensors");
   }
   info.has_shape = v.has_shape;
   info.dims = v.dims;
@@ -182,7 +183,7 @@ class GraphBuilder {
       if (i < node.input.size() && input_names_.count(node.input[i])) m_.input_configures_ = true;
     }
     const NodeView view(node, opset, constants);
-    Kernel kernel = spec->prepare(view);
+    Kernel kernel = ComputingNarrowFloatsInFloat32(node.op_type, spec->prepare(view));
     OnnxModel::Step step;
     step.where = where.str();
     for (const std::string& name : node.input) step.inputs.push_back(name.empty() ? -1 : Slot(name));
@@ -294,9 +295,12 @@ std::vector<Value> OnnxModel::Run(const std::vector<Value>& inputs) { return Exe
 Tensor OnnxModel::Forward(const Tensor& x) {
   LOCKSTEP_REQUIRE(inputs_.size() == 1, "onnx: Forward takes the one input of a one-input graph; this graph has "
                                             << inputs_.size() << " inputs (use Run)");
-  const Elem elem = x.dtype() == DType::kFloat32 ? (inputs_[0].elem == Elem::kBool ? Elem::kBool : Elem::kFloat)
-                    : x.dtype() == DType::kInt64 ? Elem::kInt64 : Elem::kInt32;
-  return Run({Value{x, elem}})[0].tensor;
+  return Run({InputValue(0, x)})[0].tensor;
+}
+
+Value OnnxModel::InputValue(size_t i, const Tensor& t) const {
+  if (i >= inputs_.size()) return ValueForDeclared(t, Elem::kFloat, "input " + std::to_string(i));
+  return ValueForDeclared(t, inputs_[i].elem, "input '" + inputs_[i].name + "'");
 }
 
 std::shared_ptr<OnnxModel> LoadOnnx(const uint8_t* data, size_t size, const LoadOptions& options) {

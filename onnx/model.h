@@ -47,6 +47,8 @@ class OnnxModel : public nn::Module {
   // Runs the graph: one value per input (in inputs() order), one per output (outputs() order).
   // Inputs are checked against the declared element types, ranks and fixed dimensions.
   std::vector<Value> Run(const std::vector<Value>& inputs);
+  // A caller's tensor for input i, as a value of its declared element type (ValueForDeclared).
+  Value InputValue(size_t i, const Tensor& t) const;
   // One-input graphs: the first output. int64/int32 tensors feed integer inputs (token ids).
   Tensor Forward(const Tensor& x) override;
   std::string Name() const override { return "OnnxModel"; }

@@ -11,8 +11,11 @@ namespace onnx {
 
 Tensor FloatInput(const Value& v, const char* op) {
   LOCKSTEP_REQUIRE(v.defined(), op << ": a required input is missing");
-  LOCKSTEP_REQUIRE(v.elem == Elem::kFloat, op << ": expected a float input, got " << ElemName(v.elem) << " of shape "
-                                              << ShapeString(v.shape()));
+  // ONNX allows integer inputs to many operators that lockstep computes in float only: those are
+  // unsupported, not invalid.
+  LOCKSTEP_REQUIRE_KIND(v.is_int() ? ErrorKind::kUnavailable : ErrorKind::kArgument, v.elem == Elem::kFloat,
+                        op << ": " << (v.is_int() ? "unsupported: " : "") << "expected a float input, got "
+                           << ElemName(v.elem) << " of shape " << ShapeString(v.shape()));
   return v.tensor;
 }
 
@@ -39,35 +42,46 @@ std::vector<int64_t> Broadcast(const Value& v, const Shape& shape) {
   return v.tensor.Expand(shape).Contiguous().ToInt64Vector();
 }
 
-int64_t Apply(IntOp op, int64_t a, int64_t b, const char* name) {
+int64_t Apply(IntOp op, int64_t a, int64_t b, bool is_unsigned, const char* name) {
+  const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
   switch (op) {
-    case IntOp::kAdd: return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-    case IntOp::kSub: return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-    case IntOp::kMul: return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+    case IntOp::kAdd: return static_cast<int64_t>(ua + ub);
+    case IntOp::kSub: return static_cast<int64_t>(ua - ub);
+    case IntOp::kMul: return static_cast<int64_t>(ua * ub);
     case IntOp::kDiv:
     case IntOp::kMod:
+    case IntOp::kFloorMod: {
       LOCKSTEP_REQUIRE(b != 0, name << ": integer division by zero");
+      if (is_unsigned) return static_cast<int64_t>(op == IntOp::kDiv ? ua / ub : ua % ub);
       if (a == INT64_MIN && b == -1) return op == IntOp::kDiv ? INT64_MIN : 0;
-      return op == IntOp::kDiv ? a / b : a % b;
-    case IntOp::kMax: return a > b ? a : b;
-    case IntOp::kMin: return a < b ? a : b;
+      if (op == IntOp::kDiv) return a / b;
+      const int64_t r = a % b;
+      return op == IntOp::kFloorMod && r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+    }
+    case IntOp::kMax: return (is_unsigned ? ua > ub : a > b) ? a : b;
+    case IntOp::kMin: return (is_unsigned ? ua < ub : a < b) ? a : b;
     case IntOp::kEq: return a == b;
-    case IntOp::kLt: return a < b;
-    case IntOp::kLe: return a <= b;
-    case IntOp::kGt: return a > b;
-    case IntOp::kGe: return a >= b;
+    case IntOp::kLt: return is_unsigned ? ua < ub : a < b;
+    case IntOp::kLe: return is_unsigned ? ua <= ub : a <= b;
+    case IntOp::kGt: return is_unsigned ? ua > ub : a > b;
+    case IntOp::kGe: return is_unsigned ? ua >= ub : a >= b;
+    case IntOp::kShl: return ub >= 64 ? 0 : static_cast<int64_t>(ua << ub);
+    case IntOp::kShr: return ub >= 64 ? 0 : static_cast<int64_t>(ua >> ub);
   }
   return 0;
 }
 
-bool IsComparison(IntOp op) { return op >= IntOp::kEq; }
+bool IsComparison(IntOp op) { return op >= IntOp::kEq && op <= IntOp::kGe; }
 
 }  // namespace
 
-Value IntTensor(const Shape& shape, const std::vector<int64_t>& values, Elem elem) {
+Value IntTensor(const Shape& shape, const std::vector<int64_t>& values_in, Elem elem) {
+  std::vector<int64_t> values = values_in;
+  for (int64_t& v : values) v = WrapToElem(elem, v);
   Tensor t = Tensor::FromInt64(shape, values);
   if (elem == Elem::kInt32) return Value{t.To(DType::kInt32), elem};
-  if (elem == Elem::kFloat || elem == Elem::kBool) return Value{t.To(DType::kFloat32), elem};
+  if (elem == Elem::kBool) return Value{t.To(DType::kFloat32), elem};  // 0 / 1
+  if (IsFloatElem(elem)) return CastValue(Value{t, Elem::kInt64}, elem);
   return Value{t, elem};
 }
 
@@ -78,11 +92,11 @@ Value IntBinary(IntOp op, const Value& a, const Value& b, const char* name) {
   const Shape shape = BroadcastShapes(a.shape(), b.shape(), name);
   const std::vector<int64_t> x = Broadcast(a, shape), y = Broadcast(b, shape);
   std::vector<int64_t> out(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    int64_t r = Apply(op, x[i], y[i], name);
-    if (a.elem == Elem::kInt32 && !IsComparison(op)) r = static_cast<int32_t>(static_cast<uint32_t>(r));
-    out[i] = r;
+  if ((op == IntOp::kShl || op == IntOp::kShr) && a.elem != Elem::kUInt64) {
+    LOCKSTEP_REQUIRE(IsUnsignedElem(a.elem), name << ": expected unsigned integers, got " << ElemName(a.elem));
   }
+  const bool is_unsigned = a.elem == Elem::kUInt64;  // the narrower unsigned types are held nonnegative
+  for (size_t i = 0; i < x.size(); ++i) out[i] = Apply(op, x[i], y[i], is_unsigned, name);
   return IntTensor(shape, out, IsComparison(op) ? Elem::kBool : a.elem);
 }
 
@@ -101,27 +115,35 @@ Value IntWhere(const Value& cond, const Value& x, const Value& y) {
 Value CastValue(const Value& v, Elem to) {
   if (v.elem == to) return v;
   if (to == Elem::kBool) {
-    if (v.elem == Elem::kFloat) return BoolValue(NotEqual(v.tensor, Tensor::Scalar(0.0f)));
+    if (v.is_float()) return BoolValue(NotEqual(v.tensor, Tensor::Scalar(0.0f)));
     std::vector<int64_t> x = IntValues(v);
     for (int64_t& e : x) e = e != 0;
     return IntTensor(v.shape(), x, Elem::kBool);
   }
-  if (v.elem == Elem::kBool) {  // 0.0 / 1.0
-    if (to == Elem::kFloat) return FloatValue(v.tensor);
-    return Value{v.tensor.To(to == Elem::kInt64 ? DType::kInt64 : DType::kInt32), to};
+  if (IsFloatElem(to)) {
+    Tensor f;
+    if (v.elem == Elem::kBool || v.is_float()) {
+      f = v.tensor;  // 0.0 / 1.0, or a float of any width (each exact in float32)
+    } else if (v.elem == Elem::kUInt64) {  // its 64 bits are unsigned
+      const std::vector<int64_t> x = IntValues(v);
+      std::vector<float> y(x.size());
+      for (size_t i = 0; i < x.size(); ++i) y[i] = static_cast<float>(static_cast<uint64_t>(x[i]));
+      f = Tensor::FromVector(v.shape(), y);
+    } else {
+      f = v.tensor.To(DType::kFloat32);
+    }
+    if (to == Elem::kFloat16) f = RoundToFloat16(f);
+    if (to == Elem::kBFloat16) f = RoundToBFloat16(f);
+    return Value{f, to};
   }
-  if (to == Elem::kFloat) return FloatValue(v.tensor.To(DType::kFloat32));
-  if (v.elem == Elem::kFloat) {
-    // Through int64 (truncation toward zero, NaN to 0, clamped), then int32 wraps like a C cast.
+  if (v.elem == Elem::kBool) return IntTensor(v.shape(), v.tensor.To(DType::kInt64).ToInt64Vector(), to);
+  if (v.is_float()) {
+    // Through int64 (truncation toward zero, NaN to 0, clamped), then wrapped like a C cast.
     const Tensor wide = v.tensor.To(DType::kInt64);
     if (to == Elem::kInt64) return Int64Value(wide);
-    return IntTensor(v.shape(), IntValues(Int64Value(wide)), Elem::kInt32);
+    return IntTensor(v.shape(), IntValues(Int64Value(wide)), to);
   }
-  std::vector<int64_t> x = IntValues(v);
-  if (to == Elem::kInt32) {
-    for (int64_t& e : x) e = static_cast<int32_t>(static_cast<uint32_t>(e));
-  }
-  return IntTensor(v.shape(), x, to);
+  return IntTensor(v.shape(), IntValues(v), to);
 }
 
 Value Take(const Value& x, int64_t axis, const std::vector<int64_t>& indices_in, const Shape& index_shape,

@@ -25,17 +25,21 @@ void RequireSameElem(const Value& a, const Value& b, const char* op);
 // An axis in [-rank, rank) made non-negative, or a format error naming the node.
 int64_t Axis(int64_t axis, int64_t rank, const std::string& where);
 
-// Integer arithmetic and comparisons with NumPy broadcasting, computed in int64 on the host
-// (the result has a's integer type; comparisons give bool). Division truncates toward zero and
-// refuses a zero divisor.
-enum class IntOp { kAdd, kSub, kMul, kDiv, kMod, kMax, kMin, kEq, kLt, kLe, kGt, kGe };
+// Integer arithmetic and comparisons with NumPy broadcasting, computed in 64 bits on the host,
+// unsigned for uint64 (the result has a's integer type, wrapped into its range as C's fixed-width
+// types wrap; comparisons give bool). Division truncates toward zero and refuses a zero divisor;
+// kMod is C's % (the dividend's sign), kFloorMod Python's (the divisor's); shifts of the type's
+// width or more give 0.
+enum class IntOp { kAdd, kSub, kMul, kDiv, kMod, kMax, kMin, kEq, kLt, kLe, kGt, kGe, kFloorMod, kShl, kShr };
 Value IntBinary(IntOp op, const Value& a, const Value& b, const char* name);
 // cond ? x : y on host integer values (cond a bool value).
 Value IntWhere(const Value& cond, const Value& x, const Value& y);
 // An integer value of shape `shape` with these contents, of element type `elem`.
 Value IntTensor(const Shape& shape, const std::vector<int64_t>& values, Elem elem = Elem::kInt64);
 // Converts a value to another element type (ONNX's Cast): float to integer truncates toward zero
-// (NaN to 0, clamped), to bool is `x != 0`.
+// (NaN to 0, clamped to int64, then wrapped into the type), integer to float rounds to nearest
+// float32 (then to float16 or bfloat16), float to float16 or bfloat16 rounds to nearest even, to
+// bool is `x != 0`.
 Value CastValue(const Value& v, Elem to);
 
 // ONNX's Gather: out = x.shape[:axis] + index_shape + x.shape[axis + 1:], each index in

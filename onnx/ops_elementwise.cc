@@ -133,6 +133,37 @@ OpSpec Variadic(const char* name, bool mean) {
           }};
 }
 
+// Mod: integers by C's % (fmod = 1) or Python's (fmod = 0, the divisor's sign); floats only with
+// fmod = 1 (as ONNX requires), by lockstep's exact fmod.
+Kernel ModKernel(const NodeView& node) {
+  node.RequireInputs(2, 2);
+  const bool c_style = node.Int("fmod", 0) != 0;
+  return [c_style](const Values& in, RunContext&) -> Values {
+    const Value& a = Input(in, 0, "Mod");
+    const Value& b = Input(in, 1, "Mod");
+    RequireSameElem(a, b, "Mod");
+    if (a.is_int()) return {IntBinary(c_style ? IntOp::kMod : IntOp::kFloorMod, a, b, "Mod")};
+    LOCKSTEP_REQUIRE(c_style, "Mod: float inputs need fmod = 1 (ONNX defines no other float remainder)");
+    return {FloatValue(Fmod(FloatInput(a, "Mod"), FloatInput(b, "Mod")))};
+  };
+}
+
+// BitShift on unsigned integers: direction "LEFT" or "RIGHT"; bits shifted past the type's width
+// are lost (the result wraps into the type).
+Kernel BitShiftKernel(const NodeView& node) {
+  node.RequireInputs(2, 2);
+  const std::string direction = node.String("direction", "");
+  node.Require(direction == "LEFT" || direction == "RIGHT", "direction must be LEFT or RIGHT, got '" + direction + "'");
+  const IntOp op = direction == "LEFT" ? IntOp::kShl : IntOp::kShr;
+  return [op](const Values& in, RunContext&) -> Values {
+    const Value& a = Input(in, 0, "BitShift");
+    const Value& b = Input(in, 1, "BitShift");
+    RequireSameElem(a, b, "BitShift");
+    LOCKSTEP_REQUIRE(a.is_int(), "BitShift: expected unsigned integers, got " << ElemName(a.elem));
+    return {IntBinary(op, a, b, "BitShift")};
+  };
+}
+
 // x < 0 (or <= 0) ? negative(x) : positive(x), differentiable through Where.
 Tensor Piecewise(const Tensor& x, bool or_equal, const Tensor& negative, const Tensor& positive) {
   return Where(or_equal ? LessEqual(x, Scalar(0.0f)) : Less(x, Scalar(0.0f)), negative, positive);
@@ -301,6 +332,8 @@ void AddElementwiseOps(std::vector<OpSpec>* t) {
   t->push_back(Arithmetic("Mul", Mul, IntOp::kMul));
   t->push_back(Arithmetic("Div", Div, IntOp::kDiv));
   t->push_back({"Pow", 1, PowKernel, {1}});
+  t->push_back({"Mod", 10, ModKernel});
+  t->push_back({"BitShift", 11, BitShiftKernel});
   t->push_back(Comparison("Equal", 1, Equal, IntOp::kEq));
   t->push_back(Comparison("Greater", 1, Greater, IntOp::kGt));
   t->push_back(Comparison("Less", 1, Less, IntOp::kLt));

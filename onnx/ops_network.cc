@@ -192,7 +192,11 @@ Kernel MaxPoolKernel(const NodeView& node) {
   }
   if (node.HasOutput(1)) node.Unsupported("the Indices output");
   return [w](const Values& in, RunContext&) -> Values {
-    Tensor x = FloatInput(Input(in, 0, "MaxPool"), "MaxPool");
+    // Integers of up to 16 bits are exact in float32, and a maximum only selects: pooled as floats.
+    const Value& input = Input(in, 0, "MaxPool");
+    const bool small_int = input.elem == Elem::kInt8 || input.elem == Elem::kUInt8 || input.elem == Elem::kInt16 ||
+                           input.elem == Elem::kUInt16;
+    Tensor x = small_int ? CastValue(input, Elem::kFloat).tensor : FloatInput(input, "MaxPool");
     const size_t k = w.kernel.size();
     LOCKSTEP_REQUIRE(x.dim() == static_cast<int64_t>(k) + 2, "MaxPool: input " << ShapeString(x.shape()) << " for a "
                                                                               << k << "-D window");
@@ -215,7 +219,8 @@ Kernel MaxPoolKernel(const NodeView& node) {
       }
     }
     const Tensor y = MaxPool2d(x, o);
-    return {FloatValue(one_d ? y.Squeeze(2) : y)};
+    const Value pooled = FloatValue(one_d ? y.Squeeze(2) : y);
+    return {small_int ? CastValue(pooled, input.elem) : pooled};
   };
 }
 

@@ -216,17 +216,23 @@ Kernel GatherElementsKernel(const NodeView& node) {
 Kernel DropoutKernel(const NodeView& node) {
   node.RequireInputs(1, node.opset() >= 12 ? 3 : 1);
   float ratio = node.Float("ratio", 0.5f);
+  bool runtime_ratio = false, runtime_mode = false;
   if (node.opset() >= 12) {
     ratio = 0.5f;
     if (node.HasInput(1)) {
       const Value* r = node.Constant(1);
-      if (r == nullptr) node.Unsupported("the ratio is computed at run time; lockstep needs it constant");
-      node.Require(r->tensor.numel() == 1 && r->elem == Elem::kFloat, "ratio must be a float scalar");
-      ratio = r->tensor.ToVector()[0];
+      runtime_ratio = r == nullptr;  // read at each run (a graph input, say)
+      if (r != nullptr) {
+        node.Require(r->tensor.numel() == 1 && r->is_float(), "ratio must be a float scalar");
+        ratio = r->tensor.ToVector()[0];
+      }
     }
     if (node.HasInput(2)) {
       const Value* mode = node.Constant(2);
-      if (mode == nullptr || mode->tensor.ToVector()[0] != 0.0f) {
+      runtime_mode = mode == nullptr;  // then checked at each run
+      // Training mode with ratio 0 keeps every element: the output and mask need no draws.
+      const bool keeps_all = !runtime_ratio && ratio == 0.0f;
+      if (mode != nullptr && mode->tensor.ToVector()[0] != 0.0f && !keeps_all) {
         node.Unsupported("training_mode is true or computed at run time: a mask drawn from another engine's generator "
                          "cannot be reproduced; lockstep drops out (with its own Philox streams) while the module trains");
       }
@@ -238,8 +244,22 @@ Kernel DropoutKernel(const NodeView& node) {
   node.Require(ratio >= 0.0f && ratio < 1.0f, "ratio must be in [0, 1), got " + std::to_string(ratio));
   const bool want_mask = node.HasOutput(1);
   const Elem mask_elem = node.opset() < 10 ? Elem::kFloat : Elem::kBool;  // older masks have the input's type
-  return [ratio, want_mask, mask_elem](const Values& in, RunContext& context) -> Values {
+  return [ratio_attr = ratio, runtime_ratio, runtime_mode, want_mask, mask_elem](const Values& in,
+                                                                                 RunContext& context) -> Values {
     const Value& x = Input(in, 0, "Dropout");
+    float ratio = ratio_attr;
+    const bool graph_trains = runtime_mode && IntValues(CastValue(Input(in, 2, "Dropout"), Elem::kInt64))[0] != 0;
+    if (runtime_ratio && (context.training || graph_trains)) {
+      const Value& r = Input(in, 1, "Dropout");
+      LOCKSTEP_REQUIRE(r.tensor.numel() == 1 && r.is_float(), "Dropout: ratio must be a float scalar, got "
+                                                                  << ElemName(r.elem) << " of shape " << ShapeString(r.shape()));
+      ratio = r.tensor.ToVector()[0];
+      LOCKSTEP_REQUIRE(ratio >= 0.0f && ratio < 1.0f, "Dropout: ratio must be in [0, 1), got " << ratio);
+    }
+    LOCKSTEP_REQUIRE_KIND(ErrorKind::kUnavailable, !graph_trains || ratio == 0.0f,
+                          "unsupported: training_mode is true with ratio " << ratio << ": a mask drawn from another "
+                          "engine's generator cannot be reproduced; lockstep drops out (with its own Philox streams) "
+                          "while the module trains");
     Values out;
     if (!context.training || ratio == 0.0f || context.dropout == nullptr) {
       out.push_back(x);

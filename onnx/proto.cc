@@ -197,10 +197,18 @@ int64_t CheckedElementCount(const TensorProto& t, const std::string& where) {
     case kFloat: width = 4; present = t.float_data.size(); break;
     case kInt32: width = 4; present = t.int32_data.size(); break;
     case kInt64: width = 8; present = t.int64_data.size(); break;
-    case kBool: width = 1; present = t.int32_data.size(); break;
+    case kBool:
+    case kInt8:
+    case kUint8: width = 1; present = t.int32_data.size(); break;
+    case kInt16:
+    case kUint16:
+    case kFloat16:
+    case kBfloat16: width = 2; present = t.int32_data.size(); break;
+    case kUint32: width = 4; present = t.uint64_data.size(); break;
+    case kUint64: width = 8; present = t.uint64_data.size(); break;
     default:
       throw Error(where + ": tensor '" + t.name + "' has element type " + DataTypeName(t.data_type) +
-                      "; lockstep computes with FLOAT, INT64, INT32 and BOOL tensors",
+                      "; lockstep computes with FLOAT, FLOAT16, BFLOAT16, BOOL and the 8- to 64-bit integer tensors",
                   ErrorKind::kUnavailable);
   }
   int64_t count = 1;

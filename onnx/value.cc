@@ -4,39 +4,82 @@
 
 #include "core/error.h"
 #include "core/io/byte_order.h"
+#include "core/ops.h"
 
 namespace lockstep {
 namespace onnx {
 
 
-const char* ElemName(Elem e) {
-  switch (e) {
-    case Elem::kFloat: return "float";
-    case Elem::kInt64: return "int64";
-    case Elem::kInt32: return "int32";
-    case Elem::kBool: return "bool";
+namespace {
+
+struct ElemInfo {
+  Elem elem;
+  const char* name;
+  int32_t data_type;
+  int bits;  // of an integer type; 0 for the others
+};
+constexpr ElemInfo kElems[] = {
+    {Elem::kFloat, "float", kFloat, 0},       {Elem::kInt64, "int64", kInt64, 64},
+    {Elem::kInt32, "int32", kInt32, 32},      {Elem::kBool, "bool", kBool, 0},
+    {Elem::kFloat16, "float16", kFloat16, 0}, {Elem::kBFloat16, "bfloat16", kBfloat16, 0},
+    {Elem::kInt8, "int8", kInt8, 8},          {Elem::kUInt8, "uint8", kUint8, 8},
+    {Elem::kInt16, "int16", kInt16, 16},      {Elem::kUInt16, "uint16", kUint16, 16},
+    {Elem::kUInt32, "uint32", kUint32, 32},   {Elem::kUInt64, "uint64", kUint64, 64},
+};
+
+const ElemInfo& Info(Elem e) { return kElems[static_cast<int>(e)]; }
+
+// A float16's bits as the float32 of the same value (exact).
+float HalfToFloat(uint32_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1Fu, mantissa = h & 0x3FFu;
+  uint32_t bits;
+  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24
+    const float magnitude = static_cast<float>(mantissa) * 5.9604644775390625e-08f;
+    memcpy(&bits, &magnitude, 4);
+  } else if (exponent == 31) {
+    bits = mantissa != 0 ? 0x7FC00000u : 0x7F800000u;
+  } else {
+    bits = ((exponent + 112) << 23) | (mantissa << 13);
   }
-  return "?";
+  bits = (bits == 0x7FC00000u) ? bits : (bits | sign);
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
 }
 
-int32_t ElemDataType(Elem e) {
-  switch (e) {
-    case Elem::kFloat: return kFloat;
-    case Elem::kInt64: return kInt64;
-    case Elem::kInt32: return kInt32;
-    case Elem::kBool: return kBool;
-  }
-  return kUndefined;
+float BFloat16ToFloat(uint32_t b) {
+  uint32_t bits = (b & 0xFFFFu) << 16;
+  if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0) bits = 0x7FC00000u;  // canonical NaN
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
 }
+
+}  // namespace
+
+static_assert(sizeof(kElems) / sizeof(kElems[0]) == static_cast<size_t>(Elem::kUInt64) + 1, "one row per Elem");
+
+const char* ElemName(Elem e) { return Info(e).name; }
+
+int32_t ElemDataType(Elem e) { return Info(e).data_type; }
 
 bool ElemFromDataType(int32_t data_type, Elem* out) {
-  switch (data_type) {
-    case kFloat: *out = Elem::kFloat; return true;
-    case kInt64: *out = Elem::kInt64; return true;
-    case kInt32: *out = Elem::kInt32; return true;
-    case kBool: *out = Elem::kBool; return true;
-    default: return false;
+  for (const ElemInfo& info : kElems) {
+    if (info.data_type == data_type) {
+      *out = info.elem;
+      return true;
+    }
   }
+  return false;
+}
+
+int64_t WrapToElem(Elem e, int64_t v) {
+  const int bits = Info(e).bits;
+  if (bits == 0 || bits == 64) return v;
+  const uint64_t low = static_cast<uint64_t>(v) & ((uint64_t{1} << bits) - 1);
+  if (IsUnsignedElem(e)) return static_cast<int64_t>(low);
+  const uint64_t sign = uint64_t{1} << (bits - 1);
+  return static_cast<int64_t>(low ^ sign) - static_cast<int64_t>(sign);
 }
 
 Value ValueFromTensorProto(const TensorProto& t, const std::string& where) {
@@ -45,27 +88,38 @@ Value ValueFromTensorProto(const TensorProto& t, const std::string& where) {
   ElemFromDataType(t.data_type, &elem);
   const Shape shape(t.dims.begin(), t.dims.end());
   const size_t n = static_cast<size_t>(count);
-  if (elem == Elem::kFloat || elem == Elem::kBool) {
+  const uint8_t* raw = t.has_raw_data ? reinterpret_cast<const uint8_t*>(t.raw_data.data()) : nullptr;
+  if (IsFloatElem(elem) || elem == Elem::kBool) {
     std::vector<float> v(n);
     if (elem == Elem::kBool) {
-      for (size_t i = 0; i < n; ++i) v[i] = (t.has_raw_data ? t.raw_data[i] : t.int32_data[i]) != 0 ? 1.0f : 0.0f;
-    } else if (t.has_raw_data) {
-      CopyLittleEndian(v.data(), t.raw_data.data(), n, 4);
+      for (size_t i = 0; i < n; ++i) v[i] = (raw ? raw[i] : t.int32_data[i]) != 0 ? 1.0f : 0.0f;
+    } else if (elem == Elem::kFloat16 || elem == Elem::kBFloat16) {
+      for (size_t i = 0; i < n; ++i) {
+        const uint32_t bits = raw ? LoadLittleEndian16(raw + 2 * i) : static_cast<uint32_t>(t.int32_data[i]);
+        v[i] = elem == Elem::kFloat16 ? HalfToFloat(bits) : BFloat16ToFloat(bits);
+      }
+    } else if (raw) {
+      CopyLittleEndian(v.data(), raw, n, 4);
     } else {
       v = t.float_data;
     }
     return Value{Tensor::FromVector(shape, v), elem};
   }
   std::vector<int64_t> v(n);
-  if (t.has_raw_data) {
-    for (size_t i = 0; i < n; ++i) {
-      v[i] = elem == Elem::kInt64 ? static_cast<int64_t>(LoadLittleEndian64(&t.raw_data[8 * i]))
-                                  : static_cast<int32_t>(LoadLittleEndian32(&t.raw_data[4 * i]));
+  const int width = elem == Elem::kInt64 || elem == Elem::kUInt64 ? 8
+                    : elem == Elem::kInt32 || elem == Elem::kUInt32 ? 4
+                    : elem == Elem::kInt16 || elem == Elem::kUInt16 ? 2 : 1;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t x;
+    if (raw) {
+      x = width == 8 ? static_cast<int64_t>(LoadLittleEndian64(raw + 8 * i))
+          : width == 4 ? static_cast<int64_t>(LoadLittleEndian32(raw + 4 * i))
+          : width == 2 ? static_cast<int64_t>(LoadLittleEndian16(raw + 2 * i)) : static_cast<int64_t>(raw[i]);
+    } else {
+      x = elem == Elem::kInt64 ? t.int64_data[i]
+          : elem == Elem::kUInt32 || elem == Elem::kUInt64 ? static_cast<int64_t>(t.uint64_data[i]) : t.int32_data[i];
     }
-  } else if (elem == Elem::kInt64) {
-    v = t.int64_data;
-  } else {
-    v.assign(t.int32_data.begin(), t.int32_data.end());
+    v[i] = WrapToElem(elem, x);
   }
   Tensor tensor = Tensor::FromInt64(shape, v);
   return Value{elem == Elem::kInt32 ? tensor.To(DType::kInt32) : tensor, elem};
@@ -73,5 +127,24 @@ Value ValueFromTensorProto(const TensorProto& t, const std::string& where) {
 
 std::vector<int64_t> IntValues(const Value& v) { return v.tensor.ToInt64Vector(); }
 
+Value ValueForDeclared(const Tensor& t, Elem declared, const std::string& name) {
+  if (t.dtype() == DType::kFloat32) {
+    if (declared == Elem::kBool) return Value{t, Elem::kBool};
+    if (declared == Elem::kFloat16) return Value{RoundToFloat16(t), declared};
+    if (declared == Elem::kBFloat16) return Value{RoundToBFloat16(t), declared};
+    return FloatValue(t);
+  }
+  const Elem held = t.dtype() == DType::kInt64 ? Elem::kInt64 : Elem::kInt32;
+  if (!IsIntElem(declared) || declared == Elem::kInt64 || declared == Elem::kInt32) return Value{t, held};
+  std::vector<int64_t> v = t.ToInt64Vector();
+  for (size_t i = 0; i < v.size(); ++i) {
+    LOCKSTEP_REQUIRE(declared == Elem::kUInt64 || WrapToElem(declared, v[i]) == v[i],
+                     name << " is declared " << ElemName(declared) << ", but element " << i << " is " << v[i]
+                          << ", outside its range");
+  }
+  return Value{t.To(DType::kInt64), declared};
+}
+
 }  // namespace onnx
 }  // namespace lockstep
+

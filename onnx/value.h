@@ -1,6 +1,9 @@
 // A value flowing through an imported graph: a lockstep tensor and its ONNX element type. ONNX's
 // bool tensors are float32 tensors of 0.0 and 1.0 (what lockstep's comparisons produce and its
-// select kernel reads); int32 and int64 are lockstep's integer tensors.
+// select kernel reads); int32 and int64 are lockstep's integer tensors. The narrower types are held
+// in wider ones, exactly (the contract's element types, docs/numerics.md): float16 and bfloat16 as
+// float32 tensors of float16 or bfloat16 values; int8, uint8, int16, uint16 and uint32 as int64
+// tensors of in-range values; uint64 as int64 tensors of the same 64 bits.
 #ifndef LOCKSTEP_ONNX_VALUE_H_
 #define LOCKSTEP_ONNX_VALUE_H_
 
@@ -13,14 +16,22 @@
 namespace lockstep {
 namespace onnx {
 
-enum class Elem { kFloat, kInt64, kInt32, kBool };
+enum class Elem { kFloat, kInt64, kInt32, kBool, kFloat16, kBFloat16, kInt8, kUInt8, kInt16, kUInt16, kUInt32, kUInt64 };
+
+inline bool IsIntElem(Elem e) { return e == Elem::kInt64 || e == Elem::kInt32 || e >= Elem::kInt8; }
+inline bool IsFloatElem(Elem e) { return e == Elem::kFloat || e == Elem::kFloat16 || e == Elem::kBFloat16; }
+inline bool IsUnsignedElem(Elem e) { return e == Elem::kUInt8 || e == Elem::kUInt16 || e == Elem::kUInt32 || e == Elem::kUInt64; }
+// An integer as the type holds it: wrapped modulo 2^bits into the type's range, as C's conversion
+// to a fixed-width type does (uint64's 64 bits stay as they are).
+int64_t WrapToElem(Elem e, int64_t v);
 
 struct Value {
   Tensor tensor;
   Elem elem = Elem::kFloat;
 
   bool defined() const { return tensor.defined(); }
-  bool is_int() const { return elem == Elem::kInt64 || elem == Elem::kInt32; }
+  bool is_int() const { return IsIntElem(elem); }
+  bool is_float() const { return IsFloatElem(elem); }
   const Shape& shape() const { return tensor.shape(); }
 };
 
@@ -28,7 +39,7 @@ inline Value FloatValue(Tensor t) { return Value{std::move(t), Elem::kFloat}; }
 inline Value BoolValue(Tensor t) { return Value{std::move(t), Elem::kBool}; }
 inline Value Int64Value(Tensor t) { return Value{std::move(t), Elem::kInt64}; }
 
-// "float", "int64", "int32", "bool".
+// "float", "int64", "int32", "bool", "float16", "bfloat16", "int8", "uint8", ...
 const char* ElemName(Elem e);
 // The ONNX data type of an element kind, and back (false for a type lockstep does not hold).
 int32_t ElemDataType(Elem e);
@@ -40,6 +51,11 @@ bool ElemFromDataType(int32_t data_type, Elem* out);
 Value ValueFromTensorProto(const TensorProto& t, const std::string& where);
 // Integer values of a small int tensor (shapes, axes, indices), as int64.
 std::vector<int64_t> IntValues(const Value& v);
+
+// A caller's tensor as a value of the declared element type: float32 data for a float16 or bfloat16
+// input is rounded to that type (to nearest, ties to even, as a cast would); integer data for a
+// narrower integer input must be in its range; bool inputs are float32 0.0 / 1.0.
+Value ValueForDeclared(const Tensor& t, Elem declared, const std::string& name);
 
 }  // namespace onnx
 }  // namespace lockstep

@@ -9,6 +9,7 @@
 #include "hwy/highway.h"
 #include "simd/contract-inl.h"
 #include "simd/elementwise.h"
+#include "simd/exact_remainder.h"
 #include "simd/loops-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -35,6 +36,19 @@ struct LtFn { template <class D, class V> HWY_INLINE V operator()(D d, V a, V b)
 struct LeFn { template <class D, class V> HWY_INLINE V operator()(D d, V a, V b) const { return MaskToOneZero(d, hn::Le(a, b)); } };
 struct GtFn { template <class D, class V> HWY_INLINE V operator()(D d, V a, V b) const { return MaskToOneZero(d, hn::Gt(a, b)); } };
 struct GeFn { template <class D, class V> HWY_INLINE V operator()(D d, V a, V b) const { return MaskToOneZero(d, hn::Ge(a, b)); } };
+
+// The remainders lane by lane (simd/exact_remainder.h: integer arithmetic on the significands;
+// vectors have no 64-bit integer division).
+template <bool kFloorSign>
+struct RemainderFn {
+  template <class D, class V> HWY_INLINE V operator()(D d, V a, V b) const {
+    HWY_ALIGN float xa[HWY_MAX_BYTES / sizeof(float)], xb[HWY_MAX_BYTES / sizeof(float)];
+    hn::Store(a, d, xa);
+    hn::Store(b, d, xb);
+    for (size_t i = 0; i < hn::Lanes(d); ++i) xa[i] = kFloorSign ? FloorRemainder(xa[i], xb[i]) : ExactFmod(xa[i], xb[i]);
+    return hn::Load(d, xa);
+  }
+};
 
 struct NegFn { template <class D, class V> HWY_INLINE V operator()(D d, V a) const { return Canonicalize(d, hn::Neg(a)); } };
 struct AbsFn { template <class D, class V> HWY_INLINE V operator()(D d, V a) const { return Canonicalize(d, hn::Abs(a)); } };
@@ -74,6 +88,42 @@ struct RoundToIntegralFn {
   }
 };
 
+// Rounding to float16 with integer and float operations (not Highway's F16 demotion, whose
+// emulation differs by target): at or above float16's smallest normal 2^-14 the significand is
+// rounded to 10 bits by adding 0xFFF plus the kept last bit to the bits and clearing the 13 below;
+// past 65504 the result is infinite; below 2^-14 (float16's subnormals, spaced 2^-24) one float
+// addition of 0.5 and its subtraction round to a multiple of 2^-24, ties to even. NaN made
+// canonical first (a payload could carry into the exponent).
+struct RoundFloat16Fn {
+  template <class D, class V> HWY_INLINE V operator()(D d, V x) const {
+    const hn::RebindToUnsigned<D> du;
+    x = Canonicalize(d, x);
+    const V a = hn::Abs(x);
+    auto u = hn::BitCast(du, a);
+    const auto kept_lsb = hn::And(hn::ShiftRight<13>(u), hn::Set(du, 1u));
+    u = hn::And(hn::Add(u, hn::Add(hn::Set(du, 0xFFFu), kept_lsb)), hn::Set(du, ~0x1FFFu));
+    V normal = hn::BitCast(d, u);
+    normal = hn::IfThenElse(hn::Gt(normal, hn::Set(d, 65504.0f)), hn::Inf(d), normal);
+    const V half = hn::Set(d, 0.5f);
+    const V subnormal = hn::Sub(hn::Add(a, half), half);
+    const V r = hn::IfThenElse(hn::Lt(a, hn::Set(d, 6.103515625e-05f)), subnormal, normal);
+    return hn::CopySignToAbs(r, x);
+  }
+};
+
+// Rounding to bfloat16 (float32's upper 16 bits): 0x7FFF plus the kept last bit added to the bits,
+// the low 16 cleared; a carry into the exponent gives the next binade or infinity. NaN canonical
+// first.
+struct RoundBFloat16Fn {
+  template <class D, class V> HWY_INLINE V operator()(D d, V x) const {
+    const hn::RebindToUnsigned<D> du;
+    auto u = hn::BitCast(du, Canonicalize(d, x));
+    const auto kept_lsb = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
+    u = hn::And(hn::Add(u, hn::Add(hn::Set(du, 0x7FFFu), kept_lsb)), hn::Set(du, 0xFFFF0000u));
+    return hn::BitCast(d, u);
+  }
+};
+
 struct SelectFn {
   template <class D, class V> HWY_INLINE V operator()(D d, V c, V a, V b) const {
     const auto is_false = hn::Eq(c, hn::Zero(d));  // NaN != 0, so a NaN condition is true
@@ -109,6 +159,8 @@ HWY_INLINE void WithBinaryFn(BinaryOp op, const Visit& visit) {
     case BinaryOp::kLe: return visit(LeFn());
     case BinaryOp::kGt: return visit(GtFn());
     case BinaryOp::kGe: return visit(GeFn());
+    case BinaryOp::kFmod: return visit(RemainderFn<false>());
+    case BinaryOp::kRemainder: return visit(RemainderFn<true>());
   }
 }
 
@@ -125,6 +177,8 @@ HWY_INLINE void WithUnaryFn(UnaryOp op, const Visit& visit) {
     case UnaryOp::kFloor: return visit(RoundToIntegralFn<0>());
     case UnaryOp::kCeil: return visit(RoundToIntegralFn<1>());
     case UnaryOp::kRoundEven: return visit(RoundToIntegralFn<2>());
+    case UnaryOp::kRoundFloat16: return visit(RoundFloat16Fn());
+    case UnaryOp::kRoundBFloat16: return visit(RoundBFloat16Fn());
   }
 }
 

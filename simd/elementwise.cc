@@ -75,12 +75,14 @@ void Select(const float* cond, const float* a, const float* b, float* out, size_
 
 const char* BinaryOpName(BinaryOp op) {
   static const char* const kNames[] = {"add", "sub", "mul", "div", "max", "min",
-                                       "eq",  "ne",  "lt",  "le",  "gt",  "ge"};
+                                       "eq",  "ne",  "lt",  "le",  "gt",  "ge",
+                                       "fmod", "remainder"};
   return kNames[static_cast<int>(op)];
 }
 const char* UnaryOpName(UnaryOp op) {
   static const char* const kNames[] = {"neg", "abs", "sqrt", "relu", "canonicalize", "reciprocal",
-                                       "square", "floor", "ceil", "round"};
+                                       "square", "floor", "ceil", "round", "round_float16",
+                                       "round_bfloat16"};
   return kNames[static_cast<int>(op)];
 }
 

@@ -14,6 +14,11 @@ enum class BinaryOp {
   // Comparisons write 1.0f where true and 0.0f where false; any comparison with NaN is false
   // except kNe, which is true.
   kEq, kNe, kLt, kLe, kGt, kGe,
+  // Remainders (simd/exact_remainder.h): kFmod, exact, has a's sign (C's fmod, torch.fmod, ONNX
+  // Mod with fmod = 1); kRemainder has b's sign (Python's %, torch.remainder): fmod(a, b), plus b
+  // (one rounded addition) where that is nonzero and its sign differs from b's. fmod(x, 0) and
+  // fmod(inf, y) are NaN; fmod(x, inf) = x.
+  kFmod, kRemainder,
 };
 
 enum class UnaryOp {
@@ -29,6 +34,12 @@ enum class UnaryOp {
   kFloor,         // toward -inf
   kCeil,          // toward +inf
   kRoundEven,     // to nearest, ties to even (ONNX Round, torch.round)
+  // Rounding to a narrower floating-point type, to nearest, ties to even, the result kept in a float
+  // (exact both ways): the contract's float16 and bfloat16 tensors. Past the type's largest finite
+  // value a result is an infinity (float16: 65504; bfloat16: float32's own); subnormals of the
+  // narrow type are kept; NaN -> NaN.
+  kRoundFloat16,
+  kRoundBFloat16,
 };
 
 // out[i] = a[i] op b[i]. out may alias a or b.

@@ -110,14 +110,7 @@ lockstep_status lockstep_model_run(lockstep_model* model, const lockstep_tensor*
     std::vector<lockstep::onnx::Value> values;
     for (int i = 0; i < input_count; ++i) {
       RequireNonNull(inputs[i], "inputs[i]");
-      const lockstep::Tensor& t = inputs[i]->tensor;
-      lockstep::onnx::Elem elem = t.dtype() == lockstep::DType::kFloat32 ? lockstep::onnx::Elem::kFloat
-                                  : t.dtype() == lockstep::DType::kInt64 ? lockstep::onnx::Elem::kInt64
-                                                                         : lockstep::onnx::Elem::kInt32;
-      if (elem == lockstep::onnx::Elem::kFloat && declared[i].elem == lockstep::onnx::Elem::kBool) {
-        elem = lockstep::onnx::Elem::kBool;
-      }
-      values.push_back(lockstep::onnx::Value{t, elem});
+      values.push_back(onnx.InputValue(static_cast<size_t>(i), inputs[i]->tensor));
     }
     lockstep::NoGradGuard no_grad;
     const bool was_training = onnx.training();

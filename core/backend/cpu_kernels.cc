@@ -21,11 +21,11 @@ namespace {
 
 namespace be = backend;
 
-static_assert(static_cast<int>(be::BinaryOp::kGe) == static_cast<int>(simd::BinaryOp::kGe) &&
+static_assert(static_cast<int>(be::BinaryOp::kRemainder) == static_cast<int>(simd::BinaryOp::kRemainder) &&
                   static_cast<int>(be::BinaryOp::kMax) == static_cast<int>(simd::BinaryOp::kMax),
               "backend::BinaryOp must mirror simd::BinaryOp");
 static_assert(static_cast<int>(be::UnaryOp::kSquare) == static_cast<int>(simd::UnaryOp::kSquare) &&
-                  static_cast<int>(be::UnaryOp::kRoundEven) == static_cast<int>(simd::UnaryOp::kRoundEven),
+                  static_cast<int>(be::UnaryOp::kRoundBFloat16) == static_cast<int>(simd::UnaryOp::kRoundBFloat16),
               "backend::UnaryOp must mirror simd::UnaryOp");
 static_assert(static_cast<int>(be::MathFn::kRsqrt) == static_cast<int>(simd::MathFn::kRsqrt) &&
                   static_cast<int>(be::MathFn::kAtanh) == static_cast<int>(simd::MathFn::kAtanh) &&

@@ -21,12 +21,15 @@ namespace backend {
 
 // Bumped whenever the table's layout or a kernel's meaning changes; a plugin built for another
 // version is refused with both versions named.
-constexpr uint32_t kKernelTableAbi = 7;
+constexpr uint32_t kKernelTableAbi = 8;
 
 // The same values as simd::BinaryOp, simd::UnaryOp and simd::MathFn (checked where the CPU table
 // is built).
-enum class BinaryOp : int32_t { kAdd, kSub, kMul, kDiv, kMax, kMin, kEq, kNe, kLt, kLe, kGt, kGe };
-enum class UnaryOp : int32_t { kNeg, kAbs, kSqrt, kRelu, kCanonicalize, kReciprocal, kSquare, kFloor, kCeil, kRoundEven };
+enum class BinaryOp : int32_t { kAdd, kSub, kMul, kDiv, kMax, kMin, kEq, kNe, kLt, kLe, kGt, kGe, kFmod, kRemainder };
+enum class UnaryOp : int32_t {
+  kNeg, kAbs, kSqrt, kRelu, kCanonicalize, kReciprocal, kSquare, kFloor, kCeil, kRoundEven, kRoundFloat16,
+  kRoundBFloat16
+};
 enum class MathFn : int32_t {
   kExp, kLog, kTanh, kSigmoid, kErf, kGeluErf, kGeluTanh, kSoftplus, kRsqrt,
   kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh

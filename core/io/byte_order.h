@@ -31,6 +31,11 @@ inline void CopyLittleEndian(void* dst, const void* src, size_t count, size_t el
   }
 }
 
+inline uint32_t LoadLittleEndian16(const void* p) {
+  const uint8_t* b = static_cast<const uint8_t*>(p);
+  return uint32_t{b[0]} | (uint32_t{b[1]} << 8);
+}
+
 inline uint32_t LoadLittleEndian32(const void* p) {
   const uint8_t* b = static_cast<const uint8_t*>(p);
   return uint32_t{b[0]} | (uint32_t{b[1]} << 8) | (uint32_t{b[2]} << 16) | (uint32_t{b[3]} << 24);

@@ -4,6 +4,7 @@
 
 #include "core/backend/kernel_table.h"
 #include "cuda/kernels/portable.h"
+#include "simd/exact_remainder.h"
 
 namespace lockstep {
 namespace cuda {
@@ -25,6 +26,8 @@ LS_HD float ApplyBinary(BinaryOp op, float a, float b) {
     case BinaryOp::kLe: return a <= b ? 1.0f : 0.0f;
     case BinaryOp::kGt: return a > b ? 1.0f : 0.0f;
     case BinaryOp::kGe: return a >= b ? 1.0f : 0.0f;
+    case BinaryOp::kFmod: return simd::ExactFmod(a, b);
+    case BinaryOp::kRemainder: return simd::FloorRemainder(a, b);
   }
   return CanonicalNaN();
 }
@@ -43,6 +46,23 @@ LS_HD float RoundToIntegral(float x, int mode) {
   return CopySign(up ? t + 1.0f : t, x);
 }
 
+// simd/elementwise-inl.h's RoundFloat16Fn and RoundBFloat16Fn: the same bit and float operations.
+LS_HD float RoundFloat16(float x) {
+  x = Canonical(x);
+  uint32_t u = BitCast<uint32_t>(x) & 0x7FFFFFFFu;
+  const float a = BitCast<float>(u);
+  u = (u + 0xFFFu + ((u >> 13) & 1u)) & ~0x1FFFu;
+  float r = BitCast<float>(u);
+  if (r > 65504.0f) r = BitCast<float>(0x7F800000u);
+  if (a < 6.103515625e-05f) r = (a + 0.5f) - 0.5f;
+  return CopySign(r, x);
+}
+LS_HD float RoundBFloat16(float x) {
+  uint32_t u = BitCast<uint32_t>(Canonical(x));
+  u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+  return BitCast<float>(u);
+}
+
 LS_HD float ApplyUnary(UnaryOp op, float a) {
   switch (op) {
     case UnaryOp::kNeg: return Canonical(BitCast<float>(BitCast<uint32_t>(a) ^ 0x80000000u));
@@ -55,6 +75,8 @@ LS_HD float ApplyUnary(UnaryOp op, float a) {
     case UnaryOp::kFloor: return RoundToIntegral(a, 0);
     case UnaryOp::kCeil: return RoundToIntegral(a, 1);
     case UnaryOp::kRoundEven: return RoundToIntegral(a, 2);
+    case UnaryOp::kRoundFloat16: return RoundFloat16(a);
+    case UnaryOp::kRoundBFloat16: return RoundBFloat16(a);
   }
   return CanonicalNaN();
 }

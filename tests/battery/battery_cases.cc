@@ -35,7 +35,8 @@ void ElementwiseCases(Runner& r, std::vector<KernelOutput>& outputs) {
   const be::BinaryOp binary_ops[] = {
       be::BinaryOp::kAdd, be::BinaryOp::kSub, be::BinaryOp::kMul, be::BinaryOp::kDiv,
       be::BinaryOp::kMax, be::BinaryOp::kMin, be::BinaryOp::kEq,  be::BinaryOp::kNe,
-      be::BinaryOp::kLt,  be::BinaryOp::kLe,  be::BinaryOp::kGt,  be::BinaryOp::kGe};
+      be::BinaryOp::kLt,  be::BinaryOp::kLe,  be::BinaryOp::kGt,  be::BinaryOp::kGe,
+      be::BinaryOp::kFmod, be::BinaryOp::kRemainder};
   for (be::BinaryOp op : binary_ops) {
     KernelOutput k{std::string("binary_") + simd::BinaryOpName(static_cast<simd::BinaryOp>(op)), {}};
     for (size_t n : BatteryLengths()) {
@@ -54,7 +55,8 @@ void ElementwiseCases(Runner& r, std::vector<KernelOutput>& outputs) {
                                    be::UnaryOp::kSqrt,         be::UnaryOp::kRelu,
                                    be::UnaryOp::kCanonicalize, be::UnaryOp::kReciprocal,
                                    be::UnaryOp::kSquare,       be::UnaryOp::kFloor,
-                                   be::UnaryOp::kCeil,         be::UnaryOp::kRoundEven};
+                                   be::UnaryOp::kCeil,         be::UnaryOp::kRoundEven,
+                                   be::UnaryOp::kRoundFloat16, be::UnaryOp::kRoundBFloat16};
   for (be::UnaryOp op : unary_ops) {
     KernelOutput k{std::string("unary_") + simd::UnaryOpName(static_cast<simd::UnaryOp>(op)), {}};
     for (size_t n : BatteryLengths()) {

@@ -17,9 +17,11 @@ namespace battery {
 // changes an existing total: the battery of contract version 1 (`total`; its lines never change
 // without a contract version bump), the cases added after it for the table's other entries
 // (`total-layers`), and the elementwise functions added for ONNX's operators (`total-onnx-1`: sin,
-// cos, tan, their inverses, the hyperbolic functions and theirs, floor, ceil, round).
-enum class GoldenSection { kContract1, kLayers, kOnnxOps1 };
-constexpr int kGoldenSections = 3;
+// cos, tan, their inverses, the hyperbolic functions and theirs, floor, ceil, round), and those
+// added for ONNX's element types and remainders (`total-onnx-2`: rounding to float16 and bfloat16,
+// fmod and remainder).
+enum class GoldenSection { kContract1, kLayers, kOnnxOps1, kOnnxOps2 };
+constexpr int kGoldenSections = 4;
 
 struct CaseCoverage {
   const char* name;       // the battery case (its `kernel NAME HASH` line)
@@ -31,6 +33,7 @@ struct CaseCoverage {
 inline constexpr GoldenSection kContract1 = GoldenSection::kContract1;
 inline constexpr GoldenSection kLayers = GoldenSection::kLayers;
 inline constexpr GoldenSection kOnnxOps1 = GoldenSection::kOnnxOps1;
+inline constexpr GoldenSection kOnnxOps2 = GoldenSection::kOnnxOps2;
 inline constexpr const char* kBinaryEntries = "binary binary_scalar_right binary_scalar_left";
 
 inline constexpr CaseCoverage kCaseCoverage[] = {
@@ -47,6 +50,8 @@ inline constexpr CaseCoverage kCaseCoverage[] = {
     {"binary_le", kContract1, kBinaryEntries},
     {"binary_gt", kContract1, kBinaryEntries},
     {"binary_ge", kContract1, kBinaryEntries},
+    {"binary_fmod", kOnnxOps2, kBinaryEntries},
+    {"binary_remainder", kOnnxOps2, kBinaryEntries},
     {"unary_neg", kContract1, "unary"},
     {"unary_abs", kContract1, "unary"},
     {"unary_sqrt", kContract1, "unary"},
@@ -57,6 +62,8 @@ inline constexpr CaseCoverage kCaseCoverage[] = {
     {"unary_floor", kOnnxOps1, "unary"},
     {"unary_ceil", kOnnxOps1, "unary"},
     {"unary_round", kOnnxOps1, "unary"},
+    {"unary_round_float16", kOnnxOps2, "unary"},
+    {"unary_round_bfloat16", kOnnxOps2, "unary"},
     {"select", kContract1, "select"},
     {"sum", kContract1, "sum_axis"},
     {"max", kContract1, "max_axis"},

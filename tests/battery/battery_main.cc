@@ -65,6 +65,9 @@ const SectionText kSectionText[kGoldenSections] = {
      "# section 3: the elementwise functions added for ONNX's operators (sin, cos, tan, asin, acos, atan,\n"
      "# sinh, cosh, asinh, acosh, atanh in the math kernel; floor, ceil, round in the unary kernel), hashed\n"
      "# into their own total\n"},
+    {"total-onnx-2",
+     "# section 4: what ONNX's element types and remainders added (rounding to float16 and bfloat16 in the\n"
+     "# unary kernel; fmod and remainder in the binary kernels), hashed into their own total\n"},
 };
 
 struct Hashes {

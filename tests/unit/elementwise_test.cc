@@ -4,6 +4,7 @@
 
 #include <math.h>
 
+#include <ios>
 #include <vector>
 
 #include "simd/elementwise.h"
@@ -47,8 +48,26 @@ float BinaryRef(BinaryOp op, float a, float b) {
     case BinaryOp::kLe: return a <= b ? 1.0f : 0.0f;
     case BinaryOp::kGt: return a > b ? 1.0f : 0.0f;
     case BinaryOp::kGe: return a >= b ? 1.0f : 0.0f;
+    case BinaryOp::kFmod: return Canonical(fmodf(a, b));
+    case BinaryOp::kRemainder: {  // Python's %: as Python computes it for floats
+      const float r = fmodf(a, b);
+      return Canonical(r != 0.0f && (r < 0.0f) != (b < 0.0f) ? r + b : r);
+    }
   }
   return 0.0f;
+}
+
+// Rounding to a format of `bits` significant bits whose smallest normal is 2^min_exp and largest
+// finite value max_finite, by scaling in double and libm's nearbyint: another method than the
+// kernels' bit arithmetic.
+float RoundToFormat(float x, int bits, int min_exp, double max_finite) {
+  if (x != x) return FromBits(kNaN);
+  if (x == 0.0f || __builtin_isinf(x)) return x;
+  const double a = fabs(static_cast<double>(x));
+  const int e = ilogb(a) < min_exp ? min_exp : ilogb(a);
+  double q = ldexp(nearbyint(ldexp(a, bits - 1 - e)), e - (bits - 1));
+  if (q > max_finite) q = __builtin_inf();
+  return copysignf(static_cast<float>(q), x);
 }
 
 float UnaryRef(UnaryOp op, float a) {
@@ -64,17 +83,20 @@ float UnaryRef(UnaryOp op, float a) {
     case UnaryOp::kFloor: return Canonical(floorf(a));
     case UnaryOp::kCeil: return Canonical(ceilf(a));
     case UnaryOp::kRoundEven: return Canonical(nearbyintf(a));
+    case UnaryOp::kRoundFloat16: return RoundToFormat(a, 11, -14, 65504.0);
+    case UnaryOp::kRoundBFloat16: return RoundToFormat(a, 8, -126, 3.3895313892515355e38);
   }
   return 0.0f;
 }
 
 const BinaryOp kBinaryOps[] = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv,
                                BinaryOp::kMax, BinaryOp::kMin, BinaryOp::kEq,  BinaryOp::kNe,
-                               BinaryOp::kLt,  BinaryOp::kLe,  BinaryOp::kGt,  BinaryOp::kGe};
+                               BinaryOp::kLt,  BinaryOp::kLe,  BinaryOp::kGt,  BinaryOp::kGe,
+                               BinaryOp::kFmod, BinaryOp::kRemainder};
 const UnaryOp kUnaryOps[] = {UnaryOp::kNeg,          UnaryOp::kAbs,        UnaryOp::kSqrt,
                              UnaryOp::kRelu,         UnaryOp::kCanonicalize, UnaryOp::kReciprocal,
                              UnaryOp::kSquare,       UnaryOp::kFloor,        UnaryOp::kCeil,
-                             UnaryOp::kRoundEven};
+                             UnaryOp::kRoundEven,    UnaryOp::kRoundFloat16, UnaryOp::kRoundBFloat16};
 
 constexpr size_t kMaxCount = 2 * 64 + 3;  // past two vectors of the widest target (SVE 2048)
 
@@ -176,6 +198,74 @@ TEST_CASE("rounding to an integer matches libm bit for bit on every target") {
       simd::Unary(op, x.data(), out.data(), x.size());
       size_t wrong = 0;
       for (size_t i = 0; i < x.size(); ++i) wrong += Bits(out[i]) != Bits(UnaryRef(op, x[i]));
+      CHECK(wrong == 0);
+    }
+  });
+}
+
+// fmod and remainder against libm on pairs of every exponent distance (subnormals, the largest
+// floats, equal and adjacent magnitudes, zeros, infinities, NaN), on every target.
+TEST_CASE("fmod and remainder match libm bit for bit on every target") {
+  std::vector<float> a, b;
+  uint64_t state = 12345;
+  const auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<uint32_t>(state >> 32);
+  };
+  for (int i = 0; i < 200000; ++i) {
+    a.push_back(FromBits(next()));
+    b.push_back(FromBits(next()));
+  }
+  const float special[] = {0.0f, -0.0f, 1.0f, -1.0f, 3.0f, 0.1f, 1e-45f, 1.1754942e-38f, 3.4028235e38f,
+                           __builtin_inff(), -__builtin_inff(), FromBits(kNaN), 7.5f, -2.5f, 16777216.0f};
+  for (float x : special) {
+    for (float y : special) {
+      a.push_back(x);
+      b.push_back(y);
+    }
+  }
+  std::vector<float> out(a.size());
+  testing::ForEachTarget([&](const simd::Target&) {
+    for (BinaryOp op : {BinaryOp::kFmod, BinaryOp::kRemainder}) {
+      INFO("op " << simd::BinaryOpName(op));
+      simd::Binary(op, a.data(), b.data(), out.data(), a.size());
+      size_t wrong = 0;
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (Bits(out[i]) != Bits(BinaryRef(op, a[i], b[i])) && wrong++ < 5) {
+          INFO("a " << a[i] << " b " << b[i]);
+          CHECK(Bits(out[i]) == Bits(BinaryRef(op, a[i], b[i])));
+        }
+      }
+      CHECK(wrong == 0);
+    }
+  });
+}
+
+// Rounding to float16 and bfloat16 against a scaling reference on a strided sample of all 2^32
+// floats and at the formats' edges (ties, the largest finite values, subnormals), on every target.
+TEST_CASE("rounding to float16 and bfloat16 is to nearest even on every target") {
+  std::vector<float> x;
+  for (uint64_t u = 0; u < (uint64_t{1} << 32); u += 65521) x.push_back(FromBits(static_cast<uint32_t>(u)));
+  for (float v : {65504.0f, 65519.99f, 65520.0f, 65536.0f, 1.0009765625f, 1.00048828125f, 1.00146484375f,
+                  6.103515625e-05f, 6.0975551605e-05f, 5.9604644775e-08f, 2.98023223877e-08f, 2.98023259e-08f,
+                  8.94069671631e-08f, 1.00390625f, 1.005859375f, 3.3895314e38f, 3.4028235e38f, -1.00048828125f,
+                  1e-45f, 1.1754942e-38f}) {
+    x.push_back(v);
+    x.push_back(-v);
+  }
+  x.push_back(FromBits(0x7F800001u));  // a signaling NaN: its payload must not reach the exponent
+  std::vector<float> out(x.size());
+  testing::ForEachTarget([&](const simd::Target&) {
+    for (UnaryOp op : {UnaryOp::kRoundFloat16, UnaryOp::kRoundBFloat16}) {
+      INFO("op " << simd::UnaryOpName(op));
+      simd::Unary(op, x.data(), out.data(), x.size());
+      size_t wrong = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (Bits(out[i]) != Bits(UnaryRef(op, x[i])) && wrong++ < 5) {
+          INFO("x " << x[i] << " bits " << std::hex << Bits(x[i]));
+          CHECK(Bits(out[i]) == Bits(UnaryRef(op, x[i])));
+        }
+      }
       CHECK(wrong == 0);
     }
   });

@@ -138,6 +138,11 @@ std::vector<OpCase> OpTable() {
       {"asinh", {{7}}, [](auto& x) { return Asinh(x[0]); }, -3.0f, 3.0f},
       {"acosh", {{7}}, [](auto& x) { return Acosh(x[0]); }, 1.3f, 4.0f},
       {"atanh", {{7}}, [](auto& x) { return Atanh(x[0]); }, -0.8f, 0.8f},
+      // Remainders away from their jumps (a / b within (1.1, 1.9) and (-1.9, -1.1)).
+      {"fmod", {{6}, {6}},
+       [](auto& x) { return Fmod(x[0], AddScalar(MulScalar(x[1], 0.1f), 1.9f)); }, 2.5f, 3.5f},
+      {"remainder", {{6}, {6}},
+       [](auto& x) { return Remainder(Neg(x[0]), AddScalar(MulScalar(x[1], 0.1f), 1.9f)); }, 2.5f, 3.5f},
   };
 }
 

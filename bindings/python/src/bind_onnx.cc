@@ -50,15 +50,7 @@ void BindOnnx(py::module_& m) {
       .def("_run", [](onnx::OnnxModel& self, const std::vector<Tensor>& tensors) {
         return Long([&] {
           std::vector<onnx::Value> inputs;
-          for (size_t i = 0; i < tensors.size(); ++i) {
-            const Tensor& t = tensors[i];
-            onnx::Elem elem = t.dtype() == DType::kFloat32 ? onnx::Elem::kFloat
-                              : t.dtype() == DType::kInt64 ? onnx::Elem::kInt64 : onnx::Elem::kInt32;
-            if (elem == onnx::Elem::kFloat && i < self.inputs().size() && self.inputs()[i].elem == onnx::Elem::kBool) {
-              elem = onnx::Elem::kBool;
-            }
-            inputs.push_back(onnx::Value{t, elem});
-          }
+          for (size_t i = 0; i < tensors.size(); ++i) inputs.push_back(self.InputValue(i, tensors[i]));
           std::vector<Tensor> out;
           for (const onnx::Value& v : self.Run(inputs)) out.push_back(v.tensor.Contiguous());
           return out;

@@ -79,13 +79,7 @@ val RunJs(const ModulePtr& m, const val& tensors) {
     const size_t n = tensors["length"].as<size_t>();
     std::vector<onnx::Value> inputs;
     for (size_t i = 0; i < n; ++i) {
-      const Tensor t = tensors[i].as<Tensor>();
-      onnx::Elem elem = t.dtype() == DType::kFloat32 ? onnx::Elem::kFloat
-                        : t.dtype() == DType::kInt64 ? onnx::Elem::kInt64 : onnx::Elem::kInt32;
-      if (elem == onnx::Elem::kFloat && i < model.inputs().size() && model.inputs()[i].elem == onnx::Elem::kBool) {
-        elem = onnx::Elem::kBool;
-      }
-      inputs.push_back(onnx::Value{t, elem});
+      inputs.push_back(model.InputValue(i, tensors[i].as<Tensor>()));
     }
     const std::vector<onnx::Value> outputs = model.Run(inputs);
     val out = val::array();
