@@ -150,6 +150,30 @@ Grads Conv2dGrad(const Node& node, const Tensor& g_in) {
   return out;
 }
 
+// The transposed convolution is the input gradient of a convolution (conv): its input gradient is
+// that convolution's forward, and its weight gradient that convolution's weight gradient with x in
+// the place of the output gradient and g in the place of the input.
+Grads ConvTranspose2dGrad(const Node& node, const Tensor& g_in) {
+  const Tensor x = ContiguousData(node.inputs[0], "conv_transpose2d"), w = ContiguousData(node.inputs[1], "conv_transpose2d");
+  const Tensor g = ContiguousData(g_in, "conv_transpose2d");
+  const auto& v = node.ints;
+  const Conv2dOptions o{v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+  Grads out(2);
+  if (Wants(node, 0)) out[0] = Conv2d(g, w, Tensor(), o);
+  if (Wants(node, 1)) {
+    const ConvGeometry geo = MakeConvGeometry(g.shape(), w.shape(), o);
+    Tensor dw = Tensor::Empty(w.shape());
+    const backend::Conv2dCall call = Conv2dCallOf(geo);
+    const Kernels kernels;
+    for (int64_t grp = 0; grp < o.groups; ++grp) {
+      kernels.Conv2dWeightGrad(&call, x.data_f32() + grp * geo.c_out_group * geo.positions,
+                               g.data_f32() + grp * geo.c_in_group * geo.h * geo.w, dw.data_f32() + grp * geo.c_out_group * geo.k);
+    }
+    out[1] = dw;
+  }
+  return out;
+}
+
 Grads LayerNormGrad(const Node& node, const Tensor& g_in) {
   const Tensor g = ContiguousData(g_in, "layer_norm");
   const Tensor& xhat = node.saved[0];
@@ -379,6 +403,7 @@ std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& g) {
       return {Sub(g, Mul(MathOf(backend::MathFn::kExp, y), Sum(g, -1, true)))};
     }
     case OpKind::kConv2d: return Conv2dGrad(node, g);
+    case OpKind::kConvTranspose2d: return ConvTranspose2dGrad(node, g);
     case OpKind::kMaxPool2d:
     case OpKind::kAvgPool2d: return PoolGrad(node, g);
     case OpKind::kDropout: return {Mul(g, node.saved[0])};

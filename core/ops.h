@@ -122,6 +122,16 @@ struct Conv2dOptions {
 // x [N, C_in, H, W], weight [C_out, C_in / groups, kh, kw], bias [C_out] or undefined.
 Tensor Conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& options);
 
+// The transposed convolution (PyTorch's conv_transpose2d): the gradient of Conv2d with respect to
+// its input, so computed by the same kernel (conv2d_input_grad) in the same order, then the bias
+// added. x [N, C_in, H, W], weight [C_in, C_out / groups, kh, kw], bias [C_out] or undefined;
+// output [N, C_out, (H - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1, ...].
+struct ConvTranspose2dOptions {
+  int64_t stride_h = 1, stride_w = 1, padding_h = 0, padding_w = 0, output_padding_h = 0, output_padding_w = 0,
+          dilation_h = 1, dilation_w = 1, groups = 1;
+};
+Tensor ConvTranspose2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const ConvTranspose2dOptions& options);
+
 struct Pool2dOptions {
   int64_t kernel_h, kernel_w, stride_h, stride_w, padding_h = 0, padding_w = 0;
   // Average pooling only: the bottom and right padding where it differs from the top and left

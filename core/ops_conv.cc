@@ -101,6 +101,49 @@ Tensor Conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, con
   });
 }
 
+Tensor ConvTranspose2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, const ConvTranspose2dOptions& t) {
+  return trace::Op("conv_transpose2d", [&]() -> Tensor {
+    const Tensor x = ContiguousData(x_in, "conv_transpose2d"), w = ContiguousData(w_in, "conv_transpose2d");
+    LOCKSTEP_REQUIRE(x.dim() == 4, "conv_transpose2d: expected input [N, C_in, H, W], got " << ShapeString(x.shape()));
+    LOCKSTEP_REQUIRE(w.dim() == 4, "conv_transpose2d: expected weight [C_in, C_out/groups, kh, kw], got "
+                                       << ShapeString(w.shape()));
+    LOCKSTEP_REQUIRE(t.groups >= 1 && t.stride_h >= 1 && t.stride_w >= 1 && t.dilation_h >= 1 && t.dilation_w >= 1 &&
+                         t.padding_h >= 0 && t.padding_w >= 0 && t.output_padding_h >= 0 && t.output_padding_w >= 0,
+                     "conv_transpose2d: stride, dilation and groups must be >= 1, padding and output_padding >= 0");
+    LOCKSTEP_REQUIRE((t.output_padding_h < t.stride_h || t.output_padding_h < t.dilation_h) &&
+                         (t.output_padding_w < t.stride_w || t.output_padding_w < t.dilation_w),
+                     "conv_transpose2d: output_padding must be smaller than the stride or the dilation (as PyTorch's)");
+    LOCKSTEP_REQUIRE(x.size(1) == w.size(0) && x.size(1) % t.groups == 0,
+                     "conv_transpose2d: input " << ShapeString(x.shape()) << " and weight " << ShapeString(w.shape())
+                                                << " do not match with groups=" << t.groups
+                                                << " (weight [C_in, C_out/groups, kh, kw])");
+    const int64_t c_out = w.size(1) * t.groups;
+    const int64_t h_out = (x.size(2) - 1) * t.stride_h - 2 * t.padding_h + t.dilation_h * (w.size(2) - 1) +
+                          t.output_padding_h + 1;
+    const int64_t w_out = (x.size(3) - 1) * t.stride_w - 2 * t.padding_w + t.dilation_w * (w.size(3) - 1) +
+                          t.output_padding_w + 1;
+    LOCKSTEP_REQUIRE(h_out >= 1 && w_out >= 1, "conv_transpose2d: the padding leaves no output for input "
+                                                   << ShapeString(x.shape()) << " and weight " << ShapeString(w.shape()));
+    // The convolution whose input gradient this is: from [N, C_out, h_out, w_out] to x's shape.
+    const Conv2dOptions o{t.stride_h, t.stride_w, t.padding_h, t.padding_w, t.dilation_h, t.dilation_w, t.groups};
+    const ConvGeometry geo = MakeConvGeometry({x.size(0), c_out, h_out, w_out}, w.shape(), o);
+    LOCKSTEP_ASSERT(geo.h_out == x.size(2) && geo.w_out == x.size(3));
+    Tensor out = Tensor::Empty({x.size(0), c_out, h_out, w_out});  // every element written
+    const backend::Conv2dCall call = Conv2dCallOf(geo);
+    const Kernels kernels;
+    for (int64_t grp = 0; grp < t.groups; ++grp) {
+      kernels.Conv2dInputGrad(&call, x.data_f32() + grp * geo.c_out_group * geo.positions,
+                              w.data_f32() + grp * geo.c_out_group * geo.k,
+                              out.data_f32() + grp * geo.c_in_group * geo.h * geo.w);
+    }
+    if (NeedsGrad({x_in, w_in})) {
+      Node& node = RecordNode(out, OpKind::kConvTranspose2d, {x_in, w_in});
+      node.ints = {o.stride_h, o.stride_w, o.padding_h, o.padding_w, o.dilation_h, o.dilation_w, o.groups};
+    }
+    return bias.defined() ? Add(out, bias.Reshape({c_out, 1, 1})) : out;
+  });
+}
+
 namespace {
 
 // Max pooling keeps PyTorch's rule (padding at most half the kernel); average pooling allows any

@@ -184,6 +184,79 @@ Kernel ConvKernel(const NodeView& node) {
   };
 }
 
+// ConvTranspose: lockstep's transposed convolution without padding (the whole output a kernel
+// reaches), then cut to ONNX's output (pads, output_padding, output_shape or auto_pad), zeros where
+// that reaches past it, then the bias.
+Kernel ConvTransposeKernel(const NodeView& node) {
+  node.RequireInputs(2, 3);
+  const Window w = ReadWindow(node, 0, false);
+  const int64_t group = node.Int("group", 1);
+  node.Require(group >= 1, "group must be >= 1");
+  const std::vector<int64_t> output_padding = node.Ints("output_padding", {});
+  const std::vector<int64_t> output_shape = node.Ints("output_shape", {});
+  return [w, group, output_padding, output_shape](const Values& in, RunContext&) -> Values {
+    Tensor x = FloatInput(Input(in, 0, "ConvTranspose"), "ConvTranspose");
+    Tensor weight = FloatInput(Input(in, 1, "ConvTranspose"), "ConvTranspose");
+    const Tensor bias = in.size() > 2 && in[2].defined() ? FloatInput(in[2], "ConvTranspose") : Tensor();
+    LOCKSTEP_REQUIRE(x.dim() == weight.dim() && x.dim() >= 3,
+                     "ConvTranspose: input " << ShapeString(x.shape()) << " and weight " << ShapeString(weight.shape())
+                                             << " must both be [N, C, spatial...] of the same rank");
+    if (x.dim() > 4) {
+      RunUnsupported("ConvTranspose: unsupported: " + std::to_string(x.dim() - 2) +
+                     "-D convolution; lockstep computes 1-D and 2-D");
+    }
+    const size_t k = static_cast<size_t>(x.dim() - 2);
+    const Shape kernel(weight.shape().begin() + 2, weight.shape().end());
+    LOCKSTEP_REQUIRE(w.kernel.empty() || Shape(w.kernel.begin(), w.kernel.end()) == kernel,
+                     "ConvTranspose: kernel_shape does not match the weight " << ShapeString(weight.shape()));
+    const auto at = [k](const std::vector<int64_t>& v, size_t i, int64_t fallback) {
+      return v.size() == k ? v[i] : fallback;
+    };
+    const bool one_d = k == 1;
+    x = As2d(x);
+    weight = As2d(weight);
+    ConvTranspose2dOptions o;
+    o.groups = group;
+    std::vector<int64_t> begin(2, 0), size(2, 1);
+    for (size_t i = 0; i < k; ++i) {
+      const size_t axis = one_d ? 1 : i;
+      const int64_t n = x.size(2 + axis), stride = at(w.strides, i, 1), dilation = at(w.dilations, i, 1);
+      const int64_t extra = at(output_padding, i, 0);
+      const int64_t natural = stride * (n - 1) + extra + (kernel[i] - 1) * dilation + 1;
+      int64_t pad_begin = 0, pad_end = 0;
+      const bool same = w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER";
+      if (!output_shape.empty() || same) {
+        const int64_t wanted = !output_shape.empty() ? output_shape[output_shape.size() - k + i] : n * stride;
+        const int64_t total = natural - wanted;
+        const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);  // floor(total / 2), as ONNX's
+        pad_begin = w.auto_pad == "SAME_UPPER" ? half : total - half;
+        pad_end = total - pad_begin;
+      } else if (w.auto_pad != "VALID" && !w.pads.empty()) {
+        pad_begin = w.pads[i];
+        pad_end = w.pads[i + k];
+      }
+      (axis == 0 ? o.stride_h : o.stride_w) = stride;
+      (axis == 0 ? o.dilation_h : o.dilation_w) = dilation;
+      begin[axis] = pad_begin;
+      size[axis] = natural - pad_begin - pad_end;
+      LOCKSTEP_REQUIRE(size[axis] >= 1, "ConvTranspose: the padding leaves no output along spatial axis " << i);
+    }
+    Tensor y = ConvTranspose2d(x, weight, Tensor(), o);
+    for (int a = 0; a < 2; ++a) {  // rows [begin, begin + size) of y, zeros past its ends
+      const int64_t full = y.size(2 + a);
+      const int64_t lo = std::max<int64_t>(begin[a], 0), hi = std::min<int64_t>(begin[a] + size[a], full);
+      y = y.Slice(2 + a, lo, std::max(lo, hi));
+      y = PadWith(y, 2 + a, lo - begin[a], begin[a] + size[a] - std::max(lo, hi), 0.0f);
+    }
+    if (bias.defined()) {
+      LOCKSTEP_REQUIRE(bias.shape() == Shape{y.size(1)}, "ConvTranspose: bias " << ShapeString(bias.shape()) << " for "
+                                                                                << y.size(1) << " output channels");
+      y = Add(y, bias.Reshape({y.size(1), 1, 1}));
+    }
+    return {FloatValue(one_d ? y.Squeeze(2) : y)};
+  };
+}
+
 Kernel MaxPoolKernel(const NodeView& node) {
   node.RequireInputs(1, 1);
   const Window w = ReadWindow(node, 0, true);
@@ -397,6 +470,7 @@ void AddNetworkOps(std::vector<OpSpec>* t) {
   t->push_back({"Gemm", 1, GemmKernel});
   t->push_back({"Conv", 1, ConvKernel});
   t->push_back({"MaxPool", 1, MaxPoolKernel});
+  t->push_back({"ConvTranspose", 1, ConvTransposeKernel});
   t->push_back({"AveragePool", 1, AveragePoolKernel});
   t->push_back({"GlobalAveragePool", 1, [](const NodeView& n) { return GlobalPoolKernel(n, false); }});
   t->push_back({"GlobalMaxPool", 1, [](const NodeView& n) { return GlobalPoolKernel(n, true); }});

@@ -37,6 +37,32 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Genera
   }
 }
 
+ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Generator& gen,
+                                 int64_t stride, int64_t padding, int64_t output_padding, int64_t groups,
+                                 bool has_bias, int64_t dilation) {
+  LOCKSTEP_REQUIRE(in_channels > 0 && out_channels > 0 && kernel > 0 && groups > 0 && in_channels % groups == 0 &&
+                       out_channels % groups == 0 && stride > 0 && dilation > 0 && padding >= 0 &&
+                       output_padding >= 0 && (output_padding < stride || output_padding < dilation),
+                   "ConvTranspose2d: invalid configuration in=" << in_channels << " out=" << out_channels << " kernel="
+                                                                << kernel << " stride=" << stride << " padding=" << padding
+                                                                << " output_padding=" << output_padding
+                                                                << " groups=" << groups << " dilation=" << dilation);
+  options.stride_h = options.stride_w = stride;
+  options.padding_h = options.padding_w = padding;
+  options.output_padding_h = options.output_padding_w = output_padding;
+  options.dilation_h = options.dilation_w = dilation;
+  options.groups = groups;
+  const int64_t fan_in = out_channels / groups * kernel * kernel;
+  weight = Tensor::Empty({in_channels, out_channels / groups, kernel, kernel});
+  KaimingUniformDefault(weight, fan_in, gen);
+  RegisterParameter("weight", weight);
+  if (has_bias) {
+    bias = Tensor::Empty({out_channels});
+    BiasUniformDefault(bias, fan_in, gen);
+    RegisterParameter("bias", bias);
+  }
+}
+
 Tensor Dropout::Forward(const Tensor& x) {
   if (!training() || p_ == 0.0f) return x;
   // The whole batch's words, also when this process computes a data-parallel share of it.

@@ -32,6 +32,19 @@ class Conv2d : public Module {
   Conv2dOptions options;
 };
 
+// PyTorch's ConvTranspose2d: weight [in, out / groups, k, k], bias [out]; initialised as PyTorch
+// does (its fan-in is the weight's second dimension times the kernel's area).
+class ConvTranspose2d : public Module {
+ public:
+  ConvTranspose2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Generator& gen, int64_t stride = 1,
+                  int64_t padding = 0, int64_t output_padding = 0, int64_t groups = 1, bool bias = true,
+                  int64_t dilation = 1);
+  Tensor Forward(const Tensor& x) override { return lockstep::ConvTranspose2d(x, weight, bias, options); }
+  std::string Name() const override { return "ConvTranspose2d"; }
+  Tensor weight, bias;
+  ConvTranspose2dOptions options;
+};
+
 class MaxPool2d : public Module {
  public:
   explicit MaxPool2d(int64_t kernel, int64_t stride = 0, int64_t padding = 0, bool ceil_mode = false)

@@ -93,3 +93,22 @@ def test_trigonometric_functions_are_correctly_rounded_and_differentiable(name):
     y.sum().backward()
     want = derivative(xs.astype(np.float64))
     assert np.allclose(x.grad.numpy(), want, rtol=1e-5, atol=1e-6), name
+
+
+def test_fmod_and_remainder_match_numpy_bit_for_bit_and_differentiate():
+    """fmod is exact (numpy's float32 fmod, bit for bit, signed zeros too); remainder is Python's %
+    (numpy's float32 remainder); a number operand and the % operator work; the gradients are
+    PyTorch's: 1 for a, -trunc(a / b) (fmod) or -floor(a / b) (remainder) for b."""
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal(500) * 10.0 ** rng.integers(-20, 20, 500)).astype(np.float32)
+    b = (rng.standard_normal(500) * 10.0 ** rng.integers(-20, 20, 500)).astype(np.float32)
+    x, y = ls.tensor(a, requires_grad=True), ls.tensor(b, requires_grad=True)
+    assert np.array_equal(ls.fmod(x, y).detach().numpy().view(np.uint32), np.fmod(a, b).view(np.uint32))
+    assert np.array_equal(ls.remainder(x, y).detach().numpy(), np.remainder(a, b))
+    assert np.array_equal((x % 3.0).detach().numpy(), np.remainder(a, np.float32(3)))
+    assert np.array_equal(x.fmod(-2.5).detach().numpy(), np.fmod(a, np.float32(-2.5)))
+    u = ls.tensor([7.5, -7.5], requires_grad=True)
+    v = ls.tensor([2.0, 2.0], requires_grad=True)
+    (ls.fmod(u, v).sum() + ls.remainder(u, v).sum()).backward()
+    assert u.grad.tolist() == [2.0, 2.0]
+    assert v.grad.tolist() == [-3.0 - 3.0, 3.0 + 4.0]

@@ -151,8 +151,9 @@ class FastPathEncoder(tnn.Module):
 
 class FourierFeatureNet(tnn.Module):
     """A NeRF-style Fourier-feature encoding (sin and cos of the inputs at several frequencies, a
-    buffer) followed by a block that uses every other correctly rounded trigonometric and
-    hyperbolic function, as functions and as tensor methods, on domains where each is defined."""
+    buffer; the angles wrapped into [0, 2 pi) by Python's %) followed by a block that uses every
+    other correctly rounded trigonometric and hyperbolic function, as functions and as tensor
+    methods, on domains where each is defined, and fmod."""
 
     def __init__(self, inputs=3, frequencies=4, width=32, classes=10):
         super().__init__()
@@ -161,18 +162,41 @@ class FourierFeatureNet(tnn.Module):
         self.head = tnn.Linear(width, classes)
 
     def forward(self, x):
-        angles = x.unsqueeze(-1) * self.freqs
+        angles = (x.unsqueeze(-1) * self.freqs) % 6.2831855
         feats = torch.cat([torch.sin(angles), angles.cos()], dim=-1).flatten(1)
-        h = self.proj(torch.cat([feats, torch.atan(x)], dim=1))
+        h = self.proj(torch.cat([feats, torch.atan(x) + torch.fmod(x, 1.5)], dim=1))
         s = torch.sigmoid(h) - 0.5
         h = torch.asin(s) + 0.1 * torch.acos(s) + torch.atanh(s) + s.tan()
         h = h + torch.asinh(h) + 0.1 * torch.acosh(2.0 + h * h) + torch.sinh(s) + s.cosh()
         return self.head(h)
 
 
+class Decoder(tnn.Module):
+    """A DCGAN-style decoder, written the way such models are: a code projected to a small feature
+    map, upsampled by transposed convolutions (stride, padding, output_padding, groups), then a
+    classifier head (so that it trains on labels)."""
+
+    def __init__(self, code=8, classes=10):
+        super().__init__()
+        self.project = tnn.Linear(code, 8 * 2 * 2)
+        self.up1 = tnn.ConvTranspose2d(8, 6, 4, stride=2, padding=1)
+        self.up2 = tnn.ConvTranspose2d(6, 4, 3, stride=2, padding=1, output_padding=1, groups=2)
+        self.head = tnn.Linear(4 * 8 * 8, classes)
+
+    def forward(self, z):
+        h = self.project(z).view(-1, 8, 2, 2)
+        h = torch.relu(self.up1(h))
+        h = torch.tanh(self.up2(h))
+        return self.head(h.flatten(1))
+
+
 def case(name):
     torch.manual_seed(0)
     g = np.random.default_rng(3)
+    if name == "decoder":
+        model = Decoder()
+        make = lambda b: torch.from_numpy(g.standard_normal((b, 8)).astype(np.float32))  # noqa: E731
+        return model, make, g.integers(0, 10, 2)
     if name == "fourier":
         model = FourierFeatureNet()
         make = lambda b: torch.from_numpy(g.uniform(-4, 4, (b, 3)).astype(np.float32))  # noqa: E731
@@ -247,10 +271,19 @@ def test_multihead_attention_on_the_fast_path(tmp_path):
 
 def test_fourier_features_with_every_trigonometric_function(tmp_path):
     """torch.sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh and atanh (functions and
-    methods) convert to lockstep's correctly rounded ops, train, and export as ONNX's Sin, Cos, ...
-    to a file the npm package trains to the same hash."""
+    methods), torch.fmod and Python's % convert to lockstep's ops, train, and export as ONNX's Sin,
+    Cos, ..., Mod to a file the npm package trains to the same hash."""
     model, make, targets = case("fourier")
     check_forward("fourier", model, make)
+    check_training_and_export(model, make, targets, tmp_path)
+
+
+def test_decoder_with_transposed_convolutions(tmp_path):
+    """nn.ConvTranspose2d (stride, padding, output_padding, groups) converts to lockstep's transposed
+    convolution, trains, and exports as ONNX's ConvTranspose to a file the npm package trains to the
+    same hash."""
+    model, make, targets = case("decoder")
+    check_forward("decoder", model, make)
     check_training_and_export(model, make, targets, tmp_path)
 
 

@@ -138,6 +138,18 @@ std::vector<OpCase> OpTable() {
       {"asinh", {{7}}, [](auto& x) { return Asinh(x[0]); }, -3.0f, 3.0f},
       {"acosh", {{7}}, [](auto& x) { return Acosh(x[0]); }, 1.3f, 4.0f},
       {"atanh", {{7}}, [](auto& x) { return Atanh(x[0]); }, -0.8f, 0.8f},
+      {"conv_transpose2d stride padding output_padding", {{2, 4, 3, 4}, {4, 3, 3, 2}, {3}},
+       [](auto& x) {
+         ConvTranspose2dOptions o;
+         o.stride_h = 2, o.stride_w = 3, o.padding_h = 1, o.output_padding_h = 1, o.output_padding_w = 2;
+         return ConvTranspose2d(x[0], x[1], x[2], o);
+       }},
+      {"conv_transpose2d groups dilation", {{1, 4, 4, 3}, {4, 1, 2, 2}},
+       [](auto& x) {
+         ConvTranspose2dOptions o;
+         o.groups = 2, o.dilation_h = 2, o.stride_w = 2;
+         return ConvTranspose2d(x[0], x[1], Tensor(), o);
+       }},
       // Remainders away from their jumps (a / b within (1.1, 1.9) and (-1.9, -1.1)).
       {"fmod", {{6}, {6}},
        [](auto& x) { return Fmod(x[0], AddScalar(MulScalar(x[1], 0.1f), 1.9f)); }, 2.5f, 3.5f},

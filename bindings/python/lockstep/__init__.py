@@ -17,8 +17,8 @@ from ._errors import (ArgumentError, CancelledError, Error, FormatError, Interna
 
 _C._register_errors(_errors.BY_KIND)
 
-from ._tensor import (Tensor, arange, as_tensor, dtype, empty, float32, from_numpy, full, full_like, int32, int64,
-                      ones, ones_like, rand, randn, stack, tensor, zeros, zeros_like)
+from ._tensor import (Tensor, arange, as_tensor, dtype, empty, float32, fmod, from_numpy, full, full_like, int32,
+                      int64, ones, ones_like, rand, randn, remainder, stack, tensor, zeros, zeros_like)
 from ._tensor import install as _install_tensor_methods
 
 _install_tensor_methods()
@@ -51,5 +51,5 @@ __all__ = [
     "ResourceError", "CancelledError", "InternalError", "set_num_threads", "get_num_threads", "matmul", "sum",
     "mean", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "softmax", "log_softmax", "maximum", "minimum", "pow",
     "argmax", "eq", "gt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
-    "floor", "ceil", "round", "FitResult", "EvalResult", "Progress", "export",
+    "floor", "ceil", "round", "fmod", "remainder", "FitResult", "EvalResult", "Progress", "export",
 ]

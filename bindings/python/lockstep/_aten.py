@@ -106,7 +106,7 @@ def _dims(dims, rank):
 
 _NP_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
               "eq": np.equal, "ne": np.not_equal, "gt": np.greater, "lt": np.less, "ge": np.greater_equal,
-              "le": np.less_equal}
+              "le": np.less_equal, "fmod": np.fmod, "remainder": np.remainder}
 
 
 def _binary(name, a, b):
@@ -128,6 +128,8 @@ def _binary(name, a, b):
         return op(a, b if tb else float(b))
     a = a if ta else _full([], a)
     b = b if tb else _full([], b)
+    if name in ("fmod", "remainder"):
+        return getattr(_C, name)(a, b)
     if name == "eq":
         return _C.eq(a, b)
     if name == "gt":
@@ -303,7 +305,14 @@ def _baddbmm(bias, a, b, beta=1, alpha=1):
 
 def _convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups):
     if transposed:
-        _refuse("transposed convolution (ConvTranspose2d: not a lockstep op yet)")
+        if len(stride) == 2:
+            return F.conv_transpose2d(x, w, b, tuple(stride), tuple(padding), tuple(output_padding), groups,
+                                      tuple(dilation))
+        if len(stride) == 1:  # conv_transpose1d as a conv_transpose2d of height 1
+            out = F.conv_transpose2d(x.unsqueeze(2), w.unsqueeze(2), b, (1, stride[0]), (0, padding[0]),
+                                     (0, output_padding[0]), groups, (1, dilation[0]))
+            return out.squeeze(2)
+        _refuse("%d-D transposed convolution (lockstep convolves in 1 and 2 dimensions)" % len(stride))
     if len(stride) == 2:
         return F.conv2d(x, w, b, tuple(stride), tuple(padding), tuple(dilation), groups)
     if len(stride) == 1:  # conv1d as a conv2d of height 1
@@ -600,6 +609,9 @@ _OPS = {
     "rsub.Tensor": lambda a, b, alpha=1: _alpha("sub", b, a, 1) if alpha == 1 else _refuse("rsub with alpha"),
     "mul.Tensor": functools.partial(_binary, "mul"), "mul.Scalar": functools.partial(_binary, "mul"),
     "div.Tensor": functools.partial(_binary, "div"), "div.Scalar": functools.partial(_binary, "div"),
+    "fmod.Tensor": functools.partial(_binary, "fmod"), "fmod.Scalar": functools.partial(_binary, "fmod"),
+    "remainder.Tensor": functools.partial(_binary, "remainder"),
+    "remainder.Scalar": functools.partial(_binary, "remainder"),
     "neg.default": _C.neg, "relu.default": _C.relu, "sigmoid.default": _C.sigmoid, "tanh.default": _C.tanh,
     **{f"{n}.default": getattr(_C, n) for n in _TRIG},
     "floor.default": _C.floor, "ceil.default": _C.ceil, "round.default": _C.round,

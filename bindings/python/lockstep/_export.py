@@ -481,6 +481,17 @@ class _Builder:
                 a, b = h.as_float(a), h.as_float(b)
             onnx_op = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div"}[base]
             return _Val(h.node(onnx_op, [a.name, b.name]), like, shape)
+        if f in ("fmod.Tensor", "fmod.Scalar", "remainder.Tensor", "remainder.Scalar"):
+            a, b = h.as_float(h.tensor(args[0], "float")), h.as_float(h.tensor(args[1], "float"))
+            m = h.node("Mod", [a.name, b.name], fmod=1)
+            if f.startswith("fmod"):
+                return _Val(m, "float", shape)
+            # Python's sign: fmod, plus b where it is nonzero and its sign differs from b's (one
+            # rounded addition, as lockstep's remainder kernel).
+            zero = h.const(np.float32(0))
+            differs = h.node("Xor", [h.node("Less", [m, zero]), h.node("Less", [b.name, zero])])
+            fix = h.node("And", [h.node("Not", [h.node("Equal", [m, zero])]), differs])
+            return fl("Where", [fix, h.node("Add", [m, b.name]), m])
         if f in ("eq.Scalar", "eq.Tensor", "ne.Scalar", "ne.Tensor", "gt.Scalar", "gt.Tensor", "lt.Scalar",
                  "lt.Tensor", "ge.Scalar", "ge.Tensor", "le.Scalar", "le.Tensor"):
             a = args[0]
@@ -619,12 +630,13 @@ class _Builder:
             return x if h.rank(x) < 2 else _Val(h.node("Transpose", [x.name], perm=[1, 0]), x.dtype, shape)
         # network ops
         if f == "convolution.default":
-            x, w, b, stride, padding, dilation, transposed, _, groups = args
-            if transposed:
-                _refuse("transposed convolution")
+            x, w, b, stride, padding, dilation, transposed, output_padding, groups = args
             if len(stride) not in (1, 2):
                 _refuse("%d-D convolution" % len(stride))
             inputs = [x.name, w.name] + ([b.name] if b is not None else [])
+            if transposed:
+                return fl("ConvTranspose", inputs, strides=list(stride), pads=list(padding) * 2,
+                          dilations=list(dilation), output_padding=list(output_padding), group=int(groups))
             return fl("Conv", inputs, strides=list(stride), pads=list(padding) * 2, dilations=list(dilation),
                       group=int(groups))
         if f == "max_pool2d_with_indices.default":

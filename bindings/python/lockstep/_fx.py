@@ -12,7 +12,7 @@ import operator
 
 from . import _C
 from ._errors import ArgumentError
-from ._tensor import TRIG as _TRIG, float32, int32, int64, stack
+from ._tensor import TRIG as _TRIG, float32, fmod, int32, int64, remainder, stack
 from . import nn
 from .nn import functional as F
 
@@ -80,7 +80,7 @@ def _function_table(torch):
         tF.sigmoid: F.sigmoid, tF.gelu: lambda x, approximate="none": F.gelu(x, approximate),
         tF.softmax: softmax(False), tF.log_softmax: softmax(True), torch.softmax: softmax(False),
         torch.log_softmax: softmax(True), torch.exp: lambda x: x.exp(), torch.log: lambda x: x.log(),
-        torch.sqrt: lambda x: x.sqrt(),
+        torch.sqrt: lambda x: x.sqrt(), torch.fmod: fmod, torch.remainder: remainder, operator.mod: remainder,
         **{getattr(torch, n): getattr(_C, n) for n in _TRIG},
         torch.flatten: lambda x, start_dim=0, end_dim=-1: x.flatten(start_dim, end_dim),
         torch.cat: lambda tensors, dim=0: _C.cat(list(tensors), dim), torch.stack: lambda ts, dim=0: stack(ts, dim),
@@ -89,7 +89,7 @@ def _function_table(torch):
         torch.squeeze: lambda x, d=None: x.squeeze(d),
         torch.mean: lambda x, dim=None, keepdim=False: x.mean(dim, keepdim),
         torch.sum: lambda x, dim=None, keepdim=False: x.sum(dim, keepdim),
-        tF.linear: lambda x, w, b=None: F.linear(x, w, b), tF.conv2d: F.conv2d,
+        tF.linear: lambda x, w, b=None: F.linear(x, w, b), tF.conv2d: F.conv2d, tF.conv_transpose2d: F.conv_transpose2d,
         tF.max_pool2d: pool(F.max_pool2d, "max_pool2d"), tF.avg_pool2d: pool(F.avg_pool2d, "avg_pool2d"),
         tF.layer_norm: layer_norm, tF.embedding: embedding,
     }
@@ -99,7 +99,7 @@ def _function_table(torch):
 # Tensor methods a converted forward may call, by name (lockstep's have PyTorch's signatures).
 _METHODS = {"view", "reshape", "flatten", "size", "dim", "transpose", "permute", "unsqueeze", "squeeze",
             "contiguous", "relu", "tanh", "sigmoid", "exp", "log", "sqrt", "mean", "sum", "softmax", "log_softmax",
-            "matmul", "expand", "float", "detach", "clone", "max", "argmax", "masked_fill", "pow", *_TRIG}
+            "matmul", "expand", "float", "detach", "clone", "max", "argmax", "masked_fill", "pow", "fmod", "remainder", *_TRIG}
 
 
 def _dtype(value, torch):

@@ -367,6 +367,21 @@ def _setitem(self, key, value):
     _copy_(_index(self, key), value)
 
 
+def _remainder(name):
+    """fmod or remainder of a tensor and a tensor or a number (a number is a float32 scalar)."""
+    fn = getattr(_C, name)
+
+    def op(a, b):
+        a = a if isinstance(a, Tensor) else _C._full([], float(a))
+        b = b if isinstance(b, Tensor) else _C._full([], float(b))
+        return fn(a, b)
+    op.__name__, op.__doc__ = name, fn.__doc__
+    return op
+
+
+fmod, remainder = _remainder("fmod"), _remainder("remainder")
+
+
 def _method(name, fn):
     def method(self, *args, **kwargs):
         return fn(self, *args, **kwargs)
@@ -402,6 +417,9 @@ def install():
     for name in ("exp", "log", "sqrt", "tanh", "sigmoid", "relu", "neg", "matmul", "maximum", "minimum",
                  "masked_fill", "pow", "eq", "gt", "floor", "ceil", "round", *TRIG):
         setattr(T, name, _method(name, getattr(_C, name)))
+    T.fmod, T.remainder = _method("fmod", fmod), _method("remainder", remainder)
+    T.__mod__ = remainder
+    T.__rmod__ = lambda self, other: remainder(other, self)
     T.softmax = lambda self, dim: _C.softmax(self, dim)
     T.log_softmax = lambda self, dim: _C.log_softmax(self, dim)
     T.ne = lambda self, other: self != other

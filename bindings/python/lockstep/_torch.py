@@ -32,7 +32,7 @@ class _Converter:
         self.table = {
             t.Sequential: self.sequential, t.ModuleList: self.module_list, t.Identity: lambda m, p: nn.Identity(),
             t.Linear: self.linear, t.modules.linear.NonDynamicallyQuantizableLinear: self.linear,
-            t.Conv2d: self.conv2d, t.MaxPool2d: self.max_pool2d, t.AvgPool2d: self.avg_pool2d,
+            t.Conv2d: self.conv2d, t.ConvTranspose2d: self.conv_transpose2d, t.MaxPool2d: self.max_pool2d, t.AvgPool2d: self.avg_pool2d,
             t.BatchNorm1d: self.batch_norm, t.BatchNorm2d: self.batch_norm, t.LayerNorm: self.layer_norm,
             t.Embedding: self.embedding, t.Dropout: lambda m, p: nn.Dropout(m.p, generator=self.gen),
             t.ReLU: lambda m, p: nn.ReLU(), t.Tanh: lambda m, p: nn.Tanh(), t.Sigmoid: lambda m, p: nn.Sigmoid(),
@@ -76,6 +76,13 @@ class _Converter:
         return nn.Conv2d(m.in_channels, m.out_channels, m.kernel_size, stride=m.stride, padding=m.padding,
                          dilation=m.dilation, groups=m.groups, bias=m.bias is not None, padding_mode=m.padding_mode,
                          generator=self.gen)
+
+    def conv_transpose2d(self, m, path):
+        if m.output_padding and not isinstance(m.output_padding, tuple):
+            raise ArgumentError("ConvTranspose2d at %s: output_padding %r" % (path, m.output_padding))
+        return nn.ConvTranspose2d(m.in_channels, m.out_channels, m.kernel_size, stride=m.stride, padding=m.padding,
+                                  output_padding=m.output_padding, groups=m.groups, bias=m.bias is not None,
+                                  dilation=m.dilation, padding_mode=m.padding_mode, generator=self.gen)
 
     def max_pool2d(self, m, path):
         return nn.MaxPool2d(m.kernel_size, m.stride, m.padding, m.dilation, m.return_indices, m.ceil_mode)

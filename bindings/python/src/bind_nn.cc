@@ -178,6 +178,34 @@ void BindNn(py::module_& m) {
         return py::make_tuple(py::make_tuple(o.stride_h, o.stride_w), py::make_tuple(o.padding_h, o.padding_w),
                               py::make_tuple(o.dilation_h, o.dilation_w), o.groups);
       });
+  Layer<nn::ConvTranspose2d>(m, "ConvTranspose2d", "2-D transposed convolution over [N, C, H, W] (square kernels).")
+      .def(py::init([](int64_t in, int64_t out, int64_t k, Pair stride, Pair padding, Pair output_padding,
+                       int64_t groups, bool bias, Pair dilation, Generator* g) {
+             return Short([&] {
+               auto conv = std::make_shared<nn::ConvTranspose2d>(in, out, k, InitGenerator(g), 1, 0, 0, groups, bias, 1);
+               ConvTranspose2dOptions& o = conv->options;
+               o.stride_h = stride.first, o.stride_w = stride.second, o.padding_h = padding.first;
+               o.padding_w = padding.second, o.output_padding_h = output_padding.first;
+               o.output_padding_w = output_padding.second, o.dilation_h = dilation.first, o.dilation_w = dilation.second;
+               LOCKSTEP_REQUIRE(o.stride_h > 0 && o.stride_w > 0 && o.dilation_h > 0 && o.dilation_w > 0 &&
+                                    o.padding_h >= 0 && o.padding_w >= 0 && o.output_padding_h >= 0 &&
+                                    o.output_padding_w >= 0 &&
+                                    (o.output_padding_h < o.stride_h || o.output_padding_h < o.dilation_h) &&
+                                    (o.output_padding_w < o.stride_w || o.output_padding_w < o.dilation_w),
+                                "ConvTranspose2d: stride and dilation must be >= 1, padding >= 0, output_padding "
+                                "smaller than the stride or the dilation");
+               return conv;
+             });
+           }),
+           py::arg("in_channels"), py::arg("out_channels"), py::arg("kernel_size"), py::arg("stride"),
+           py::arg("padding"), py::arg("output_padding"), py::arg("groups"), py::arg("bias"), py::arg("dilation"),
+           py::arg("generator").none(true))
+      .def("_options", [](const nn::ConvTranspose2d& c) {
+        const ConvTranspose2dOptions& o = c.options;
+        return py::make_tuple(py::make_tuple(o.stride_h, o.stride_w), py::make_tuple(o.padding_h, o.padding_w),
+                              py::make_tuple(o.output_padding_h, o.output_padding_w), o.groups,
+                              py::make_tuple(o.dilation_h, o.dilation_w));
+      });
   auto pool_options = [](const Pool2dOptions& o) {
     return py::make_tuple(py::make_tuple(o.kernel_h, o.kernel_w), py::make_tuple(o.stride_h, o.stride_w),
                           py::make_tuple(o.padding_h, o.padding_w));

@@ -77,6 +77,9 @@ void BindOps(py::module_& m) {
   m.def("sub", &Binary<Sub>, "a - b with NumPy broadcasting.");
   m.def("mul", &Binary<Mul>, "a * b with NumPy broadcasting.");
   m.def("div", &Binary<Div>, "a / b with NumPy broadcasting.");
+  m.def("fmod", &Binary<Fmod>, "The remainder of a / b with a's sign (torch.fmod), exact; NumPy broadcasting.");
+  m.def("remainder", &Binary<Remainder>,
+        "The remainder of a / b with b's sign (torch.remainder, Python's %): fmod plus b where the signs differ.");
   m.def("maximum", &Binary<Maximum>, "Elementwise maximum (NaN propagates, -0 < +0); not differentiable.");
   m.def("minimum", &Binary<Minimum>, "Elementwise minimum (NaN propagates, -0 < +0); not differentiable.");
   m.def("eq", &Binary<Equal>, "1.0 where a == b, else 0.0 (float32); not differentiable.");
@@ -127,6 +130,14 @@ void BindOps(py::module_& m) {
   m.def("conv2d", [](T x, T w, OptT b, Pair stride, Pair padding, Pair dilation, int64_t groups) {
     Conv2dOptions o{stride.first, stride.second, padding.first, padding.second, dilation.first, dilation.second, groups};
     return Long([&] { return Conv2d(x, w, Or(b), o); });
+  });
+  m.def("conv_transpose2d", [](T x, T w, OptT b, Pair stride, Pair padding, Pair output_padding, int64_t groups,
+                               Pair dilation) {
+    ConvTranspose2dOptions o;
+    o.stride_h = stride.first, o.stride_w = stride.second, o.padding_h = padding.first, o.padding_w = padding.second;
+    o.output_padding_h = output_padding.first, o.output_padding_w = output_padding.second;
+    o.dilation_h = dilation.first, o.dilation_w = dilation.second, o.groups = groups;
+    return Long([&] { return ConvTranspose2d(x, w, Or(b), o); });
   });
   m.def("max_pool2d", [](T x, Pair kernel, Pair stride, Pair padding, bool ceil_mode) {
     Pool2dOptions o{kernel.first, kernel.second, stride.first, stride.second, padding.first, padding.second};

@@ -101,6 +101,10 @@ export interface Tensor extends Owned {
   sub(other: Tensor | number): Tensor;
   mul(other: Tensor | number): Tensor;
   div(other: Tensor | number): Tensor;
+  /** The remainder of this / other with this tensor's sign (torch.fmod), exact. */
+  fmod(other: Tensor | number): Tensor;
+  /** The remainder of this / other with other's sign (torch.remainder, Python's %). */
+  remainder(other: Tensor | number): Tensor;
   maximum(other: Tensor): Tensor;
   minimum(other: Tensor): Tensor;
   matmul(other: Tensor): Tensor;
@@ -206,6 +210,10 @@ export interface Nn {
   Conv2d: new (inChannels: number, outChannels: number, kernelSize: number,
                options?: GeneratorOption & { stride?: number; padding?: number; dilation?: number; groups?: number;
                                              bias?: boolean }) => Module;
+  /** PyTorch's ConvTranspose2d: weight [in, out / groups, k, k]. */
+  ConvTranspose2d: new (inChannels: number, outChannels: number, kernelSize: number,
+                        options?: GeneratorOption & { stride?: number; padding?: number; outputPadding?: number;
+                                                      groups?: number; bias?: boolean; dilation?: number }) => Module;
   /** ceilMode: PyTorch's ceil_mode (the last window starts inside the input or its left padding). */
   MaxPool2d: new (kernelSize: number, options?: { stride?: number; padding?: number; ceilMode?: boolean }) => Module;
   /** PyTorch's windows, each the mean of its elements; outputSize a size or [h, w] (null: the input's). */

@@ -123,6 +123,20 @@ export function makeNnApi(engine, { Tensor, Generator }, defaults) {
                                 generatorOf(o, w)));
       }
     },
+    // PyTorch's ConvTranspose2d (weight [in, out / groups, k, k]); options: stride, padding,
+    // outputPadding, groups, dilation, bias, generator.
+    ConvTranspose2d: class ConvTranspose2d extends Module {
+      constructor(inChannels, outChannels, kernelSize, options) {
+        const w = 'ConvTranspose2d';
+        const o = check.options(options, w, ['stride', 'padding', 'outputPadding', 'groups', 'bias', 'dilation',
+                                             'generator']);
+        const opt = (name, fallback, min) => (o[name] === undefined ? fallback : check.size(o[name], w, name, min));
+        super(engine.makeConvTranspose2d(check.size(inChannels, w, 'inChannels'), check.size(outChannels, w, 'outChannels'),
+                                         check.size(kernelSize, w, 'kernelSize'), opt('stride', 1, 1), opt('padding', 0, 0),
+                                         opt('outputPadding', 0, 0), opt('groups', 1, 1), flag(o.bias, w, 'bias', true),
+                                         opt('dilation', 1, 1), generatorOf(o, w)));
+      }
+    },
     // options: stride, padding, ceilMode (PyTorch's ceil_mode: the last window starts inside the
     // input or its left padding, and takes the maximum of its positions inside the input).
     MaxPool2d: class MaxPool2d extends Module {

@@ -47,6 +47,9 @@ export function makeTensorApi(engine, defaults) {
         try { return h.div(divisor); } finally { divisor.delete(); }
       });
     }
+    // Remainders of this / other: fmod with this's sign (exact), remainder with other's (Python's %).
+    fmod(other) { return this.#arith(other, 'fmod', (h, s) => Tensor.#byScalar(h, s, 'fmod')); }
+    remainder(other) { return this.#arith(other, 'remainder', (h, s) => Tensor.#byScalar(h, s, 'remainder')); }
     maximum(other) { return new Tensor(this.handle.maximum(tensorArg(other, 'maximum'))); }
     minimum(other) { return new Tensor(this.handle.minimum(tensorArg(other, 'minimum'))); }
     matmul(other) { return new Tensor(this.handle.matmul(tensorArg(other, 'matmul'))); }
@@ -116,6 +119,12 @@ export function makeTensorApi(engine, defaults) {
                                           check.size(step, 'slice', 'step', 1)));
     }
     contiguous() { return new Tensor(this.handle.contiguous()); }
+
+    // h op s for a number s, through a scalar tensor freed after the call.
+    static #byScalar(h, s, name) {
+      const scalar = engine.Tensor.full([], s);
+      try { return h[name](scalar); } finally { scalar.delete(); }
+    }
 
     #arith(other, name, scalarOp) {
       if (typeof other === 'number') return new Tensor(scalarOp(this.handle, check.number(other, name, 'other', { float32: true })));

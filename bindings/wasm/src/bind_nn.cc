@@ -47,6 +47,17 @@ ModulePtr MakeConv2d(double in, double out, double kernel, double stride, double
                                         Positive(groups, "Conv2d groups"), bias);
   });
 }
+ModulePtr MakeConvTranspose2d(double in, double out, double kernel, double stride, double padding,
+                              double output_padding, double groups, bool bias, double dilation, Generator& gen) {
+  return JsBoundary([&]() -> ModulePtr {
+    const char* w = "ConvTranspose2d";
+    return std::make_shared<nn::ConvTranspose2d>(
+        Positive(in, "ConvTranspose2d inChannels"), Positive(out, "ConvTranspose2d outChannels"),
+        Positive(kernel, "ConvTranspose2d kernelSize"), gen, Positive(stride, "ConvTranspose2d stride"),
+        Dim(padding, "ConvTranspose2d padding"), Dim(output_padding, "ConvTranspose2d outputPadding"),
+        Positive(groups, w), bias, Positive(dilation, "ConvTranspose2d dilation"));
+  });
+}
 ModulePtr MakeMaxPool2d(double kernel, double stride, double padding, bool ceil_mode) {
   return JsBoundary([&]() -> ModulePtr {
     return std::make_shared<nn::MaxPool2d>(Positive(kernel, "MaxPool2d kernelSize"), Dim(stride, "MaxPool2d stride"),
@@ -213,6 +224,7 @@ EMSCRIPTEN_BINDINGS(lockstep_nn) {
       .function("add", &SequentialAdd);
   function("makeLinear", &MakeLinear);
   function("makeConv2d", &MakeConv2d);
+  function("makeConvTranspose2d", &MakeConvTranspose2d);
   function("makeMaxPool2d", &MakeMaxPool2d);
   function("makeAvgPool2d", &MakeAvgPool2d);
   function("makeActivation", &MakeActivation);

@@ -260,6 +260,8 @@ EMSCRIPTEN_BINDINGS(lockstep_tensor) {
       .function("sub", &Binary<Sub>)
       .function("mul", &Binary<Mul>)
       .function("div", &Binary<Div>)
+      .function("fmod", &Binary<Fmod>)
+      .function("remainder", &Binary<Remainder>)
       .function("maximum", &Binary<Maximum>)
       .function("minimum", &Binary<Minimum>)
       .function("matmul", &Binary<Matmul>)

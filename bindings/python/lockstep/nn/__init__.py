@@ -1,7 +1,8 @@
 """lockstep.nn: layers and models with PyTorch's names, parameter names and initialisation."""
 from .. import _C
 from ._module import Module, Parameter
-from .modules import (AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, ChannelShuffle, Conv2d, Dropout,
+from .modules import (AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, ChannelShuffle, Conv2d, ConvTranspose2d,
+                      Dropout,
                       Embedding, Flatten, GELU, Hardsigmoid, Hardswish, Hardtanh, Identity, LayerNorm, Linear,
                       LogSoftmax, MaxPool2d, ModuleList, ReLU, ReLU6, Sequential, Sigmoid, SiLU, Softmax,
                       StochasticDepth, Tanh)
@@ -19,7 +20,7 @@ def seed_dropout_streams(model, seed):
             reseed(m, seed)
 
 
-__all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Identity", "Linear", "Conv2d", "MaxPool2d",
+__all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Identity", "Linear", "Conv2d", "ConvTranspose2d", "MaxPool2d",
            "AvgPool2d", "ReLU", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "Flatten",
            "LayerNorm", "BatchNorm1d", "BatchNorm2d", "Embedding", "MultiheadAttention", "TransformerEncoderLayer",
            "TransformerEncoder", "functional", "utils", "seed_dropout_streams", "ReLU6", "Hardtanh", "SiLU",

@@ -94,6 +94,23 @@ class Conv2d(Module):
                  generator: Optional[Generator] = ...) -> None: ...
     def __call__(self, input: Tensor) -> Tensor: ...
 
+class ConvTranspose2d(Module):
+    weight: Tensor
+    bias: Optional[Tensor]
+    in_channels: int
+    out_channels: int
+    kernel_size: Tuple[int, int]
+    stride: Tuple[int, int]
+    padding: Tuple[int, int]
+    output_padding: Tuple[int, int]
+    groups: int
+    dilation: Tuple[int, int]
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: _Pair, stride: _Pair = ...,
+                 padding: _Pair = ..., output_padding: _Pair = ..., groups: int = ..., bias: bool = ...,
+                 dilation: _Pair = ..., padding_mode: str = ..., device: Optional[str] = ..., dtype: Any = ...,
+                 generator: Optional[Generator] = ...) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
 class MaxPool2d(Module):
     kernel_size: Tuple[int, int]
     stride: Tuple[int, int]

@@ -28,6 +28,14 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                      _pair(dilation, "conv2d", "dilation"), groups)
 
 
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """2-D transposed convolution (the input gradient of conv2d, by the same kernel), any kernel shape;
+    weight [C_in, C_out / groups, kh, kw]."""
+    w = "conv_transpose2d"
+    return _C.conv_transpose2d(input, weight, bias, _pair(stride, w, "stride"), _pair(padding, w, "padding"),
+                               _pair(output_padding, w, "output_padding"), groups, _pair(dilation, w, "dilation"))
+
+
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Max pooling; ceil_mode with PyTorch's output size (dilation 1, no indices)."""
     _unsupported("max_pool2d", dilation=(dilation, 1), return_indices=(return_indices, False))

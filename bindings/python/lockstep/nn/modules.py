@@ -90,6 +90,40 @@ class Conv2d:
             self.groups)
 
 
+@extend(C.ConvTranspose2d)
+class ConvTranspose2d:
+    """2-D transposed convolution over [N, C, H, W] (PyTorch's ConvTranspose2d: weight [in, out /
+    groups, k, k]): square kernels; stride, padding, output_padding, groups and dilation as in
+    PyTorch; zero padding."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None, generator=None):
+        w = "ConvTranspose2d"
+        _factory(w, device, dtype)
+        _unsupported(w, padding_mode=(padding_mode, "zeros"))
+        kh, kw = _pair(kernel_size, w, "kernel_size")
+        if kh != kw:
+            raise ArgumentError("ConvTranspose2d: kernel_size (%d, %d) is not square; the module takes square kernels "
+                                "(lockstep.nn.functional.conv_transpose2d takes any)" % (kh, kw))
+        C.ConvTranspose2d._cinit(self, in_channels, out_channels, kh, _pair(stride, w, "stride"),
+                                 _pair(padding, w, "padding"), _pair(output_padding, w, "output_padding"), groups,
+                                 bool(bias), _pair(dilation, w, "dilation"), generator)
+
+    in_channels = property(lambda self: self.weight.shape[0])
+    out_channels = property(lambda self: self.weight.shape[1] * self.groups)
+    kernel_size = property(lambda self: tuple(self.weight.shape[2:]))
+    stride = property(lambda self: self._options()[0])
+    padding = property(lambda self: self._options()[1])
+    output_padding = property(lambda self: self._options()[2])
+    groups = property(lambda self: self._options()[3])
+    dilation = property(lambda self: self._options()[4])
+
+    def extra_repr(self):
+        return "%d, %d, kernel_size=%s, stride=%s, padding=%s, output_padding=%s, groups=%d, dilation=%s" % (
+            self.in_channels, self.out_channels, self.kernel_size, self.stride, self.padding, self.output_padding,
+            self.groups, self.dilation)
+
+
 def _padding_for(mode, k, stride, dilation):
     if mode == "valid":
         return (0, 0)
