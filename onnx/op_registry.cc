@@ -99,6 +99,7 @@ const std::vector<OpSpec>& OperatorTable() {
     AddNetworkOps(&t);
     AddReduceOps(&t);
     AddLossOps(&t);
+    AddIndexOps(&t);
     std::sort(t.begin(), t.end(), [](const OpSpec& a, const OpSpec& b) { return std::string(a.name) < b.name; });
     return t;
   }();

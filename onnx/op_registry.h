@@ -100,6 +100,7 @@ void AddValueOps(std::vector<OpSpec>* table);
 void AddNetworkOps(std::vector<OpSpec>* table);
 void AddReduceOps(std::vector<OpSpec>* table);
 void AddLossOps(std::vector<OpSpec>* table);
+void AddIndexOps(std::vector<OpSpec>* table);
 
 }  // namespace onnx
 }  // namespace lockstep

@@ -4,6 +4,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -307,6 +308,68 @@ TEST_CASE("MatMul broadcasts batch dimensions and vectors as NumPy does") {
   float sum = -0.0f;
   for (int k = 0; k < 4; ++k) sum = sum + av[(1 * 3 + 2) * 4 + k] * bv[(3 * 4 + k) * 2 + 1];
   CHECK(y.ToVector()[((1 * 5 + 3) * 3 + 2) * 2 + 1] == sum);
+}
+
+
+TEST_CASE("float16 and bfloat16: each result rounded once to the type; inputs rounded as a cast would") {
+  for (const int32_t type : {10, 16}) {  // FLOAT16, BFLOAT16
+    INFO("type " << type);
+    ModelBuilder m;
+    m.Input("a", {3}, type).Input("b", {3}, type).Output("y", {3}, type);
+    m.Node("Add", {"a", "b"}, {"s"});
+    m.Node("Mul", {"s", "b"}, {"y"});
+    auto model = Load(m.Build());
+    // float32 inputs are rounded to the type first (1 + 2^-12 is not a float16 or a bfloat16).
+    const Tensor a = Tensor::FromVector({3}, {1.0f + 1.0f / 4096, 1000.0f, -3.0f});
+    const Tensor b = Tensor::FromVector({3}, {3.0f, 0.33333334f, 70000.0f});
+    const auto round = [type](const Tensor& t) { return type == 10 ? RoundToFloat16(t) : RoundToBFloat16(t); };
+    const std::vector<onnx::Value> y = model->Run({model->InputValue(0, a), model->InputValue(1, b)});
+    CHECK(y[0].elem == (type == 10 ? onnx::Elem::kFloat16 : onnx::Elem::kBFloat16));
+    const Tensor ra = round(a), rb = round(b);
+    CHECK(y[0].tensor.ToVector() == round(Mul(round(Add(ra, rb)), rb)).ToVector());
+    if (type == 10) CHECK(__builtin_isinf(y[0].tensor.ToVector()[2]));  // 70000 is past float16's 65504
+  }
+}
+
+TEST_CASE("narrow integers wrap as C's fixed-width types; uint64 compares unsigned") {
+  ModelBuilder m;
+  m.Input("a", {3}, 2).Input("b", {3}, 2).Output("y", {3}, 2).Output("z", {3}, 2);  // UINT8
+  m.Node("Add", {"a", "b"}, {"y"});
+  m.Node("Sub", {"a", "b"}, {"z"});
+  auto model = Load(m.Build());
+  const std::vector<onnx::Value> out = model->Run({model->InputValue(0, Tensor::FromInt64({3}, {200, 7, 0})),
+                                                   model->InputValue(1, Tensor::FromInt64({3}, {100, 9, 255}))});
+  CHECK(out[0].tensor.ToInt64Vector() == std::vector<int64_t>{44, 16, 255});
+  CHECK(out[1].tensor.ToInt64Vector() == std::vector<int64_t>{100, 254, 1});
+  CHECK_THROWS_WITH_AS(model->InputValue(0, Tensor::FromInt64({3}, {256, 0, 0})), doctest::Contains("outside its range"),
+                       Error);
+
+  ModelBuilder u;
+  u.Input("a", {2}, 13).Input("b", {2}, 13).Output("y", {2}, 13);  // UINT64
+  u.Node("Max", {"a", "b"}, {"y"});
+  auto umax = Load(u.Build());
+  const std::vector<onnx::Value> big = umax->Run({umax->InputValue(0, Tensor::FromInt64({2}, {-1, 5})),
+                                                  umax->InputValue(1, Tensor::FromInt64({2}, {3, 4}))});
+  CHECK(big[0].tensor.ToInt64Vector() == std::vector<int64_t>{-1, 5});  // 2^64 - 1 is the larger
+}
+
+TEST_CASE("ScatterElements with add applies duplicate updates in index order, with gradients") {
+  ModelBuilder m;
+  m.Input("data", {4}).Input("updates", {3}).Output("y", {4});
+  m.Initializer(testing::Int64Tensor("idx", {3}, {2, 0, 2}));
+  m.Node("ScatterElements", {"data", "idx", "updates"}, {"y"}, {Attr::String("reduction", "add")});
+  auto model = Load(m.Build());
+  Tensor data = Tensor::FromVector({4}, {1.0f, -0.0f, 1e8f, 5.0f}).RequiresGrad();
+  Tensor updates = Tensor::FromVector({3}, {1.0f, 2.0f, -1e8f}).RequiresGrad();
+  const std::vector<onnx::Value> y = model->Run({onnx::FloatValue(data), onnx::FloatValue(updates)});
+  const std::vector<float> v = y[0].tensor.ToVector();
+  CHECK(v[0] == 3.0f);
+  CHECK(std::signbit(v[1]));  // untouched: -0 stays -0
+  CHECK(v[2] == 0.0f);        // (1e8 + 1) - 1e8 in that order: 1e8 + 1 rounds to 1e8
+  CHECK(v[3] == 5.0f);
+  Sum(Mul(y[0].tensor, Tensor::FromVector({4}, {1.0f, 2.0f, 3.0f, 4.0f}))).Backward();
+  CHECK(data.grad().ToVector() == std::vector<float>{1.0f, 2.0f, 3.0f, 4.0f});
+  CHECK(updates.grad().ToVector() == std::vector<float>{3.0f, 1.0f, 3.0f});
 }
 
 }  // namespace

@@ -83,6 +83,13 @@ struct Attr {
     VarintField(&a.encoded, 20, 1);
     return a;
   }
+  static Attr String(const std::string& n, const std::string& v) {
+    Attr a{n, {}};
+    StringField(&a.encoded, 1, n);
+    StringField(&a.encoded, 4, v);
+    VarintField(&a.encoded, 20, 3);
+    return a;
+  }
   static Attr Ints(const std::string& n, const std::vector<int64_t>& v) {
     Attr a{n, {}};
     StringField(&a.encoded, 1, n);
