@@ -100,6 +100,7 @@ const std::vector<OpSpec>& OperatorTable() {
     AddReduceOps(&t);
     AddLossOps(&t);
     AddIndexOps(&t);
+    AddSignalOps(&t);
     std::sort(t.begin(), t.end(), [](const OpSpec& a, const OpSpec& b) { return std::string(a.name) < b.name; });
     return t;
   }();

@@ -101,6 +101,7 @@ void AddNetworkOps(std::vector<OpSpec>* table);
 void AddReduceOps(std::vector<OpSpec>* table);
 void AddLossOps(std::vector<OpSpec>* table);
 void AddIndexOps(std::vector<OpSpec>* table);
+void AddSignalOps(std::vector<OpSpec>* table);
 
 }  // namespace onnx
 }  // namespace lockstep

@@ -15,7 +15,7 @@ namespace onnx {
 
 namespace {
 
-enum class Reduce { kSum, kMean, kMax, kMin, kSumSquare, kL1, kL2, kLogSum, kLogSumExp };
+enum class Reduce { kSum, kMean, kMax, kMin, kSumSquare, kL1, kL2, kLogSum, kLogSumExp, kProd };
 
 struct ReduceSpec {
   const char* name;
@@ -47,21 +47,23 @@ Value Gathered(const Value& x, const std::vector<int64_t>& axes, Shape* kept_sha
 }
 
 Value IntReduce(Reduce kind, const Value& rows, const char* name) {
-  LOCKSTEP_REQUIRE(kind == Reduce::kSum || kind == Reduce::kMax || kind == Reduce::kMin,
-                   name << ": integer inputs are reduced by ReduceSum, ReduceMax and ReduceMin only");
+  LOCKSTEP_REQUIRE(kind == Reduce::kSum || kind == Reduce::kMax || kind == Reduce::kMin || kind == Reduce::kProd,
+                   name << ": integer inputs are reduced by ReduceSum, ReduceProd, ReduceMax and ReduceMin only");
   const Shape& s = rows.shape();
   const int64_t len = s.back(), count = len == 0 ? NumElements(Shape(s.begin(), s.end() - 1)) : rows.tensor.numel() / len;
   LOCKSTEP_REQUIRE(len > 0 || kind == Reduce::kSum, name << ": cannot take the maximum or minimum of nothing");
   const std::vector<int64_t> v = IntValues(rows);
   std::vector<int64_t> out(static_cast<size_t>(count));
   for (int64_t r = 0; r < count; ++r) {
-    int64_t acc = kind == Reduce::kSum ? 0 : v[r * len];
+    int64_t acc = kind == Reduce::kSum ? 0 : kind == Reduce::kProd ? 1 : v[r * len];
     for (int64_t i = 0; i < len; ++i) {
-      const int64_t e = v[r * len + i];
-      acc = kind == Reduce::kSum ? static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(e))
-            : kind == Reduce::kMax ? std::max(acc, e) : std::min(acc, e);
+      const uint64_t a = static_cast<uint64_t>(acc), e = static_cast<uint64_t>(v[r * len + i]);
+      acc = kind == Reduce::kSum    ? static_cast<int64_t>(a + e)
+            : kind == Reduce::kProd ? static_cast<int64_t>(a * e)
+            : kind == Reduce::kMax  ? std::max(acc, v[r * len + i])
+                                    : std::min(acc, v[r * len + i]);
     }
-    out[r] = acc;
+    out[r] = WrapToElem(rows.elem, acc);
   }
   return IntTensor(Shape(s.begin(), s.end() - 1), out, rows.elem);
 }
@@ -81,6 +83,13 @@ Tensor FloatReduce(Reduce kind, const Tensor& rows, const char* name) {
     case Reduce::kL2: return Sqrt(Sum(Mul(rows, rows), -1));
     case Reduce::kLogSum: return Log(Sum(rows, -1));
     case Reduce::kLogSumExp: return Log(Sum(Exp(rows), -1));  // ONNX's definition, without a shift
+    case Reduce::kProd: {  // in row-major order, one rounded product after another (a chain, not a tree)
+      const int64_t n = rows.size(-1);
+      if (n == 0) return Tensor::Ones(Shape(rows.shape().begin(), rows.shape().end() - 1));
+      Tensor acc = rows.Select(-1, 0);
+      for (int64_t i = 1; i < n; ++i) acc = Mul(acc, rows.Select(-1, i));
+      return acc;
+    }
   }
   return Tensor();
 }
@@ -154,6 +163,7 @@ void AddReduceOps(std::vector<OpSpec>* t) {
   t->push_back(ReduceOp({"ReduceL2", Reduce::kL2, 18}));
   t->push_back(ReduceOp({"ReduceLogSum", Reduce::kLogSum, 18}));
   t->push_back(ReduceOp({"ReduceLogSumExp", Reduce::kLogSumExp, 18}));
+  t->push_back(ReduceOp({"ReduceProd", Reduce::kProd, 18}));
   t->push_back(ArgOp("ArgMax", false));
   t->push_back(ArgOp("ArgMin", true));
 }
