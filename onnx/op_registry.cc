@@ -101,6 +101,7 @@ const std::vector<OpSpec>& OperatorTable() {
     AddLossOps(&t);
     AddIndexOps(&t);
     AddSignalOps(&t);
+    AddQuantizeOps(&t);
     std::sort(t.begin(), t.end(), [](const OpSpec& a, const OpSpec& b) { return std::string(a.name) < b.name; });
     return t;
   }();

@@ -102,6 +102,7 @@ void AddReduceOps(std::vector<OpSpec>* table);
 void AddLossOps(std::vector<OpSpec>* table);
 void AddIndexOps(std::vector<OpSpec>* table);
 void AddSignalOps(std::vector<OpSpec>* table);
+void AddQuantizeOps(std::vector<OpSpec>* table);
 
 }  // namespace onnx
 }  // namespace lockstep
