@@ -102,6 +102,7 @@ const std::vector<OpSpec>& OperatorTable() {
     AddIndexOps(&t);
     AddSignalOps(&t);
     AddQuantizeOps(&t);
+    AddRecurrentOps(&t);
     std::sort(t.begin(), t.end(), [](const OpSpec& a, const OpSpec& b) { return std::string(a.name) < b.name; });
     return t;
   }();

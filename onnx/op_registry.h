@@ -103,6 +103,7 @@ void AddLossOps(std::vector<OpSpec>* table);
 void AddIndexOps(std::vector<OpSpec>* table);
 void AddSignalOps(std::vector<OpSpec>* table);
 void AddQuantizeOps(std::vector<OpSpec>* table);
+void AddRecurrentOps(std::vector<OpSpec>* table);
 
 }  // namespace onnx
 }  // namespace lockstep
