@@ -190,9 +190,30 @@ class Decoder(tnn.Module):
         return self.head(h.flatten(1))
 
 
+class SequenceClassifier(tnn.Module):
+    """A sequence classifier written the usual way: an embedding, a two-layer bidirectional LSTM
+    (batch_first), a GRU over its outputs, the last step's state into a linear head."""
+
+    def __init__(self, vocab=20, classes=10):
+        super().__init__()
+        self.embed = tnn.Embedding(vocab, 6)
+        self.lstm = tnn.LSTM(6, 5, num_layers=2, batch_first=True, bidirectional=True)
+        self.gru = tnn.GRU(10, 4, batch_first=True)
+        self.head = tnn.Linear(4, classes)
+
+    def forward(self, tokens):
+        out, (h, c) = self.lstm(self.embed(tokens))
+        _, h = self.gru(out)
+        return self.head(h[-1])
+
+
 def case(name):
     torch.manual_seed(0)
     g = np.random.default_rng(3)
+    if name == "sequence":
+        model = SequenceClassifier()
+        make = lambda b: torch.from_numpy(g.integers(0, 20, (b, 7)))  # noqa: E731
+        return model, make, g.integers(0, 10, 2)
     if name == "decoder":
         model = Decoder()
         make = lambda b: torch.from_numpy(g.standard_normal((b, 8)).astype(np.float32))  # noqa: E731
@@ -284,6 +305,15 @@ def test_decoder_with_transposed_convolutions(tmp_path):
     same hash."""
     model, make, targets = case("decoder")
     check_forward("decoder", model, make)
+    check_training_and_export(model, make, targets, tmp_path)
+
+
+def test_sequence_classifier_with_lstm_and_gru(tmp_path):
+    """nn.LSTM (two layers, bidirectional, batch_first) and nn.GRU in a forward of the user's own
+    convert (the aten route: PyTorch's cells as recorded), train, and export to a file the npm
+    package trains to the same hash."""
+    model, make, targets = case("sequence")
+    check_forward("sequence", model, make)
     check_training_and_export(model, make, targets, tmp_path)
 
 

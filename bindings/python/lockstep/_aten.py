@@ -663,7 +663,9 @@ _OPS = {
     "permute.default": lambda x, dims: x.permute(*dims), "transpose.int": lambda x, a, b: x.transpose(a, b),
     "unsqueeze.default": lambda x, d: x.unsqueeze(d), "squeeze.dim": _squeeze, "squeeze.default": _squeeze,
     "squeeze.dims": _squeeze, "select.int": lambda x, d, i: x.select(d, i), "slice.Tensor": _slice,
-    "split.Tensor": _split, "split_with_sizes.default": _split_with_sizes, "unbind.int": _unbind,
+    # unsafe_split's pieces are not views for autograd (PyTorch's recurrent cells write into them).
+    "split.Tensor": _split, "unsafe_split.Tensor": _split, "split_with_sizes.default": _split_with_sizes,
+    "unbind.int": _unbind,
     "cat.default": _cat, "stack.default": _stack, "clone.default": _clone, "detach.default": lambda x: x.detach(),
     "alias.default": lambda x: x, "lift_fresh_copy.default": _lift, "lift_fresh.default": lambda x: x,
     "constant_pad_nd.default": _constant_pad_nd, "roll.default": _roll,
@@ -691,6 +693,7 @@ _INPLACE = {
     "div_.Tensor": "div.Tensor", "div_.Scalar": "div.Scalar", "relu_.default": "relu.default",
     **{f"{n}_.default": f"{n}.default" for n in _TRIG},
     "sigmoid_.default": "sigmoid.default", "tanh_.default": "tanh.default", "silu_.default": "silu.default",
+    "transpose_.default": "transpose.int",
     "leaky_relu_.default": "leaky_relu.default",
     "hardtanh_.default": "hardtanh.default", "hardsigmoid_.default": "hardsigmoid.default",
     "hardswish_.default": "hardswish.default", "clamp_.default": "clamp.default",

@@ -773,11 +773,11 @@ class _Builder:
                             np.iinfo(np.int64).max if end is None else end, step)
             v.shape = shape
             return v
-        if f in ("split.Tensor", "split_with_sizes.default"):
+        if f in ("split.Tensor", "unsafe_split.Tensor", "split_with_sizes.default"):
             x = args[0]
             d = (int(args[2]) if len(args) > 2 else 0) % h.rank(x)
             n = x.shape[d]
-            if f == "split.Tensor":
+            if f != "split_with_sizes.default":
                 size = int(args[1])
                 bounds = [(i, min(i + size, n)) for i in range(0, n, size)]
             else:

@@ -32,7 +32,8 @@ class _Converter:
         self.table = {
             t.Sequential: self.sequential, t.ModuleList: self.module_list, t.Identity: lambda m, p: nn.Identity(),
             t.Linear: self.linear, t.modules.linear.NonDynamicallyQuantizableLinear: self.linear,
-            t.Conv2d: self.conv2d, t.ConvTranspose2d: self.conv_transpose2d, t.MaxPool2d: self.max_pool2d, t.AvgPool2d: self.avg_pool2d,
+            t.Conv2d: self.conv2d, t.ConvTranspose2d: self.conv_transpose2d, t.RNN: self.recurrent,
+            t.LSTM: self.recurrent, t.GRU: self.recurrent, t.MaxPool2d: self.max_pool2d, t.AvgPool2d: self.avg_pool2d,
             t.BatchNorm1d: self.batch_norm, t.BatchNorm2d: self.batch_norm, t.LayerNorm: self.layer_norm,
             t.Embedding: self.embedding, t.Dropout: lambda m, p: nn.Dropout(m.p, generator=self.gen),
             t.ReLU: lambda m, p: nn.ReLU(), t.Tanh: lambda m, p: nn.Tanh(), t.Sigmoid: lambda m, p: nn.Sigmoid(),
@@ -83,6 +84,15 @@ class _Converter:
         return nn.ConvTranspose2d(m.in_channels, m.out_channels, m.kernel_size, stride=m.stride, padding=m.padding,
                                   output_padding=m.output_padding, groups=m.groups, bias=m.bias is not None,
                                   dilation=m.dilation, padding_mode=m.padding_mode, generator=self.gen)
+
+    def recurrent(self, m, path):
+        common = dict(num_layers=m.num_layers, bias=m.bias, batch_first=m.batch_first, dropout=m.dropout,
+                      bidirectional=m.bidirectional, generator=self.gen)
+        if isinstance(m, self.tnn.LSTM):
+            return nn.LSTM(m.input_size, m.hidden_size, proj_size=m.proj_size, **common)
+        if isinstance(m, self.tnn.GRU):
+            return nn.GRU(m.input_size, m.hidden_size, **common)
+        return nn.RNN(m.input_size, m.hidden_size, nonlinearity=m.nonlinearity, **common)
 
     def max_pool2d(self, m, path):
         return nn.MaxPool2d(m.kernel_size, m.stride, m.padding, m.dilation, m.return_indices, m.ceil_mode)

@@ -15,6 +15,7 @@ void BindTensor(pybind11::module_& m);      // bind_tensor.cc
 void BindOps(pybind11::module_& m);         // bind_ops.cc
 void BindNn(pybind11::module_& m);          // bind_nn.cc
 void BindAttention(pybind11::module_& m);   // bind_attention.cc
+void BindRecurrent(pybind11::module_& m);   // bind_recurrent.cc
 void BindOptim(pybind11::module_& m);       // bind_optim.cc
 void BindData(pybind11::module_& m);        // bind_data.cc
 void BindIo(pybind11::module_& m);          // bind_io.cc

@@ -18,6 +18,7 @@ PYBIND11_MODULE(_C, m) {
   py::module_ nn = m.def_submodule("nn", "Layers and models.");
   BindNn(nn);
   BindAttention(nn);
+  BindRecurrent(nn);
   py::module_ optim = m.def_submodule("optim", "Optimizers.");
   BindOptim(optim);
   BindData(m);

@@ -6,6 +6,7 @@ from .modules import (AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, Ch
                       Embedding, Flatten, GELU, Hardsigmoid, Hardswish, Hardtanh, Identity, LayerNorm, Linear,
                       LogSoftmax, MaxPool2d, ModuleList, ReLU, ReLU6, Sequential, Sigmoid, SiLU, Softmax,
                       StochasticDepth, Tanh)
+from .recurrent import GRU, LSTM, RNN
 from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from . import functional, utils
 
@@ -24,4 +25,4 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Identity", "Linea
            "AvgPool2d", "ReLU", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "Flatten",
            "LayerNorm", "BatchNorm1d", "BatchNorm2d", "Embedding", "MultiheadAttention", "TransformerEncoderLayer",
            "TransformerEncoder", "functional", "utils", "seed_dropout_streams", "ReLU6", "Hardtanh", "SiLU",
-           "Hardsigmoid", "Hardswish", "AdaptiveAvgPool2d", "ChannelShuffle", "StochasticDepth"]
+           "Hardsigmoid", "Hardswish", "AdaptiveAvgPool2d", "ChannelShuffle", "StochasticDepth", "RNN", "LSTM", "GRU"]

@@ -111,6 +111,33 @@ class ConvTranspose2d(Module):
                  generator: Optional[Generator] = ...) -> None: ...
     def __call__(self, input: Tensor) -> Tensor: ...
 
+class _Recurrent(Module):
+    input_size: int
+    hidden_size: int
+    num_layers: int
+    bias: bool
+    batch_first: bool
+    bidirectional: bool
+
+class RNN(_Recurrent):
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = ..., nonlinearity: str = ...,
+                 bias: bool = ..., batch_first: bool = ..., dropout: float = ..., bidirectional: bool = ...,
+                 device: Optional[str] = ..., dtype: Any = ..., generator: Optional[Generator] = ...) -> None: ...
+    def __call__(self, input: Tensor, hx: Optional[Tensor] = ...) -> Tuple[Tensor, Tensor]: ...
+
+class LSTM(_Recurrent):
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = ..., bias: bool = ...,
+                 batch_first: bool = ..., dropout: float = ..., bidirectional: bool = ..., proj_size: int = ...,
+                 device: Optional[str] = ..., dtype: Any = ..., generator: Optional[Generator] = ...) -> None: ...
+    def __call__(self, input: Tensor,
+                 hx: Optional[Tuple[Tensor, Tensor]] = ...) -> Tuple[Tensor, Tuple[Tensor, Tensor]]: ...
+
+class GRU(_Recurrent):
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = ..., bias: bool = ...,
+                 batch_first: bool = ..., dropout: float = ..., bidirectional: bool = ...,
+                 device: Optional[str] = ..., dtype: Any = ..., generator: Optional[Generator] = ...) -> None: ...
+    def __call__(self, input: Tensor, hx: Optional[Tensor] = ...) -> Tuple[Tensor, Tensor]: ...
+
 class MaxPool2d(Module):
     kernel_size: Tuple[int, int]
     stride: Tuple[int, int]
