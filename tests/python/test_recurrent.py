@@ -79,3 +79,25 @@ def test_modules_have_pytorchs_names_and_refuse_what_they_do_not_compute():
         nn.RNN(3, 4, nonlinearity="gelu")
     with pytest.raises(ls.ArgumentError, match="features"):
         nn.RNN(3, 4)(ls.zeros(2, 1, 5))
+
+
+# sha256 of a fixed LSTM's output, states and input gradient; the npm test
+# (bindings/wasm/test/recurrent.test.mjs) pins the same value.
+DIGEST = "2edf28e250510b3a21431f29499d3a4db17bc798c9c049aa79428488f38f1745"
+
+
+def fixed(shape, a, b, c, d):
+    n = int(np.prod(shape))
+    return ((((np.arange(n) * a) % b) - c) / d).astype(np.float32).reshape(shape)
+
+
+def test_fixed_digest_that_the_npm_package_reproduces():
+    import hashlib
+    m = nn.LSTM(5, 4, num_layers=2, batch_first=True, bidirectional=True, generator=ls.Generator(7, "init"))
+    x = ls.tensor(fixed((2, 3, 5), 37, 113, 56, 32), requires_grad=True)
+    out, (h, c) = m(x)
+    (out * ls.tensor(fixed(tuple(out.shape), 11, 7, 3, 4))).sum().backward()
+    parts = [t.detach().numpy().tobytes() for t in (out, h, c)] + [x.grad.numpy().tobytes()]
+    digest = hashlib.sha256(b"".join(parts)).hexdigest()
+    print("recurrent digest", digest)
+    assert digest == DIGEST

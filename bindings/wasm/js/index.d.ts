@@ -203,6 +203,17 @@ export interface Sequential extends Module {
 /** A class of the engine, for instanceof checks (engine objects are made by the API, not new). */
 export type ClassOf<T> = Function & { prototype: T };
 
+export interface RecurrentOptions extends GeneratorOption {
+  numLayers?: number;
+  bias?: boolean;
+  batchFirst?: boolean;
+  bidirectional?: boolean;
+}
+
+export interface Recurrent extends Module {
+  forwardWithState(input: Tensor, h0?: Tensor | null, c0?: Tensor | null): [Tensor, Tensor, Tensor | null];
+}
+
 export interface Nn {
   Module: ClassOf<Module>;
   Sequential: new (...modules: Module[]) => Sequential;
@@ -210,6 +221,10 @@ export interface Nn {
   Conv2d: new (inChannels: number, outChannels: number, kernelSize: number,
                options?: GeneratorOption & { stride?: number; padding?: number; dilation?: number; groups?: number;
                                              bias?: boolean }) => Module;
+  /** PyTorch's recurrent layers: forward gives the output; forwardWithState [output, hN, cN (LSTM) or null]. */
+  RNN: new (inputSize: number, hiddenSize: number, options?: RecurrentOptions & { nonlinearity?: 'tanh' | 'relu' }) => Recurrent;
+  LSTM: new (inputSize: number, hiddenSize: number, options?: RecurrentOptions) => Recurrent;
+  GRU: new (inputSize: number, hiddenSize: number, options?: RecurrentOptions) => Recurrent;
   /** PyTorch's ConvTranspose2d: weight [in, out / groups, k, k]. */
   ConvTranspose2d: new (inChannels: number, outChannels: number, kernelSize: number,
                         options?: GeneratorOption & { stride?: number; padding?: number; outputPadding?: number;

@@ -44,6 +44,30 @@ export function makeNnApi(engine, { Tensor, Generator }, defaults) {
     }
   }
 
+  const recurrent = (name) => ({
+    [name]: class extends Module {
+      constructor(inputSize, hiddenSize, options) {
+        const o = check.options(options, name, ['numLayers', 'bias', 'batchFirst', 'bidirectional', 'generator',
+                                                ...(name === 'RNN' ? ['nonlinearity'] : [])]);
+        const nonlinearity = o.nonlinearity === undefined ? 'tanh' : o.nonlinearity;
+        if (nonlinearity !== 'tanh' && nonlinearity !== 'relu') {
+          throw check.typeError(`${name}: nonlinearity must be 'tanh' or 'relu', got ${check.describe(nonlinearity)}`);
+        }
+        const kind = name === 'RNN' ? `rnn_${nonlinearity}` : name.toLowerCase();
+        super(engine.makeRecurrent(kind, check.size(inputSize, name, 'inputSize'), check.size(hiddenSize, name, 'hiddenSize'),
+                                   o.numLayers === undefined ? 1 : check.size(o.numLayers, name, 'numLayers', 1),
+                                   flag(o.bias, name, 'bias', true), flag(o.batchFirst, name, 'batchFirst', false),
+                                   flag(o.bidirectional, name, 'bidirectional', false), generatorOf(o, name)));
+      }
+      forwardWithState(input, h0, c0) {
+        const opt = (t, what) => (t === undefined || t === null ? null : tensorArg(t, 'forwardWithState', what));
+        const out = engine.recurrentRun(this.handle, tensorArg(input, 'forwardWithState', 'input'), opt(h0, 'h0'),
+                                        opt(c0, 'c0'));
+        return out.map((h) => (h === null ? null : new Tensor(h)));
+      }
+    },
+  })[name];
+
   const activation = (kind, name) => ({
     [name]: class extends Module {
       constructor(...args) {
@@ -137,6 +161,10 @@ export function makeNnApi(engine, { Tensor, Generator }, defaults) {
                                          opt('dilation', 1, 1), generatorOf(o, w)));
       }
     },
+    // PyTorch's recurrent layers (parameter names weight_ih_l0 ..., gate orders, initialisation);
+    // options: numLayers, bias, batchFirst, bidirectional, generator (RNN also nonlinearity).
+    // forward(x) gives the output sequence; forwardWithState(x, h0, c0) gives [output, hN, cN].
+    RNN: recurrent('RNN'), LSTM: recurrent('LSTM'), GRU: recurrent('GRU'),
     // options: stride, padding, ceilMode (PyTorch's ceil_mode: the last window starts inside the
     // input or its left padding, and takes the maximum of its positions inside the input).
     MaxPool2d: class MaxPool2d extends Module {

@@ -12,6 +12,7 @@
 #include "core/models/by_name.h"
 #include "core/nn/attention.h"
 #include "core/nn/layers.h"
+#include "core/nn/recurrent.h"
 #include "core/ops.h"
 #include "core/random.h"
 
@@ -179,6 +180,35 @@ Tensor Cat(const val& tensors, int dim) {
     return Concat(list, dim);
   });
 }
+// kind: "rnn_tanh", "rnn_relu", "lstm" or "gru".
+ModulePtr MakeRecurrent(const std::string& kind, double in, double hidden, double layers, bool bias, bool batch_first,
+                        bool bidirectional, Generator& gen) {
+  return JsBoundary([&]() -> ModulePtr {
+    nn::RecurrentOptions o;
+    o.input_size = Positive(in, "inputSize"), o.hidden_size = Positive(hidden, "hiddenSize");
+    o.num_layers = Positive(layers, "numLayers"), o.bias = bias, o.batch_first = batch_first;
+    o.bidirectional = bidirectional;
+    const nn::RecurrentCell cell = kind == "lstm"       ? nn::RecurrentCell::kLstm
+                                   : kind == "gru"      ? nn::RecurrentCell::kGru
+                                   : kind == "rnn_relu" ? nn::RecurrentCell::kRnnRelu
+                                                        : nn::RecurrentCell::kRnnTanh;
+    return std::make_shared<nn::Recurrent>(cell, o, gen);
+  });
+}
+// [output, h_n, c_n (LSTM) or null]; h0 and c0 null for zeros.
+val RecurrentRun(const ModulePtr& m, const Tensor& x, const val& h0, const val& c0) {
+  return JsBoundary([&]() -> val {
+    auto* r = dynamic_cast<nn::Recurrent*>(m.get());
+    LOCKSTEP_REQUIRE(r != nullptr, "forwardWithState: " << m->Name() << " is not a recurrent module");
+    const auto tensor = [](const val& v) { return v.isNull() || v.isUndefined() ? Tensor() : v.as<Tensor>(); };
+    const std::vector<Tensor> out = r->ForwardWithState(x, tensor(h0), tensor(c0));
+    val result = val::array();
+    result.call<void>("push", val(out[0]));
+    result.call<void>("push", val(out[1]));
+    result.call<void>("push", out[2].defined() ? val(out[2]) : val::null());
+    return result;
+  });
+}
 Tensor Forward(const ModulePtr& m, const Tensor& x) { return JsBoundary([&] { return (*m)(x); }); }
 std::string NameOf(const ModulePtr& m) { return m->Name(); }
 void SetTraining(const ModulePtr& m, bool on) { m->Train(on); }
@@ -225,6 +255,8 @@ EMSCRIPTEN_BINDINGS(lockstep_nn) {
   function("makeLinear", &MakeLinear);
   function("makeConv2d", &MakeConv2d);
   function("makeConvTranspose2d", &MakeConvTranspose2d);
+  function("makeRecurrent", &MakeRecurrent);
+  function("recurrentRun", &RecurrentRun);
   function("makeMaxPool2d", &MakeMaxPool2d);
   function("makeAvgPool2d", &MakeAvgPool2d);
   function("makeActivation", &MakeActivation);
