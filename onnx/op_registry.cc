@@ -103,6 +103,7 @@ const std::vector<OpSpec>& OperatorTable() {
     AddSignalOps(&t);
     AddQuantizeOps(&t);
     AddRecurrentOps(&t);
+    AddResizeOps(&t);
     std::sort(t.begin(), t.end(), [](const OpSpec& a, const OpSpec& b) { return std::string(a.name) < b.name; });
     return t;
   }();

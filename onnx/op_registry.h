@@ -104,6 +104,7 @@ void AddIndexOps(std::vector<OpSpec>* table);
 void AddSignalOps(std::vector<OpSpec>* table);
 void AddQuantizeOps(std::vector<OpSpec>* table);
 void AddRecurrentOps(std::vector<OpSpec>* table);
+void AddResizeOps(std::vector<OpSpec>* table);
 
 }  // namespace onnx
 }  // namespace lockstep
