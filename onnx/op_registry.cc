@@ -104,6 +104,7 @@ const std::vector<OpSpec>& OperatorTable() {
     AddQuantizeOps(&t);
     AddRecurrentOps(&t);
     AddResizeOps(&t);
+    AddDetectionOps(&t);
     std::sort(t.begin(), t.end(), [](const OpSpec& a, const OpSpec& b) { return std::string(a.name) < b.name; });
     return t;
   }();

@@ -105,6 +105,7 @@ void AddSignalOps(std::vector<OpSpec>* table);
 void AddQuantizeOps(std::vector<OpSpec>* table);
 void AddRecurrentOps(std::vector<OpSpec>* table);
 void AddResizeOps(std::vector<OpSpec>* table);
+void AddDetectionOps(std::vector<OpSpec>* table);
 
 }  // namespace onnx
 }  // namespace lockstep
