@@ -7,13 +7,12 @@
 #include "core/ops.h"
 #include "onnx/op_helpers.h"
 #include "onnx/op_registry.h"
+#include "onnx/window.h"
 
 namespace lockstep {
 namespace onnx {
 
 namespace {
-
-[[noreturn]] void RunUnsupported(const std::string& message) { throw Error(message, ErrorKind::kUnavailable); }
 
 Kernel MatMulKernel(const NodeView& node) {
   node.RequireInputs(2, 2);
@@ -65,82 +64,6 @@ Kernel GemmKernel(const NodeView& node) {
   };
 }
 
-// Spatial geometry of a convolution or pooling node: kernel, strides, dilations and the padding
-// on each side, resolved from pads or auto_pad for a given input.
-struct Window {
-  std::vector<int64_t> kernel, strides, dilations, pads;  // pads: begins then ends
-  std::string auto_pad;
-  bool ceil_mode = false;
-
-  // Begin and end padding of spatial axis i for an input extent n.
-  void Padding(size_t i, int64_t n, int64_t* begin, int64_t* end) const {
-    const size_t k = kernel.size();
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t out = (n + strides[i] - 1) / strides[i];
-      const int64_t span = (kernel[i] - 1) * dilations[i] + 1;
-      int64_t total = (out - 1) * strides[i] + span - n;
-      if (total < 0) total = 0;
-      const int64_t small = total / 2;
-      *begin = auto_pad == "SAME_UPPER" ? small : total - small;
-      *end = total - *begin;
-    } else if (auto_pad == "VALID") {
-      *begin = *end = 0;
-    } else {
-      *begin = pads.empty() ? 0 : pads[i];
-      *end = pads.empty() ? 0 : pads[i + k];
-    }
-    if (ceil_mode) {  // ONNX: out = ceil((n + pads - span) / stride) + 1: pad the end so floor gives it
-      const int64_t span = (kernel[i] - 1) * dilations[i] + 1;
-      const int64_t room = n + *begin + *end - span;
-      if (room >= 0 && room % strides[i] != 0) *end += strides[i] - room % strides[i];
-    }
-  }
-};
-
-Window ReadWindow(const NodeView& node, size_t spatial_hint, bool pooling) {
-  Window w;
-  w.kernel = node.Ints("kernel_shape", {});
-  if (pooling) node.Require(!w.kernel.empty(), "kernel_shape is required");
-  const size_t k = w.kernel.empty() ? spatial_hint : w.kernel.size();
-  w.strides = node.Ints("strides", std::vector<int64_t>(k, 1));
-  w.dilations = node.Ints("dilations", std::vector<int64_t>(k, 1));
-  w.pads = node.Ints("pads", {});
-  w.auto_pad = node.String("auto_pad", "NOTSET");
-  w.ceil_mode = node.Int("ceil_mode", 0) != 0;
-  node.Require(w.auto_pad == "NOTSET" || w.auto_pad == "VALID" || w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER",
-               "auto_pad '" + w.auto_pad + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
-  if (k != 0) {
-    node.Require(w.strides.size() == k && w.dilations.size() == k && (w.pads.empty() || w.pads.size() == 2 * k),
-                 "strides, dilations and pads do not match the kernel's " + std::to_string(k) + " dimensions");
-  }
-  for (int64_t v : w.strides) node.Require(v >= 1, "strides must be >= 1");
-  for (int64_t v : w.dilations) node.Require(v >= 1, "dilations must be >= 1");
-  for (int64_t v : w.pads) node.Require(v >= 0, "pads must be >= 0");
-  for (int64_t v : w.kernel) node.Require(v >= 1, "kernel_shape must be >= 1");
-  if (k > 2) node.Unsupported(std::to_string(k) + "-D windows; lockstep computes 1-D and 2-D convolution and pooling");
-  return w;
-}
-
-// Pads dimension d of x with `before` and `after` copies of value (data movement, differentiable).
-Tensor PadWith(const Tensor& x, int64_t d, int64_t before, int64_t after, float value) {
-  if (before == 0 && after == 0) return x;
-  std::vector<Tensor> parts;
-  Shape block = x.shape();
-  if (before > 0) {
-    block[d] = before;
-    parts.push_back(Tensor::Full(block, value));
-  }
-  parts.push_back(x);
-  if (after > 0) {
-    block[d] = after;
-    parts.push_back(Tensor::Full(block, value));
-  }
-  return Concat(parts, d);
-}
-
-// A 1-D input [N, C, L] viewed as [N, C, 1, L] (and its window as 1 x k).
-Tensor As2d(const Tensor& x) { return x.dim() == 3 ? x.Unsqueeze(2) : x; }
-
 Kernel ConvKernel(const NodeView& node) {
   node.RequireInputs(2, 3);
   const Window w = ReadWindow(node, 0, false);
@@ -153,7 +76,14 @@ Kernel ConvKernel(const NodeView& node) {
     LOCKSTEP_REQUIRE(x.dim() == weight.dim() && x.dim() >= 3,
                      "Conv: input " << ShapeString(x.shape()) << " and weight " << ShapeString(weight.shape())
                                     << " must both be [N, C, spatial...] of the same rank");
-    if (x.dim() > 4) RunUnsupported("Conv: " + std::to_string(x.dim() - 2) + "-D convolution; lockstep computes 1-D and 2-D");
+    if (x.dim() == 5) {
+      Window geo = w;
+      if (geo.kernel.empty()) geo.kernel.assign(weight.shape().begin() + 2, weight.shape().end());
+      if (geo.strides.size() != 3) geo.strides.assign(3, 1);
+      if (geo.dilations.size() != 3) geo.dilations.assign(3, 1);
+      return {FloatValue(Conv3dBySlices(x, weight, bias, geo, group))};
+    }
+    if (x.dim() > 5) RunUnsupported("Conv: unsupported: " + std::to_string(x.dim() - 2) + "-D convolution");
     const size_t k = static_cast<size_t>(x.dim() - 2);
     Window geo = w;
     if (geo.kernel.empty()) geo.kernel.assign(weight.shape().begin() + 2, weight.shape().end());
@@ -260,16 +190,19 @@ Kernel ConvTransposeKernel(const NodeView& node) {
 Kernel MaxPoolKernel(const NodeView& node) {
   node.RequireInputs(1, 1);
   const Window w = ReadWindow(node, 0, true);
-  for (int64_t d : w.dilations) {
-    if (d != 1) node.Unsupported("dilated max pooling");
-  }
+  bool by_slices = w.kernel.size() == 3;  // 3-D and dilated windows: one strided slice per offset
+  for (int64_t d : w.dilations) by_slices = by_slices || d != 1;
   if (node.HasOutput(1)) node.Unsupported("the Indices output");
-  return [w](const Values& in, RunContext&) -> Values {
+  return [w, by_slices](const Values& in, RunContext&) -> Values {
     // Integers of up to 16 bits are exact in float32, and a maximum only selects: pooled as floats.
     const Value& input = Input(in, 0, "MaxPool");
     const bool small_int = input.elem == Elem::kInt8 || input.elem == Elem::kUInt8 || input.elem == Elem::kInt16 ||
                            input.elem == Elem::kUInt16;
     Tensor x = small_int ? CastValue(input, Elem::kFloat).tensor : FloatInput(input, "MaxPool");
+    if (by_slices) {
+      const Value pooled = FloatValue(PoolBySlices(x, w, true, false));
+      return {small_int ? CastValue(pooled, input.elem) : pooled};
+    }
     const size_t k = w.kernel.size();
     LOCKSTEP_REQUIRE(x.dim() == static_cast<int64_t>(k) + 2, "MaxPool: input " << ShapeString(x.shape()) << " for a "
                                                                               << k << "-D window");
@@ -300,13 +233,13 @@ Kernel MaxPoolKernel(const NodeView& node) {
 Kernel AveragePoolKernel(const NodeView& node) {
   node.RequireInputs(1, 1);
   const Window w = ReadWindow(node, 0, true);
-  for (int64_t d : w.dilations) {
-    if (d != 1) node.Unsupported("dilated average pooling");
-  }
-  if (w.ceil_mode) node.Unsupported("ceil_mode for average pooling (windows past the input's end)");
+  // 3-D, dilated and ceil_mode windows: one strided slice per offset, added in offset order.
+  bool by_slices = w.kernel.size() == 3 || w.ceil_mode;
+  for (int64_t d : w.dilations) by_slices = by_slices || d != 1;
   const bool count_include_pad = node.Int("count_include_pad", 0) != 0;
-  return [w, count_include_pad](const Values& in, RunContext&) -> Values {
+  return [w, count_include_pad, by_slices](const Values& in, RunContext&) -> Values {
     Tensor x = FloatInput(Input(in, 0, "AveragePool"), "AveragePool");
+    if (by_slices) return {FloatValue(PoolBySlices(x, w, false, count_include_pad))};
     const size_t k = w.kernel.size();
     LOCKSTEP_REQUIRE(x.dim() == static_cast<int64_t>(k) + 2, "AveragePool: input " << ShapeString(x.shape())
                                                                                   << " for a " << k << "-D window");
