@@ -178,6 +178,7 @@ class GraphBuilder {
       constants.push_back(c);
       if (!name.empty() && c == nullptr) all_constant = false;
     }
+    if (spec->value_dependent_shapes) m_.value_dependent_shapes_ = true;
     for (int k : spec->config_inputs) {
       const size_t i = static_cast<size_t>(k);
       if (i < node.input.size() && input_names_.count(node.input[i])) m_.input_configures_ = true;
@@ -311,8 +312,9 @@ std::shared_ptr<OnnxModel> LoadOnnx(const uint8_t* data, size_t size, const Load
   if (options.validate) {
     // One run on zeros when every input is a float tensor of fixed shape, so that shape
     // contradictions surface now. (Integer inputs may be shapes or axes, for which zeros mean
-    // nothing; such graphs are checked at their first run, errors naming the node.)
-    bool fixed = !model->input_configures_;
+    // nothing, as for outputs whose shapes depend on values; such graphs are checked at their
+    // first run, errors naming the node.)
+    bool fixed = !model->input_configures_ && !model->value_dependent_shapes_;
     std::vector<Value> zeros;
     for (const IoInfo& info : model->inputs()) {
       fixed = fixed && info.elem == Elem::kFloat && info.has_shape &&

@@ -85,6 +85,7 @@ class OnnxModel : public nn::Module {
   std::map<std::string, int64_t> op_counts_;
   int64_t folded_ = 0;
   bool input_configures_ = false;  // a graph input is read as a shape, axes or another setting
+  bool value_dependent_shapes_ = false;  // an operator's output shape depends on values
 };
 
 // Loads a model from the bytes of an .onnx file (or from a file). Everything is checked here:

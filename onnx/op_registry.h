@@ -85,6 +85,9 @@ struct OpSpec {
   // Inputs that are state, not parameters (BatchNormalization's running statistics): a float
   // initializer there becomes a buffer of the module.
   std::vector<int> state_inputs = {};
+  // Whether an output's shape depends on the input values (Unique, NonZero, ...): then the load-time
+  // run on zeros cannot check the declared output shapes.
+  bool value_dependent_shapes = false;
 };
 
 // Every supported operator (the default "ai.onnx" domain), sorted by name.

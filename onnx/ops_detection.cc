@@ -95,7 +95,7 @@ Kernel NonMaxSuppressionKernel(const NodeView& node) {
 }  // namespace
 
 void AddDetectionOps(std::vector<OpSpec>* t) {
-  t->push_back({"NonMaxSuppression", 10, NonMaxSuppressionKernel, {2, 3, 4}});
+  t->push_back({"NonMaxSuppression", 10, NonMaxSuppressionKernel, {2, 3, 4}, {}, true});
 }
 
 }  // namespace onnx

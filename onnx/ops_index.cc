@@ -424,16 +424,74 @@ Kernel ReverseSequenceKernel(const NodeView& node) {
   };
 }
 
+// Unique: the distinct elements (or slices along axis) of X, sorted ascending (slices
+// lexicographically) or in order of first occurrence; with the first occurrence of each, each
+// element's unique index and the counts. Equal means equal values (-0 equals +0).
+Kernel UniqueKernel(const NodeView& node) {
+  node.RequireInputs(1, 1);
+  const bool has_axis = node.Has("axis");
+  const int64_t axis_attr = node.Int("axis", 0);
+  const bool sorted = node.Int("sorted", 1) != 0;
+  const std::string where = node.Where();
+  return [has_axis, axis_attr, sorted, where](const Values& in, RunContext&) -> Values {
+    Value x = Input(in, 0, "Unique");
+    if (!has_axis) x = Value{x.tensor.Reshape({x.tensor.numel()}), x.elem};
+    const int64_t axis = has_axis ? Axis(axis_attr, static_cast<int64_t>(x.shape().size()), where) : 0;
+    const int64_t n = x.shape()[axis];
+    // Each slice along axis as a row of doubles (exact for float32 and for integers up to 2^53).
+    const Tensor moved = x.tensor.Transpose(0, axis).Contiguous();
+    const int64_t width = n == 0 ? 0 : moved.numel() / n;
+    std::vector<double> rows(static_cast<size_t>(moved.numel()));
+    if (x.is_int()) {
+      const std::vector<int64_t> v = moved.ToInt64Vector();
+      for (size_t i = 0; i < v.size(); ++i) rows[i] = static_cast<double>(v[i]);
+    } else {
+      const std::vector<float> v = moved.ToVector();
+      for (size_t i = 0; i < v.size(); ++i) rows[i] = v[i];
+    }
+    const auto less = [&](int64_t a, int64_t b) {
+      for (int64_t j = 0; j < width; ++j) {
+        if (rows[a * width + j] != rows[b * width + j]) return rows[a * width + j] < rows[b * width + j];
+      }
+      return false;
+    };
+    const auto equal = [&](int64_t a, int64_t b) { return !less(a, b) && !less(b, a); };
+    std::vector<int64_t> first;  // the first occurrence of each distinct slice, in output order
+    std::vector<int64_t> inverse(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t found = -1;
+      for (size_t u = 0; u < first.size() && found < 0; ++u) {
+        if (equal(first[u], i)) found = static_cast<int64_t>(u);
+      }
+      if (found < 0) first.push_back(i);
+    }
+    if (sorted) std::stable_sort(first.begin(), first.end(), less);
+    std::vector<int64_t> counts(first.size(), 0);
+    for (int64_t i = 0; i < n; ++i) {
+      for (size_t u = 0; u < first.size(); ++u) {
+        if (equal(first[u], i)) {
+          inverse[i] = static_cast<int64_t>(u);
+          ++counts[u];
+          break;
+        }
+      }
+    }
+    const int64_t k = static_cast<int64_t>(first.size());
+    return {Take(x, axis, first, {k}, "Unique"), IntTensor({k}, first), IntTensor({n}, inverse), IntTensor({k}, counts)};
+  };
+}
+
 }  // namespace
 
 void AddIndexOps(std::vector<OpSpec>* t) {
+  t->push_back({"Unique", 11, UniqueKernel, {}, {}, true});
   t->push_back({"GatherND", 11, GatherNDKernel});
   t->push_back({"ScatterND", 11, ScatterNDKernel});
   t->push_back({"ScatterElements", 11, ScatterElementsKernel});
   t->push_back({"Scatter", 9, ScatterElementsKernel});
   t->push_back({"OneHot", 9, OneHotKernel, {1}});
-  t->push_back({"Compress", 9, CompressKernel});
-  t->push_back({"NonZero", 9, NonZeroKernel});
+  t->push_back({"Compress", 9, CompressKernel, {}, {}, true});
+  t->push_back({"NonZero", 9, NonZeroKernel, {}, {}, true});
   t->push_back({"TopK", 10, TopKKernel, {1}});
   t->push_back({"ReverseSequence", 10, ReverseSequenceKernel});
 }
