@@ -105,6 +105,7 @@ const std::vector<OpSpec>& OperatorTable() {
     AddRecurrentOps(&t);
     AddResizeOps(&t);
     AddDetectionOps(&t);
+    AddNormalizeOps(&t);
     std::sort(t.begin(), t.end(), [](const OpSpec& a, const OpSpec& b) { return std::string(a.name) < b.name; });
     return t;
   }();

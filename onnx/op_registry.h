@@ -109,6 +109,7 @@ void AddQuantizeOps(std::vector<OpSpec>* table);
 void AddRecurrentOps(std::vector<OpSpec>* table);
 void AddResizeOps(std::vector<OpSpec>* table);
 void AddDetectionOps(std::vector<OpSpec>* table);
+void AddNormalizeOps(std::vector<OpSpec>* table);
 
 }  // namespace onnx
 }  // namespace lockstep
