@@ -106,6 +106,7 @@ const std::vector<OpSpec>& OperatorTable() {
     AddResizeOps(&t);
     AddDetectionOps(&t);
     AddNormalizeOps(&t);
+    AddGridSampleOps(&t);
     std::sort(t.begin(), t.end(), [](const OpSpec& a, const OpSpec& b) { return std::string(a.name) < b.name; });
     return t;
   }();

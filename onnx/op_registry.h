@@ -110,6 +110,7 @@ void AddRecurrentOps(std::vector<OpSpec>* table);
 void AddResizeOps(std::vector<OpSpec>* table);
 void AddDetectionOps(std::vector<OpSpec>* table);
 void AddNormalizeOps(std::vector<OpSpec>* table);
+void AddGridSampleOps(std::vector<OpSpec>* table);
 
 }  // namespace onnx
 }  // namespace lockstep
