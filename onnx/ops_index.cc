@@ -481,9 +481,57 @@ Kernel UniqueKernel(const NodeView& node) {
   };
 }
 
+// MaxUnpool(X, I[, output_shape]): zeros of the unpooled shape ((in - 1) * stride + kernel - pads
+// per spatial axis) with X's values placed at the flat indices I (MaxPool's Indices), then, for a
+// larger output_shape, zeros appended at the end of each spatial axis (as ONNX's reference).
+Kernel MaxUnpoolKernel(const NodeView& node) {
+  node.RequireInputs(2, 3);
+  const std::vector<int64_t> kernel = node.Ints("kernel_shape", {});
+  node.Require(!kernel.empty(), "kernel_shape is required");
+  const size_t k = kernel.size();
+  const std::vector<int64_t> strides = node.Ints("strides", std::vector<int64_t>(k, 1));
+  const std::vector<int64_t> pads = node.Ints("pads", std::vector<int64_t>(2 * k, 0));
+  node.Require(strides.size() == k && pads.size() == 2 * k, "strides and pads do not match kernel_shape");
+  return [kernel, strides, pads, k](const Values& in, RunContext&) -> Values {
+    const Value& x = Input(in, 0, "MaxUnpool");
+    const Value& idx = IndexInput(in, 1, "MaxUnpool");
+    LOCKSTEP_REQUIRE(x.shape().size() == k + 2 && idx.shape() == x.shape(),
+                     "MaxUnpool: X and I must have one shape [N, C, spatial...], got " << ShapeString(x.shape())
+                                                                                     << " and " << ShapeString(idx.shape()));
+    Shape shape{x.shape()[0], x.shape()[1]}, wanted;
+    for (size_t i = 0; i < k; ++i) shape.push_back((x.shape()[2 + i] - 1) * strides[i] + kernel[i] - pads[i] - pads[i + k]);
+    ValidateShape(shape, "MaxUnpool");
+    if (in.size() > 2 && in[2].defined()) {
+      const std::vector<int64_t> s = IntValues(in[2]);
+      wanted.assign(s.begin(), s.end());
+      bool fits = wanted.size() == k + 2;
+      for (size_t d = 0; fits && d < k + 2; ++d) fits = d < 2 ? wanted[d] == shape[d] : wanted[d] >= shape[d];
+      LOCKSTEP_REQUIRE(fits, "MaxUnpool: output_shape " << ShapeString(wanted) << " is smaller than the unpooled "
+                                                        << ShapeString(shape) << " or differs in N or C");
+    }
+    const int64_t total = NumElements(shape);
+    std::vector<int64_t> targets = IntValues(idx);
+    for (int64_t& t : targets) LOCKSTEP_REQUIRE(t >= 0 && t < total, "MaxUnpool: index " << t << " outside the output");
+    const Value zeros = x.is_int() ? IntTensor(shape, std::vector<int64_t>(static_cast<size_t>(total), 0), x.elem)
+                                   : FloatValue(Tensor::Zeros(shape));
+    Value y = ScatterFlat(zeros, x, targets, Combine::kNone, "MaxUnpool");
+    for (size_t d = 2; d < wanted.size(); ++d) {
+      const int64_t extra = wanted[d] - shape[d];
+      if (extra == 0) continue;
+      Shape block = y.shape();
+      block[d] = extra;
+      const Value tail = y.is_int() ? IntTensor(block, std::vector<int64_t>(static_cast<size_t>(NumElements(block)), 0), y.elem)
+                                    : FloatValue(Tensor::Zeros(block));
+      y = Value{Concat({y.tensor, tail.tensor}, static_cast<int64_t>(d)), y.elem};
+    }
+    return {y};
+  };
+}
+
 }  // namespace
 
 void AddIndexOps(std::vector<OpSpec>* t) {
+  t->push_back({"MaxUnpool", 9, MaxUnpoolKernel, {2}});
   t->push_back({"Unique", 11, UniqueKernel, {}, {}, true});
   t->push_back({"GatherND", 11, GatherNDKernel});
   t->push_back({"ScatterND", 11, ScatterNDKernel});

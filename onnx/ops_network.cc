@@ -192,8 +192,12 @@ Kernel MaxPoolKernel(const NodeView& node) {
   const Window w = ReadWindow(node, 0, true);
   bool by_slices = w.kernel.size() == 3;  // 3-D and dilated windows: one strided slice per offset
   for (int64_t d : w.dilations) by_slices = by_slices || d != 1;
-  if (node.HasOutput(1)) node.Unsupported("the Indices output");
-  return [w, by_slices](const Values& in, RunContext&) -> Values {
+  const bool want_indices = node.HasOutput(1), column_major = node.Int("storage_order", 0) != 0;
+  return [w, by_slices, want_indices, column_major](const Values& in, RunContext&) -> Values {
+    if (want_indices) {  // the values by slices, the indices on the host, both by the contract's order
+      const Tensor x = FloatInput(Input(in, 0, "MaxPool"), "MaxPool");
+      return {FloatValue(PoolBySlices(x, w, true, false)), MaxPoolIndices(x, w, column_major)};
+    }
     // Integers of up to 16 bits are exact in float32, and a maximum only selects: pooled as floats.
     const Value& input = Input(in, 0, "MaxPool");
     const bool small_int = input.elem == Elem::kInt8 || input.elem == Elem::kUInt8 || input.elem == Elem::kInt16 ||

@@ -1,5 +1,7 @@
 #include "onnx/window.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/ops.h"
 #include "onnx/op_helpers.h"
@@ -110,6 +112,72 @@ Tensor PoolBySlices(const Tensor& x, const Window& w, bool max, bool count_inclu
   }
   if (max) RequireNoGrad({x}, "MaxPool");
   return max ? acc.Contiguous() : Div(acc, count);
+}
+
+namespace {
+
+// Whether a beats b as a maximum under the contract's order.
+bool Above(float a, float b) {
+  if (b != b) return false;
+  if (a != a) return true;
+  if (a == b) return !__builtin_signbit(a) && __builtin_signbit(b);
+  return a > b;
+}
+
+}  // namespace
+
+Value MaxPoolIndices(const Tensor& x, const Window& w, bool column_major) {
+  const size_t k = w.kernel.size();
+  LOCKSTEP_REQUIRE(x.dim() == static_cast<int64_t>(k) + 2, "MaxPool: input " << ShapeString(x.shape()) << " for a "
+                                                                              << k << "-D window");
+  std::vector<int64_t> begin(k), out(k), size(k);
+  for (size_t i = 0; i < k; ++i) {
+    int64_t b, e;
+    size[i] = x.size(2 + static_cast<int64_t>(i));
+    w.Padding(i, size[i], &b, &e);
+    begin[i] = b;
+    out[i] = (size[i] + b + e - ((w.kernel[i] - 1) * w.dilations[i] + 1)) / w.strides[i] + 1;
+  }
+  const std::vector<float> v = x.Contiguous().ToVector();
+  const int64_t planes = x.size(0) * x.size(1);
+  int64_t plane_size = 1, out_size = 1;
+  for (size_t i = 0; i < k; ++i) plane_size *= size[i], out_size *= out[i];
+  Shape shape{x.size(0), x.size(1)};
+  shape.insert(shape.end(), out.begin(), out.end());
+  std::vector<int64_t> result(static_cast<size_t>(planes * out_size));
+  std::vector<int64_t> o(k), off(k);
+  for (int64_t p = 0; p < planes; ++p) {
+    for (int64_t q = 0; q < out_size; ++q) {
+      for (int64_t r = q, i = static_cast<int64_t>(k) - 1; i >= 0; --i) o[i] = r % out[i], r /= out[i];
+      int64_t best = -1;
+      std::fill(off.begin(), off.end(), 0);
+      for (bool more = true; more;) {
+        int64_t at = 0;
+        bool inside = true;
+        for (size_t i = 0; i < k; ++i) {
+          const int64_t c = o[i] * w.strides[i] + off[i] * w.dilations[i] - begin[i];
+          inside = inside && c >= 0 && c < size[i];
+          at = at * size[i] + c;
+        }
+        if (inside && (best < 0 || Above(v[p * plane_size + at], v[p * plane_size + best]))) best = at;
+        more = false;
+        for (size_t i = k; i-- > 0;) {
+          if (++off[i] < w.kernel[i]) {
+            more = true;
+            break;
+          }
+          off[i] = 0;
+        }
+      }
+      LOCKSTEP_REQUIRE(best >= 0, "MaxPool: a window holds padding only");
+      if (column_major && k >= 2) {  // the last two spatial coordinates swapped
+        const int64_t hh = size[k - 2], ww = size[k - 1], rest = best / (hh * ww), in = best % (hh * ww);
+        best = rest * hh * ww + (in % ww) * hh + in / ww;
+      }
+      result[p * out_size + q] = p * plane_size + best;
+    }
+  }
+  return IntTensor(shape, result);
 }
 
 Tensor Conv3dBySlices(const Tensor& x_in, const Tensor& weight, const Tensor& bias, const Window& w, int64_t groups) {

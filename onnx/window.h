@@ -65,6 +65,11 @@ Tensor As2d(const Tensor& x);
 // count_include_pad also its padding, never ceil_mode's extension past the end).
 Tensor PoolBySlices(const Tensor& x, const Window& w, bool max, bool count_include_pad);
 
+// ONNX MaxPool's Indices output: for each window the flat index into x (row-major, or with
+// column_major the last two spatial axes swapped, as storage_order 1) of its first maximum by the
+// contract's order (NaN above every number, +0 above -0); padding never wins.
+Value MaxPoolIndices(const Tensor& x, const Window& w, bool column_major);
+
 // 3-D convolution of x [N, C, D, H, W] by weight [Co, C / groups, KD, KH, KW]: for each kernel
 // depth kd the 2-D convolutions of the depth slices it meets (lockstep's Conv2d, batched over
 // samples and output depths), added in increasing kd, then the bias.
