@@ -9,6 +9,7 @@
 #include "core/ops.h"
 #include "onnx/op_helpers.h"
 #include "onnx/op_registry.h"
+#include "onnx/window.h"
 
 namespace lockstep {
 namespace onnx {
@@ -132,9 +133,156 @@ Kernel MatMulIntegerKernel(const NodeView& node) {
   };
 }
 
+// The zero point of input i (a scalar; 0 when absent).
+int64_t ZeroPoint(const Values& in, size_t i, const char* op) {
+  if (in.size() <= i || !in[i].defined()) return 0;
+  const std::vector<int64_t> z = IntValues(in[i]);
+  LOCKSTEP_REQUIRE(z.size() == 1, op << ": a per-channel zero point is not supported");
+  return z[0];
+}
+
+// (X - x_zero_point) convolved with (W - w_zero_point), exactly in 64 bits: [N, C, H, W] by
+// [M, C / group, kh, kw] with strides, pads, dilations and groups, int32 out.
+std::vector<int64_t> IntegerConv(const Value& x, const Value& w, int64_t xz, int64_t wz, const Window& win, int64_t group,
+                                 Shape* out_shape, const char* op) {
+  LOCKSTEP_REQUIRE(x.shape().size() == 4 && w.shape().size() == 4, op << ": 2-D convolution only, got X "
+                                                                      << ShapeString(x.shape()));
+  const int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], wd = x.shape()[3];
+  const int64_t m = w.shape()[0], cg = w.shape()[1], kh = w.shape()[2], kw = w.shape()[3];
+  LOCKSTEP_REQUIRE(cg * group == c && m % group == 0, op << ": X " << ShapeString(x.shape()) << " and W "
+                                                          << ShapeString(w.shape()) << " do not match with group " << group);
+  Window geo = win;
+  if (geo.kernel.empty()) geo.kernel = {kh, kw};
+  if (geo.strides.size() != 2) geo.strides.assign(2, 1);
+  if (geo.dilations.size() != 2) geo.dilations.assign(2, 1);
+  int64_t pt, pb, pl, pr;
+  geo.Padding(0, h, &pt, &pb);
+  geo.Padding(1, wd, &pl, &pr);
+  const int64_t ho = (h + pt + pb - (kh - 1) * geo.dilations[0] - 1) / geo.strides[0] + 1;
+  const int64_t wo = (wd + pl + pr - (kw - 1) * geo.dilations[1] - 1) / geo.strides[1] + 1;
+  LOCKSTEP_REQUIRE(ho >= 1 && wo >= 1, op << ": the kernel does not fit the input");
+  const std::vector<int64_t> xv = IntValues(x), wv = IntValues(w);
+  std::vector<int64_t> out(static_cast<size_t>(n * m * ho * wo), 0);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t o = 0; o < m; ++o)
+      for (int64_t i = 0; i < ho; ++i)
+        for (int64_t j = 0; j < wo; ++j) {
+          int64_t acc = 0;
+          const int64_t g = o / (m / group);
+          for (int64_t ci = 0; ci < cg; ++ci)
+            for (int64_t a = 0; a < kh; ++a)
+              for (int64_t e = 0; e < kw; ++e) {
+                const int64_t y = i * geo.strides[0] + a * geo.dilations[0] - pt;
+                const int64_t xx = j * geo.strides[1] + e * geo.dilations[1] - pl;
+                // A padded position holds the zero point: it contributes nothing.
+                if (y < 0 || y >= h || xx < 0 || xx >= wd) continue;
+                acc += (xv[((b * c + g * cg + ci) * h + y) * wd + xx] - xz) * (wv[((o * cg + ci) * kh + a) * kw + e] - wz);
+              }
+          out[((b * m + o) * ho + i) * wo + j] = acc;
+        }
+  *out_shape = {n, m, ho, wo};
+  return out;
+}
+
+Kernel ConvIntegerKernel(const NodeView& node) {
+  node.RequireInputs(2, 4);
+  const Window win = ReadWindow(node, 2, false);
+  const int64_t group = node.Int("group", 1);
+  return [win, group](const Values& in, RunContext&) -> Values {
+    const Value& x = Input(in, 0, "ConvInteger");
+    const Value& w = Input(in, 1, "ConvInteger");
+    LOCKSTEP_REQUIRE(x.is_int() && w.is_int(), "ConvInteger: expected integer inputs");
+    Shape shape;
+    const std::vector<int64_t> out = IntegerConv(x, w, ZeroPoint(in, 2, "ConvInteger"), ZeroPoint(in, 3, "ConvInteger"),
+                                                 win, group, &shape, "ConvInteger");
+    return {IntTensor(shape, out, Elem::kInt32)};
+  };
+}
+
+// The requantisation of QLinearMatMul and QLinearConv: round(acc * (a_scale * b_scale / y_scale))
+// + y_zero_point, saturated: the multiplier two float32 roundings, acc (exact in float32 below
+// 2^24) times it one more, then rounding ties to even (exact).
+Value Requantize(const std::vector<int64_t>& acc, const Shape& shape, float a_scale, float b_scale, float y_scale,
+                 const Value& y_zero_point, const char* op) {
+  float lo, hi;
+  Range(y_zero_point.elem, &lo, &hi, op);
+  const float multiplier = a_scale * b_scale / y_scale;
+  const float zp = static_cast<float>(IntValues(y_zero_point)[0]);
+  std::vector<float> scaled(acc.size());
+  for (size_t i = 0; i < acc.size(); ++i) {
+    LOCKSTEP_REQUIRE(acc[i] > -(int64_t{1} << 24) && acc[i] < (int64_t{1} << 24),
+                     op << ": an accumulator " << acc[i] << " beyond 2^24 (not exact in float32)");
+    scaled[i] = static_cast<float>(acc[i]) * multiplier;
+  }
+  const Tensor q = AddScalar(Round(Tensor::FromVector(shape, scaled)), zp);
+  return CastValue(FloatValue(Minimum(Maximum(q, Tensor::Scalar(lo)), Tensor::Scalar(hi))), y_zero_point.elem);
+}
+
+float ScalarOf(const Values& in, size_t i, const char* op) {
+  const Tensor t = FloatInput(Input(in, i, op), op);
+  LOCKSTEP_REQUIRE(t.numel() == 1, op << ": a per-channel scale is not supported");
+  return t.ToVector()[0];
+}
+
+Kernel QLinearMatMulKernel(const NodeView& node) {
+  node.RequireInputs(8, 8);
+  return [](const Values& in, RunContext&) -> Values {
+    const char* op = "QLinearMatMul";
+    const Value& a = Input(in, 0, op);
+    const Value& b = Input(in, 3, op);
+    const Shape& as = a.shape();
+    const Shape& bs = b.shape();
+    const bool shared_b = bs.size() == 2;  // one B for every batch entry, or one per entry
+    LOCKSTEP_REQUIRE(a.is_int() && b.is_int() && as.size() >= 2 && (shared_b || bs.size() == as.size()) &&
+                         as.back() == bs[bs.size() - 2] &&
+                         (shared_b || Shape(as.begin(), as.end() - 2) == Shape(bs.begin(), bs.end() - 2)),
+                     op << ": expected integer A [..., M, K] and B [..., K, N] (or [K, N]), got " << ShapeString(as)
+                        << " and " << ShapeString(bs));
+    const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back(), batches = NumElements(as) / (m * k);
+    const int64_t az = ZeroPoint(in, 2, op), bz = ZeroPoint(in, 5, op);
+    const std::vector<int64_t> av = IntValues(a), bv = IntValues(b);
+    std::vector<int64_t> acc(static_cast<size_t>(batches * m * n), 0);
+    for (int64_t t = 0; t < batches; ++t) {
+      const int64_t* ap = av.data() + t * m * k;
+      const int64_t* bp = bv.data() + (shared_b ? 0 : t * k * n);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t p = 0; p < k; ++p) acc[(t * m + i) * n + j] += (ap[i * k + p] - az) * (bp[p * n + j] - bz);
+    }
+    Shape shape(as.begin(), as.end() - 1);
+    shape.push_back(n);
+    return {Requantize(acc, shape, ScalarOf(in, 1, op), ScalarOf(in, 4, op), ScalarOf(in, 6, op), Input(in, 7, op), op)};
+  };
+}
+
+Kernel QLinearConvKernel(const NodeView& node) {
+  node.RequireInputs(8, 9);
+  const Window win = ReadWindow(node, 2, false);
+  const int64_t group = node.Int("group", 1);
+  return [win, group](const Values& in, RunContext&) -> Values {
+    const char* op = "QLinearConv";
+    const Value& x = Input(in, 0, op);
+    const Value& w = Input(in, 3, op);
+    LOCKSTEP_REQUIRE(x.is_int() && w.is_int(), op << ": expected integer X and W");
+    Shape shape;
+    std::vector<int64_t> acc = IntegerConv(x, w, ZeroPoint(in, 2, op), ZeroPoint(in, 5, op), win, group, &shape, op);
+    if (in.size() > 8 && in[8].defined()) {  // the int32 bias, one per output channel
+      const std::vector<int64_t> bias = IntValues(in[8]);
+      LOCKSTEP_REQUIRE(static_cast<int64_t>(bias.size()) == shape[1], op << ": a bias of " << bias.size() << " for "
+                                                                         << shape[1] << " channels");
+      const int64_t plane = shape[2] * shape[3];
+      for (size_t i = 0; i < acc.size(); ++i) acc[i] += bias[(static_cast<int64_t>(i) / plane) % shape[1]];
+    }
+    return {Requantize(acc, shape, ScalarOf(in, 1, op), ScalarOf(in, 4, op), ScalarOf(in, 6, op), Input(in, 7, op), op)};
+  };
+}
+
 }  // namespace
 
 void AddQuantizeOps(std::vector<OpSpec>* t) {
+  t->push_back({"QLinearMatMul", 10, QLinearMatMulKernel});
+  t->push_back({"QLinearConv", 10, QLinearConvKernel});
+  t->push_back({"ConvInteger", 10, ConvIntegerKernel});
   t->push_back({"QuantizeLinear", 10, QuantizeLinearKernel});
   t->push_back({"DequantizeLinear", 10, DequantizeLinearKernel});
   t->push_back({"DynamicQuantizeLinear", 11, DynamicQuantizeLinearKernel});
