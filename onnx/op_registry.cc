@@ -107,6 +107,7 @@ const std::vector<OpSpec>& OperatorTable() {
     AddDetectionOps(&t);
     AddNormalizeOps(&t);
     AddGridSampleOps(&t);
+    AddTextOps(&t);
     std::sort(t.begin(), t.end(), [](const OpSpec& a, const OpSpec& b) { return std::string(a.name) < b.name; });
     return t;
   }();

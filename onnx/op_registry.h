@@ -111,6 +111,7 @@ void AddResizeOps(std::vector<OpSpec>* table);
 void AddDetectionOps(std::vector<OpSpec>* table);
 void AddNormalizeOps(std::vector<OpSpec>* table);
 void AddGridSampleOps(std::vector<OpSpec>* table);
+void AddTextOps(std::vector<OpSpec>* table);
 
 }  // namespace onnx
 }  // namespace lockstep
