@@ -274,7 +274,8 @@ def test_what_lockstep_cannot_compute_is_named():
             return x if x.sum() > 0 else -x  # data-dependent control flow: make_fx refuses it
 
     cases = [(tnn.Sequential(tnn.Linear(4, 4), tnn.Sequential(LogGamma())), torch.randn(2, 4), "aten.lgamma", "'1.0'"),
-             (tnn.Sequential(tnn.ConvTranspose2d(2, 2, 3)), torch.randn(1, 2, 5, 5), "transposed convolution", "'0'"),
+             (tnn.Sequential(tnn.ConvTranspose3d(2, 2, 3)), torch.randn(1, 2, 5, 5, 5), "3-D transposed convolution",
+              "'0'"),
              (WritesInput(), torch.randn(2, 3), "an input", "the model itself"),
              (tnn.Sequential(tnn.Linear(3, 3), Branchy()), torch.randn(2, 3), "tensor values", "'1'")]
     for model, x, what, where in cases:

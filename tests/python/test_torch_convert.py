@@ -148,7 +148,7 @@ def test_unsupported_modules_are_named():
 
     # What neither route computes is refused at the first call (the aten route records the forward
     # then), or at conversion with example_inputs, naming the module's path and class and the op.
-    refused = [(tnn.Sequential(tnn.Linear(2, 2), tnn.LSTM(2, 2)), (3, 2), "'1' (LSTM)", "aten.unsafe_split"),
+    refused = [(tnn.Sequential(tnn.Linear(2, 2), tnn.LogSigmoid()), (3, 2), "'1' (LogSigmoid)", "aten.log_sigmoid_forward"),
                (tnn.Sequential(tnn.Sequential(Custom())), (3, 2), "'0.0' (Custom)", "aten.lgamma"),
                (tnn.Sequential(Branchy()), (3, 2), "'0' (Branchy)", "branches on or reads tensor values")]
     for model, shape, where, what in refused:
