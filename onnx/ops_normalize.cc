@@ -1,6 +1,7 @@
 // Normalisations that ONNX defines as functions of other operators: MeanVarianceNormalization and
 // LRN, with lockstep's ops in the order of ONNX's definitions (canonical means and sums).
 #include <algorithm>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -60,9 +61,51 @@ Kernel LrnKernel(const NodeView& node) {
   };
 }
 
+// Det of [..., M, M]: Gaussian elimination with partial pivoting (the first largest magnitude in
+// the column) in double on the host, each step one IEEE operation in a fixed order, the product of
+// the pivots rounded once to float32. No gradient (refused when one is needed).
+Kernel DetKernel(const NodeView& node) {
+  node.RequireInputs(1, 1);
+  return [](const Values& in, RunContext&) -> Values {
+    const Tensor x = FloatInput(Input(in, 0, "Det"), "Det");
+    LOCKSTEP_REQUIRE(x.dim() >= 2 && x.size(-1) == x.size(-2), "Det: expected [..., M, M], got " << ShapeString(x.shape()));
+    RequireNoGrad({x}, "Det");
+    const int64_t m = x.size(-1), count = m == 0 ? 0 : x.numel() / (m * m);
+    const std::vector<float> v = x.Contiguous().ToVector();
+    std::vector<float> out(static_cast<size_t>(count));
+    std::vector<double> a(static_cast<size_t>(m * m));
+    for (int64_t b = 0; b < count; ++b) {
+      for (int64_t i = 0; i < m * m; ++i) a[i] = v[b * m * m + i];
+      double det = 1.0;
+      for (int64_t c = 0; c < m && det != 0.0; ++c) {
+        int64_t pivot = c;
+        for (int64_t r = c + 1; r < m; ++r) {
+          if ((a[r * m + c] < 0 ? -a[r * m + c] : a[r * m + c]) > (a[pivot * m + c] < 0 ? -a[pivot * m + c] : a[pivot * m + c])) pivot = r;
+        }
+        if (a[pivot * m + c] == 0.0) {
+          det = 0.0;
+          break;
+        }
+        if (pivot != c) {
+          for (int64_t j = 0; j < m; ++j) std::swap(a[c * m + j], a[pivot * m + j]);
+          det = -det;
+        }
+        det *= a[c * m + c];
+        for (int64_t r = c + 1; r < m; ++r) {
+          const double f = a[r * m + c] / a[c * m + c];
+          for (int64_t j = c; j < m; ++j) a[r * m + j] -= f * a[c * m + j];
+        }
+      }
+      out[b] = static_cast<float>(det);
+    }
+    return {FloatValue(Tensor::FromVector(Shape(x.shape().begin(), x.shape().end() - 2), out))};
+  };
+}
+
 }  // namespace
 
 void AddNormalizeOps(std::vector<OpSpec>* t) {
+  t->push_back({"Det", 11, DetKernel});
   t->push_back({"MeanVarianceNormalization", 9, MeanVarianceNormalizationKernel});
   t->push_back({"LRN", 1, LrnKernel});
 }

@@ -50,11 +50,11 @@ static unsigned char* read_file(const char* path, size_t* size) {
   return data;
 }
 
-/* A model of one Det node (an operator lockstep does not compute) named 'det' on float [2], opset 13
- * (onnx.helper.make_model's bytes). */
-static const unsigned char kDeterminant[] = {
-    0x08, 0x08, 0x12, 0x00, 0x3a, 0x37, 0x0a, 0x10, 0x0a, 0x01, 0x78, 0x12, 0x01, 0x79, 0x1a, 0x03, 0x64, 0x65,
-    0x74, 0x22, 0x03, 0x44, 0x65, 0x74, 0x12, 0x01, 0x67, 0x5a, 0x0f, 0x0a, 0x01, 0x78, 0x12, 0x0a, 0x0a, 0x08,
+/* A model of one Loop node (lockstep computes no subgraphs) named 'loop' on float [2], opset 13
+ * (onnx.helper.make_model's bytes, ir_version 8). */
+static const unsigned char kLoop[] = {
+    0x08, 0x08, 0x3a, 0x39, 0x0a, 0x12, 0x0a, 0x01, 0x78, 0x12, 0x01, 0x79, 0x1a, 0x04, 0x6c, 0x6f, 0x6f, 0x70,
+    0x22, 0x04, 0x4c, 0x6f, 0x6f, 0x70, 0x12, 0x01, 0x67, 0x5a, 0x0f, 0x0a, 0x01, 0x78, 0x12, 0x0a, 0x0a, 0x08,
     0x08, 0x01, 0x12, 0x04, 0x0a, 0x02, 0x08, 0x02, 0x62, 0x0f, 0x0a, 0x01, 0x79, 0x12, 0x0a, 0x0a, 0x08, 0x08,
     0x01, 0x12, 0x04, 0x0a, 0x02, 0x08, 0x02, 0x42, 0x04, 0x0a, 0x00, 0x10, 0x0d};
 
@@ -105,8 +105,8 @@ int main(int argc, char** argv) {
   EXPECT(lockstep_model_load_onnx_bytes(NULL, 10, 0, &bad), LOCKSTEP_ERROR_INVALID_ARGUMENT, "data is NULL");
   EXPECT(lockstep_model_load_onnx_bytes(bytes, 1000, 0, &bad), LOCKSTEP_ERROR_FORMAT, "declares");
   EXPECT(lockstep_model_load_onnx_bytes("\x08\x08", 2, 0, &bad), LOCKSTEP_ERROR_FORMAT, "holds no graph");
-  EXPECT(lockstep_model_load_onnx_bytes(kDeterminant, sizeof kDeterminant, 0, &bad), LOCKSTEP_ERROR_UNAVAILABLE,
-         "node 'det' (Det, opset 13): unsupported operator Det");
+  EXPECT(lockstep_model_load_onnx_bytes(kLoop, sizeof kLoop, 0, &bad), LOCKSTEP_ERROR_UNAVAILABLE,
+         "node 'loop' (Loop, opset 13): unsupported operator Loop");
   EXPECT(lockstep_model_load_onnx("/nonexistent/model.onnx", 0, &bad), LOCKSTEP_ERROR_IO, "model.onnx");
   CHECK(bad == NULL);
   EXPECT(lockstep_model_io_name(model, 1, 5, &name), LOCKSTEP_ERROR_INVALID_ARGUMENT, "index 5 is out of range");
