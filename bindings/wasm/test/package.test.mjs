@@ -72,15 +72,16 @@ test('the tarball installs into a fresh project and trains with the golden hashe
 // eleven correctly rounded trigonometric and hyperbolic functions (their float64 evaluation built
 // for EMU128, about 50 KB) and floor, ceil and round with their bindings (issue 32) took the threads
 // module past 1.3 MB. (-Oz for them made the module larger: Highway's emulated vectors then stay out
-// of line.) 1.5 MB since ONNX's element types, ConvTranspose, the index operators (scatter,
-// gather, TopK, ...) and their bindings (issue 32, about 70 KB) took the threads module past 1.4 MB.
+// of line.) 1.7 MB since ONNX's element types, ConvTranspose, the recurrent layers, the index,
+// resizing, quantisation, signal and detection operators and their bindings (issue 32: the
+// importer's 38 new operators, compiled with -Oz, about 200 KB) took the threads module past 1.4 MB.
 // ONNX Runtime Web's module is 14 MB.
-test('each .wasm is at most 1.5 MB', () => {
+test('each .wasm is at most 1.7 MB', () => {
   for (const flavour of ['simd', 'scalar', 'threads']) {
     const file = path.join(packageDir, `lockstep-${flavour}.wasm`);
     const bytes = statSync(file).size;
     const gzipped = gzipSync(readFileSync(file), { level: 9 }).length;
     console.log(`  lockstep-${flavour}.wasm: ${bytes} bytes, ${gzipped} gzipped`);
-    assert.ok(bytes <= 1.5 * 1024 * 1024, `${file} is ${bytes} bytes, over 1.5 MB`);
+    assert.ok(bytes <= 1.7 * 1024 * 1024, `${file} is ${bytes} bytes, over 1.7 MB`);
   }
 });
