@@ -37,7 +37,7 @@ float Reflect(float x, float low, float high) {
   if (low == high) return 0.0f;
   const float span = high - low;
   x = static_cast<float>(AbsOf(x - low));
-  const int64_t flips = static_cast<int64_t>(FloorOf(x / span));
+  const int64_t flips = ClampedIndex(FloorOf(x / span));
   const float extra = x - static_cast<float>(flips) * span;  // x mod span (rounded once)
   return flips % 2 == 0 ? extra + low : span - extra + low;
 }
@@ -86,8 +86,8 @@ Kernel GridSampleKernel(const NodeView& node) {
     std::vector<float> weight(where.size());
     const auto tap = [&](size_t at, int64_t yi, int64_t xi, float wt) {
       if (c.mode == Sampling::kBicubic && c.padding != Padding::kZeros) {  // the tap index padded
-        yi = static_cast<int64_t>(Padded(static_cast<float>(yi), h, c));
-        xi = static_cast<int64_t>(Padded(static_cast<float>(xi), w, c));
+        yi = ClampedIndex(Padded(static_cast<float>(yi), h, c));
+        xi = ClampedIndex(Padded(static_cast<float>(xi), w, c));
       }
       const bool inside = yi >= 0 && yi < h && xi >= 0 && xi < w;
       where[at] = inside ? yi * w + xi : -1;
@@ -101,11 +101,11 @@ Kernel GridSampleKernel(const NodeView& node) {
       }
       const size_t at = static_cast<size_t>(p * taps);
       if (c.mode == Sampling::kNearest) {
-        tap(at, static_cast<int64_t>(RoundHalfEvenOf(sy)), static_cast<int64_t>(RoundHalfEvenOf(sx)), 1.0f);
+        tap(at, ClampedIndex(RoundHalfEvenOf(sy)), ClampedIndex(RoundHalfEvenOf(sx)), 1.0f);
         continue;
       }
       const float fx = static_cast<float>(FloorOf(sx)), fy = static_cast<float>(FloorOf(sy)), tx = sx - fx, ty = sy - fy;
-      const int64_t x0 = static_cast<int64_t>(fx), y0 = static_cast<int64_t>(fy);
+      const int64_t x0 = ClampedIndex(fx), y0 = ClampedIndex(fy);
       if (c.mode == Sampling::kBilinear) {
         tap(at, y0, x0, (1.0f - tx) * (1.0f - ty));
         tap(at + 1, y0, x0 + 1, tx * (1.0f - ty));

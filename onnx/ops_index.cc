@@ -11,6 +11,7 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "onnx/host_rounding.h"
 #include "onnx/op_helpers.h"
 #include "onnx/op_registry.h"
 
@@ -245,7 +246,7 @@ Kernel OneHotKernel(const NodeView& node) {
     LOCKSTEP_REQUIRE(depth_value.tensor.numel() == 1 && values.tensor.numel() == 2,
                      "OneHot: depth must be one value and values two ([off, on])");
     const int64_t depth = depth_value.is_int() ? IntValues(depth_value)[0]
-                                               : static_cast<int64_t>(depth_value.tensor.ToVector()[0]);
+                                               : ClampedIndex(depth_value.tensor.ToVector()[0]);
     LOCKSTEP_REQUIRE(depth >= 1 && depth <= (int64_t{1} << 24), "OneHot: depth must be in [1, 2^24], got " << depth);
     const std::vector<int64_t> v = idx.is_int() ? IntValues(idx) : IntValues(CastValue(idx, Elem::kInt64));
     const int64_t rank = static_cast<int64_t>(idx.shape().size()) + 1;

@@ -47,10 +47,10 @@ double SourceCoordinate(const ResizeConfig& c, double x, int64_t in, int64_t out
 
 int64_t NearestIndex(const std::string& mode, double x) {
   const double f = FloorOf(x);
-  if (mode == "floor") return static_cast<int64_t>(f);
-  if (mode == "ceil") return static_cast<int64_t>(CeilOf(x));
-  if (x - f == 0.5) return static_cast<int64_t>(mode == "round_prefer_ceil" ? f + 1.0 : f);
-  return static_cast<int64_t>(FloorOf(x + 0.5));
+  if (mode == "floor") return ClampedIndex(f);
+  if (mode == "ceil") return ClampedIndex(CeilOf(x));
+  if (x - f == 0.5) return ClampedIndex(mode == "round_prefer_ceil" ? f + 1.0 : f);
+  return ClampedIndex(FloorOf(x + 0.5));
 }
 
 // The cubic convolution weights of the taps at floor(x) - 1 .. floor(x) + 2 for fraction r.
@@ -84,7 +84,7 @@ AxisPlan PlanAxis(const ResizeConfig& c, int64_t in, int64_t out, double scale, 
     if (c.mode == Mode::kLinear) x = x < 0.0 ? 0.0 : x > static_cast<double>(in - 1) ? static_cast<double>(in - 1) : x;
     const double base = FloorOf(x), r = x - base;
     std::vector<double> w = c.mode == Mode::kLinear ? std::vector<double>{1.0 - r, r} : CubicWeights(r, c.cubic_a);
-    const int64_t first = static_cast<int64_t>(base) - (c.mode == Mode::kCubic ? 1 : 0);
+    const int64_t first = ClampedIndex(base) - (c.mode == Mode::kCubic ? 1 : 0);
     if (c.exclude_outside) {  // taps outside the input weigh 0, the rest renormalised
       double total = 0.0;
       for (int64_t t = 0; t < p.taps; ++t) {
@@ -169,7 +169,7 @@ Kernel ResizeKernel(const NodeView& node, bool upsample_op) {
                      "Resize: scales or sizes must have one entry per dimension of " << ShapeString(x.shape()));
     for (int64_t d = 0; d < rank; ++d) {
       const int64_t n = x.size(d);
-      const int64_t out = sizes.empty() ? static_cast<int64_t>(FloorOf(n * scales[d])) : sizes[d];
+      const int64_t out = sizes.empty() ? ClampedIndex(FloorOf(n * scales[d])) : sizes[d];
       const double scale = sizes.empty() ? scales[d] : static_cast<double>(out) / static_cast<double>(n);
       LOCKSTEP_REQUIRE(out >= 1 && n >= 1 && scale > 0.0, "Resize: dimension " << d << " of " << n << " resized to " << out);
       const double roi_start = roi.size() == static_cast<size_t>(2 * rank) ? roi[d] : 0.0;
