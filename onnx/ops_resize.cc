@@ -25,7 +25,6 @@ struct ResizeConfig {
   std::string transform = "half_pixel", nearest = "round_prefer_floor";
   double cubic_a = -0.75, extrapolation = 0.0;
   bool exclude_outside = false;
-  bool legacy_upsample = false;  // Upsample: scales as input 1, asymmetric coordinates, floor
 };
 
 // The source coordinate of output position x along an axis (ONNX's coordinate_transformation_mode).
@@ -74,10 +73,10 @@ AxisPlan PlanAxis(const ResizeConfig& c, int64_t in, int64_t out, double scale, 
   p.outside.assign(static_cast<size_t>(out), 0.0f);
   const auto clamp = [in](int64_t i) { return i < 0 ? 0 : i >= in ? in - 1 : i; };
   for (int64_t j = 0; j < out; ++j) {
-    double x = c.legacy_upsample ? j / scale : SourceCoordinate(c, static_cast<double>(j), in, out, scale, resized, roi_start, roi_end);
+    double x = SourceCoordinate(c, static_cast<double>(j), in, out, scale, resized, roi_start, roi_end);
     if (c.transform == "tf_crop_and_resize" && (x < 0.0 || x > static_cast<double>(in - 1))) p.outside[j] = 1.0f;
     if (c.mode == Mode::kNearest) {
-      p.index.push_back(clamp(NearestIndex(c.legacy_upsample ? "floor" : c.nearest, x)));
+      p.index.push_back(clamp(NearestIndex(c.nearest, x)));
       p.weight.push_back(1.0f);
       continue;
     }
@@ -134,9 +133,10 @@ Kernel ResizeKernel(const NodeView& node, bool upsample_op) {
   node.Require(mode == "nearest" || mode == "linear" || mode == "cubic" || (upsample && mode == "bilinear"),
                "mode must be nearest, linear or cubic, got '" + mode + "'");
   c.mode = mode == "nearest" ? Mode::kNearest : mode == "cubic" ? Mode::kCubic : Mode::kLinear;
-  c.legacy_upsample = upsample;
-  if (upsample) c.transform = "asymmetric";
-  if (!upsample) {
+  if (upsample) {  // Upsample's (and Resize-10's) only geometry
+    c.transform = "asymmetric";
+    c.nearest = "floor";
+  } else {
     c.transform = node.String("coordinate_transformation_mode", "half_pixel");
     c.nearest = node.String("nearest_mode", "round_prefer_floor");
     c.cubic_a = node.Float("cubic_coeff_a", -0.75f);
@@ -149,7 +149,6 @@ Kernel ResizeKernel(const NodeView& node, bool upsample_op) {
                                                    "asymmetric",   "tf_half_pixel_for_nn", "tf_crop_and_resize"};
     node.Require(kTransforms.count(c.transform) == 1, "unknown coordinate_transformation_mode '" + c.transform + "'");
   }
-  if (upsample) c.legacy_upsample = c.mode == Mode::kNearest;
   return [c, upsample](const Values& in, RunContext&) -> Values {
     const Value& xv = Input(in, 0, "Resize");
     Tensor x = FloatInput(xv, "Resize");

@@ -8,6 +8,7 @@
 #include "core/ops.h"
 #include "onnx/op_helpers.h"
 #include "onnx/op_registry.h"
+#include "onnx/window.h"
 
 namespace lockstep {
 namespace onnx {
@@ -118,12 +119,10 @@ Kernel DftKernel(const NodeView& node) {
     if (in.size() > 1 && in[1].defined()) {
       n_len = IntValues(in[1])[0];
       LOCKSTEP_REQUIRE(n_len >= 1, "DFT: dft_length must be >= 1, got " << n_len);
-      const auto fit = [n_len](const Tensor& t) {
+      const auto fit = [n_len](const Tensor& t) {  // cut, or zero-padded at the end
         if (!t.defined()) return t;
         if (t.size(-1) >= n_len) return t.Slice(-1, 0, n_len);
-        Shape pad = t.shape();
-        pad.back() = n_len - t.size(-1);
-        return Concat({t, Tensor::Zeros(pad)}, t.dim() - 1);
+        return PadWith(t, t.dim() - 1, 0, n_len - t.size(-1), 0.0f);
       };
       xr = fit(xr);
       xi = fit(xi);
