@@ -11,6 +11,7 @@
 #include "core/io/files.h"
 #include "onnx/graph_check.h"
 #include "onnx/model.h"
+#include "onnx/float64.h"
 #include "onnx/narrow_floats.h"
 #include "onnx/proto.h"
 
@@ -184,7 +185,7 @@ class GraphBuilder {
       if (i < node.input.size() && input_names_.count(node.input[i])) m_.input_configures_ = true;
     }
     const NodeView view(node, opset, constants);
-    Kernel kernel = ComputingNarrowFloatsInFloat32(node.op_type, spec->prepare(view));
+    Kernel kernel = HandlingFloat64(node.op_type, ComputingNarrowFloatsInFloat32(node.op_type, spec->prepare(view)));
     OnnxModel::Step step;
     step.where = where.str();
     for (const std::string& name : node.input) step.inputs.push_back(name.empty() ? -1 : Slot(name));
@@ -296,7 +297,7 @@ std::vector<Value> OnnxModel::Run(const std::vector<Value>& inputs) { return Exe
 Tensor OnnxModel::Forward(const Tensor& x) {
   LOCKSTEP_REQUIRE(inputs_.size() == 1, "onnx: Forward takes the one input of a one-input graph; this graph has "
                                             << inputs_.size() << " inputs (use Run)");
-  return Run({InputValue(0, x)})[0].tensor;
+  return CallerTensor(Run({InputValue(0, x)})[0]);
 }
 
 Value OnnxModel::InputValue(size_t i, const Tensor& t) const {

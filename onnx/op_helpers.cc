@@ -5,6 +5,7 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "onnx/float64.h"
 
 namespace lockstep {
 namespace onnx {
@@ -13,8 +14,9 @@ Tensor FloatInput(const Value& v, const char* op) {
   LOCKSTEP_REQUIRE(v.defined(), op << ": a required input is missing");
   // ONNX allows integer inputs to many operators that lockstep computes in float only: those are
   // unsupported, not invalid.
-  LOCKSTEP_REQUIRE_KIND(v.is_int() ? ErrorKind::kUnavailable : ErrorKind::kArgument, v.elem == Elem::kFloat,
-                        op << ": " << (v.is_int() ? "unsupported: " : "") << "expected a float input, got "
+  const bool other_number = v.is_int() || v.is_float64();
+  LOCKSTEP_REQUIRE_KIND(other_number ? ErrorKind::kUnavailable : ErrorKind::kArgument, v.elem == Elem::kFloat,
+                        op << ": " << (other_number ? "unsupported: " : "") << "expected a float input, got "
                            << ElemName(v.elem) << " of shape " << ShapeString(v.shape()));
   return v.tensor;
 }
@@ -81,7 +83,7 @@ Value IntTensor(const Shape& shape, const std::vector<int64_t>& values_in, Elem 
   Tensor t = Tensor::FromInt64(shape, values);
   if (elem == Elem::kInt32) return Value{t.To(DType::kInt32), elem};
   if (elem == Elem::kBool) return Value{t.To(DType::kFloat32), elem};  // 0 / 1
-  if (IsFloatElem(elem)) return CastValue(Value{t, Elem::kInt64}, elem);
+  if (IsFloatElem(elem) || elem == Elem::kFloat64) return CastValue(Value{t, Elem::kInt64}, elem);
   return Value{t, elem};
 }
 
@@ -114,6 +116,8 @@ Value IntWhere(const Value& cond, const Value& x, const Value& y) {
 
 Value CastValue(const Value& v, Elem to) {
   if (v.elem == to) return v;
+  if (v.is_float64()) return CastFromFloat64(v, to);
+  if (to == Elem::kFloat64) return CastToFloat64(v);
   if (to == Elem::kBool) {
     if (v.is_float()) return BoolValue(NotEqual(v.tensor, Tensor::Scalar(0.0f)));
     std::vector<int64_t> x = IntValues(v);

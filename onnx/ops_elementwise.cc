@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/ops.h"
+#include "onnx/float64.h"
 #include "onnx/op_helpers.h"
 #include "onnx/op_registry.h"
 
@@ -59,15 +60,16 @@ Value AlignLegacy(const Value& a, const Value& b, int64_t axis) {
 }
 
 // Arithmetic on two inputs: lockstep's float op, or the host's integer arithmetic.
-OpSpec Arithmetic(const char* name, Tensor (*fn)(const Tensor&, const Tensor&), IntOp int_op) {
-  return {name, 1, [name, fn, int_op](const NodeView& node) -> Kernel {
+OpSpec Arithmetic(const char* name, Tensor (*fn)(const Tensor&, const Tensor&), IntOp int_op, Float64Op float64_op) {
+  return {name, 1, [name, fn, int_op, float64_op](const NodeView& node) -> Kernel {
             node.RequireInputs(2, 2);
             const int64_t legacy = LegacyAxis(node);
-            return [name, fn, int_op, legacy](const Values& in, RunContext&) -> Values {
+            return [name, fn, int_op, float64_op, legacy](const Values& in, RunContext&) -> Values {
               const Value& a = Input(in, 0, name);
               const Value b = AlignLegacy(a, Input(in, 1, name), legacy);
               RequireSameElem(a, b, name);
               if (a.is_int()) return {IntBinary(int_op, a, b, name)};
+              if (a.is_float64()) return {Float64Binary(float64_op, a, b, name)};
               return {FloatValue(fn(FloatInput(a, name), FloatInput(b, name)))};
             };
           }};
@@ -116,7 +118,9 @@ OpSpec Variadic(const char* name, bool mean) {
               for (size_t i = 1; i < in.size(); ++i) {
                 const Value& b = Input(in, i, name);
                 RequireSameElem(acc, b, name);
-                if (acc.is_int()) {
+                if (acc.is_float64()) {
+                  acc = Float64Binary(op == "Max" ? Float64Op::kMax : op == "Min" ? Float64Op::kMin : Float64Op::kAdd, acc, b, name);
+                } else if (acc.is_int()) {
                   const IntOp int_op = op == "Max" ? IntOp::kMax : op == "Min" ? IntOp::kMin : IntOp::kAdd;
                   LOCKSTEP_REQUIRE(!mean, "Mean: expected float inputs");
                   acc = IntBinary(int_op, acc, b, name);
@@ -126,6 +130,9 @@ OpSpec Variadic(const char* name, bool mean) {
                 } else {
                   acc = FloatValue(Add(FloatInput(acc, name), FloatInput(b, name)));
                 }
+              }
+              if (mean && acc.is_float64()) {
+                return {Float64Binary(Float64Op::kDiv, acc, Float64Tensor({}, {static_cast<double>(in.size())}), name)};
               }
               if (mean) acc = FloatValue(Div(FloatInput(acc, name), Scalar(static_cast<float>(in.size()))));
               return {acc};
@@ -144,6 +151,7 @@ Kernel ModKernel(const NodeView& node) {
     RequireSameElem(a, b, "Mod");
     if (a.is_int()) return {IntBinary(c_style ? IntOp::kMod : IntOp::kFloorMod, a, b, "Mod")};
     LOCKSTEP_REQUIRE(c_style, "Mod: float inputs need fmod = 1 (ONNX defines no other float remainder)");
+    if (a.is_float64()) return {Float64Binary(Float64Op::kFmod, a, b, "Mod")};
     return {FloatValue(Fmod(FloatInput(a, "Mod"), FloatInput(b, "Mod")))};
   };
 }
@@ -327,10 +335,10 @@ Kernel IsInfKernel(const NodeView& node) {
 }  // namespace
 
 void AddElementwiseOps(std::vector<OpSpec>* t) {
-  t->push_back(Arithmetic("Add", Add, IntOp::kAdd));
-  t->push_back(Arithmetic("Sub", Sub, IntOp::kSub));
-  t->push_back(Arithmetic("Mul", Mul, IntOp::kMul));
-  t->push_back(Arithmetic("Div", Div, IntOp::kDiv));
+  t->push_back(Arithmetic("Add", Add, IntOp::kAdd, Float64Op::kAdd));
+  t->push_back(Arithmetic("Sub", Sub, IntOp::kSub, Float64Op::kSub));
+  t->push_back(Arithmetic("Mul", Mul, IntOp::kMul, Float64Op::kMul));
+  t->push_back(Arithmetic("Div", Div, IntOp::kDiv, Float64Op::kDiv));
   t->push_back({"Pow", 1, PowKernel, {1}});
   t->push_back({"Mod", 10, ModKernel});
   t->push_back({"BitShift", 11, BitShiftKernel});

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/ops.h"
+#include "onnx/float64.h"
 #include "onnx/op_helpers.h"
 #include "onnx/op_registry.h"
 
@@ -151,6 +152,58 @@ OpSpec ArgOp(const char* name, bool min) {
           }};
 }
 
+// CumSum: output k is the sum of inputs 0..k along the axis (exclusive: 0..k-1; reverse: from the
+// last), added one at a time in that order, as a running sum does: float32 by lockstep's Add on
+// slices (so it trains), float64 and the integers on the host (integers wrapped into their type).
+Kernel CumSumKernel(const NodeView& node) {
+  node.RequireInputs(2, 2);
+  const bool exclusive = node.Int("exclusive", 0) != 0, reverse = node.Int("reverse", 0) != 0;
+  const std::string where = node.Where();
+  return [exclusive, reverse, where](const Values& in, RunContext&) -> Values {
+    const Value& x = Input(in, 0, "CumSum");
+    const Value& axis_value = Input(in, 1, "CumSum");
+    LOCKSTEP_REQUIRE(axis_value.is_int() && axis_value.tensor.numel() == 1 && axis_value.shape().size() <= 1,
+                     "CumSum: the axis must be one int32 or int64, got " << ElemName(axis_value.elem) << " of shape "
+                                                                          << ShapeString(axis_value.shape()));
+    const int64_t rank = static_cast<int64_t>(x.shape().size());
+    LOCKSTEP_REQUIRE(rank >= 1, "CumSum: expected an input of rank 1 or more, got a scalar");
+    const int64_t axis = Axis(IntValues(axis_value)[0], rank, where);
+    if (x.is_float64()) return {Float64CumSum(x, axis, exclusive, reverse)};
+    const int64_t n = x.shape()[axis];
+    if (x.is_int()) {
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+      for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape()[d];
+      const std::vector<int64_t> v = IntValues(x);
+      std::vector<int64_t> out(v.size());
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t i = 0; i < inner; ++i) {
+          uint64_t sum = 0;  // unsigned: wraps without undefined behaviour
+          for (int64_t step = 0; step < n; ++step) {
+            const size_t at = static_cast<size_t>((o * n + (reverse ? n - 1 - step : step)) * inner + i);
+            if (exclusive) out[at] = static_cast<int64_t>(sum);
+            sum += static_cast<uint64_t>(v[at]);
+            if (!exclusive) out[at] = static_cast<int64_t>(sum);
+          }
+        }
+      }
+      return {IntTensor(x.shape(), out, x.elem)};
+    }
+    const Tensor t = FloatInput(x, "CumSum");
+    if (n == 0) return {x};
+    std::vector<Tensor> parts(static_cast<size_t>(n));
+    Tensor sum;
+    for (int64_t step = 0; step < n; ++step) {
+      const int64_t k = reverse ? n - 1 - step : step;
+      const Tensor slice = t.Slice(axis, k, k + 1);
+      if (exclusive) parts[k] = sum.defined() ? sum : Tensor::Zeros(slice.shape());
+      sum = sum.defined() ? Add(sum, slice) : slice;
+      if (!exclusive) parts[k] = sum;
+    }
+    return {FloatValue(n == 1 ? parts[0] : Concat(parts, axis))};
+  };
+}
+
 }  // namespace
 
 void AddReduceOps(std::vector<OpSpec>* t) {
@@ -164,6 +217,7 @@ void AddReduceOps(std::vector<OpSpec>* t) {
   t->push_back(ReduceOp({"ReduceLogSum", Reduce::kLogSum, 18}));
   t->push_back(ReduceOp({"ReduceLogSumExp", Reduce::kLogSumExp, 18}));
   t->push_back(ReduceOp({"ReduceProd", Reduce::kProd, 18}));
+  t->push_back({"CumSum", 11, CumSumKernel, {1}});
   t->push_back(ArgOp("ArgMax", false));
   t->push_back(ArgOp("ArgMin", true));
 }

@@ -206,9 +206,10 @@ int64_t CheckedElementCount(const TensorProto& t, const std::string& where) {
     case kBfloat16: width = 2; present = t.int32_data.size(); break;
     case kUint32: width = 4; present = t.uint64_data.size(); break;
     case kUint64: width = 8; present = t.uint64_data.size(); break;
+    case kDouble: width = 8; present = t.double_data.size(); break;
     default:
       throw Error(where + ": tensor '" + t.name + "' has element type " + DataTypeName(t.data_type) +
-                      "; lockstep computes with FLOAT, FLOAT16, BFLOAT16, BOOL and the 8- to 64-bit integer tensors",
+                      "; lockstep computes with FLOAT, DOUBLE, FLOAT16, BFLOAT16, BOOL and the 8- to 64-bit integer tensors",
                   ErrorKind::kUnavailable);
   }
   int64_t count = 1;

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/io/byte_order.h"
 #include "core/ops.h"
+#include "onnx/float64.h"
 
 namespace lockstep {
 namespace onnx {
@@ -25,6 +26,7 @@ constexpr ElemInfo kElems[] = {
     {Elem::kInt8, "int8", kInt8, 8},          {Elem::kUInt8, "uint8", kUint8, 8},
     {Elem::kInt16, "int16", kInt16, 16},      {Elem::kUInt16, "uint16", kUint16, 16},
     {Elem::kUInt32, "uint32", kUint32, 32},   {Elem::kUInt64, "uint64", kUint64, 64},
+    {Elem::kFloat64, "float64", kDouble, 0},
 };
 
 const ElemInfo& Info(Elem e) { return kElems[static_cast<int>(e)]; }
@@ -57,7 +59,7 @@ float BFloat16ToFloat(uint32_t b) {
 
 }  // namespace
 
-static_assert(sizeof(kElems) / sizeof(kElems[0]) == static_cast<size_t>(Elem::kUInt64) + 1, "one row per Elem");
+static_assert(sizeof(kElems) / sizeof(kElems[0]) == static_cast<size_t>(Elem::kFloat64) + 1, "one row per Elem");
 
 const char* ElemName(Elem e) { return Info(e).name; }
 
@@ -105,6 +107,18 @@ Value ValueFromTensorProto(const TensorProto& t, const std::string& where) {
     }
     return Value{Tensor::FromVector(shape, v), elem};
   }
+  if (elem == Elem::kFloat64) {
+    std::vector<double> v(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (raw) {
+        const uint64_t bits = LoadLittleEndian64(raw + 8 * i);
+        memcpy(&v[i], &bits, 8);
+      } else {
+        v[i] = t.double_data[i];
+      }
+    }
+    return Float64Tensor(shape, v);
+  }
   std::vector<int64_t> v(n);
   const int width = elem == Elem::kInt64 || elem == Elem::kUInt64 ? 8
                     : elem == Elem::kInt32 || elem == Elem::kUInt32 ? 4
@@ -129,6 +143,7 @@ std::vector<int64_t> IntValues(const Value& v) { return v.tensor.ToInt64Vector()
 
 Value ValueForDeclared(const Tensor& t, Elem declared, const std::string& name) {
   if (t.dtype() == DType::kFloat32) {
+    if (declared == Elem::kFloat64) return CastToFloat64(FloatValue(t));
     if (declared == Elem::kBool) return Value{t, Elem::kBool};
     if (declared == Elem::kFloat16) return Value{RoundToFloat16(t), declared};
     if (declared == Elem::kBFloat16) return Value{RoundToBFloat16(t), declared};
@@ -143,6 +158,10 @@ Value ValueForDeclared(const Tensor& t, Elem declared, const std::string& name) 
                           << ", outside its range");
   }
   return Value{t.To(DType::kInt64), declared};
+}
+
+Tensor CallerTensor(const Value& v) {
+  return v.is_float64() ? CastFromFloat64(v, Elem::kFloat).tensor : v.tensor;
 }
 
 }  // namespace onnx

@@ -3,7 +3,8 @@
 // select kernel reads); int32 and int64 are lockstep's integer tensors. The narrower types are held
 // in wider ones, exactly (the contract's element types, docs/numerics.md): float16 and bfloat16 as
 // float32 tensors of float16 or bfloat16 values; int8, uint8, int16, uint16 and uint32 as int64
-// tensors of in-range values; uint64 as int64 tensors of the same 64 bits.
+// tensors of in-range values; uint64 as int64 tensors of the same 64 bits. float64 is held as its 64
+// bits in an int64 tensor (onnx/float64.h).
 #ifndef LOCKSTEP_ONNX_VALUE_H_
 #define LOCKSTEP_ONNX_VALUE_H_
 
@@ -16,9 +17,11 @@
 namespace lockstep {
 namespace onnx {
 
-enum class Elem { kFloat, kInt64, kInt32, kBool, kFloat16, kBFloat16, kInt8, kUInt8, kInt16, kUInt16, kUInt32, kUInt64 };
+enum class Elem { kFloat, kInt64, kInt32, kBool, kFloat16, kBFloat16, kInt8, kUInt8, kInt16, kUInt16, kUInt32, kUInt64, kFloat64 };
 
-inline bool IsIntElem(Elem e) { return e == Elem::kInt64 || e == Elem::kInt32 || e >= Elem::kInt8; }
+inline bool IsIntElem(Elem e) {
+  return e == Elem::kInt64 || e == Elem::kInt32 || (e >= Elem::kInt8 && e <= Elem::kUInt64);
+}
 inline bool IsFloatElem(Elem e) { return e == Elem::kFloat || e == Elem::kFloat16 || e == Elem::kBFloat16; }
 inline bool IsUnsignedElem(Elem e) { return e == Elem::kUInt8 || e == Elem::kUInt16 || e == Elem::kUInt32 || e == Elem::kUInt64; }
 // An integer as the type holds it: wrapped modulo 2^bits into the type's range, as C's conversion
@@ -32,6 +35,7 @@ struct Value {
   bool defined() const { return tensor.defined(); }
   bool is_int() const { return IsIntElem(elem); }
   bool is_float() const { return IsFloatElem(elem); }
+  bool is_float64() const { return elem == Elem::kFloat64; }
   const Shape& shape() const { return tensor.shape(); }
 };
 
@@ -54,8 +58,12 @@ std::vector<int64_t> IntValues(const Value& v);
 
 // A caller's tensor as a value of the declared element type: float32 data for a float16 or bfloat16
 // input is rounded to that type (to nearest, ties to even, as a cast would); integer data for a
-// narrower integer input must be in its range; bool inputs are float32 0.0 / 1.0.
+// narrower integer input must be in its range; bool inputs are float32 0.0 / 1.0; float32 data for a
+// float64 input is widened (exactly).
 Value ValueForDeclared(const Tensor& t, Elem declared, const std::string& name);
+// A value as callers receive it: its tensor, except that float64 values arrive as float32 tensors,
+// each element rounded once to nearest even (lockstep's tensors hold float32, int32 and int64).
+Tensor CallerTensor(const Value& v);
 
 }  // namespace onnx
 }  // namespace lockstep

@@ -123,7 +123,7 @@ lockstep_status lockstep_model_run(lockstep_model* model, const lockstep_tensor*
       throw;
     }
     onnx.Train(was_training);
-    for (int i = 0; i < output_count; ++i) outputs[i] = new lockstep_tensor{results[static_cast<size_t>(i)].tensor.Contiguous()};
+    for (int i = 0; i < output_count; ++i) outputs[i] = new lockstep_tensor{lockstep::onnx::CallerTensor(results[static_cast<size_t>(i)]).Contiguous()};
   });
 }
 

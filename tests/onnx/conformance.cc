@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "core/io/files.h"
 #include "core/ops.h"
+#include "onnx/float64.h"
 #include "onnx/model.h"
 #include "onnx/proto.h"
 #include "onnx/value.h"
@@ -70,7 +71,13 @@ std::string Compare(const onnx::Value& got, const onnx::Value& want) {
     }
     return "";
   }
-  const std::vector<float> a = got.tensor.ToVector(), b = want.tensor.ToVector();
+  // float64 values compare as the doubles they are; the others as float32.
+  const auto doubles = [](const onnx::Value& v) {
+    if (v.is_float64()) return onnx::Float64Values(v);
+    const std::vector<float> f = v.tensor.ToVector();
+    return std::vector<double>(f.begin(), f.end());
+  };
+  const std::vector<double> a = doubles(got), b = doubles(want);
   for (size_t i = 0; i < a.size(); ++i) {
     const double x = a[i], y = b[i];
     if (x != x || y != y) {

@@ -52,7 +52,7 @@ void BindOnnx(py::module_& m) {
           std::vector<onnx::Value> inputs;
           for (size_t i = 0; i < tensors.size(); ++i) inputs.push_back(self.InputValue(i, tensors[i]));
           std::vector<Tensor> out;
-          for (const onnx::Value& v : self.Run(inputs)) out.push_back(v.tensor.Contiguous());
+          for (const onnx::Value& v : self.Run(inputs)) out.push_back(onnx::CallerTensor(v).Contiguous());
           return out;
         });
       });

@@ -85,7 +85,7 @@ val RunJs(const ModulePtr& m, const val& tensors) {
     val out = val::array();
     for (const onnx::Value& v : outputs) {
       val pair = val::array();
-      const Tensor t = v.tensor.Contiguous();
+      const Tensor t = onnx::CallerTensor(v).Contiguous();
       pair.call<void>("push", val(t));  // val(lvalue) hands JavaScript its own copy of the handle
       pair.call<void>("push", std::string(onnx::ElemName(v.elem)));
       out.call<void>("push", pair);
