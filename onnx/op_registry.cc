@@ -94,6 +94,7 @@ const std::vector<OpSpec>& OperatorTable() {
   static const std::vector<OpSpec> table = [] {
     std::vector<OpSpec> t;
     AddElementwiseOps(&t);
+    AddPowerOps(&t);
     AddShapeOps(&t);
     AddValueOps(&t);
     AddNetworkOps(&t);

@@ -185,32 +185,6 @@ Tensor ClipBetween(const Tensor& x, const Tensor& lo, const Tensor& hi) {
   return y;
 }
 
-Kernel PowKernel(const NodeView& node) {
-  node.RequireInputs(2, 2);
-  const Value* e = node.Constant(1);
-  if (e == nullptr) node.Unsupported("the exponent is computed at run time; lockstep computes pow only for constant exponents");
-  const std::vector<float> values = e->tensor.ToVector();
-  node.Require(!values.empty(), "the exponent is empty");
-  for (float v : values) {
-    if (v != values[0]) node.Unsupported("the exponent varies by element; lockstep computes pow for one constant exponent");
-  }
-  const double exponent = values[0];
-  const bool supported = exponent == 0.5 || (exponent >= -4 && exponent <= 4 && exponent == static_cast<int>(exponent));
-  if (!supported) {
-    node.Unsupported("exponent " + std::to_string(exponent) +
-                     "; lockstep computes correctly rounded powers for the integers -4..4 and 0.5");
-  }
-  const Shape exponent_shape = e->shape();
-  return [exponent, exponent_shape](const Values& in, RunContext&) -> Values {
-    const Tensor x = FloatInput(Input(in, 0, "Pow"), "Pow");
-    Tensor y = Pow(x, exponent);
-    // The output broadcasts with the exponent's shape (a [1] exponent makes a scalar base [1]).
-    const Shape out = BroadcastShapes(x.shape(), exponent_shape, "Pow");
-    if (out != y.shape()) y = y.Expand(out).Contiguous();
-    return {FloatValue(y)};
-  };
-}
-
 Kernel WhereKernel(const NodeView& node) {
   node.RequireInputs(3, 3);
   return [](const Values& in, RunContext&) -> Values {
@@ -339,7 +313,6 @@ void AddElementwiseOps(std::vector<OpSpec>* t) {
   t->push_back(Arithmetic("Sub", Sub, IntOp::kSub, Float64Op::kSub));
   t->push_back(Arithmetic("Mul", Mul, IntOp::kMul, Float64Op::kMul));
   t->push_back(Arithmetic("Div", Div, IntOp::kDiv, Float64Op::kDiv));
-  t->push_back({"Pow", 1, PowKernel, {1}});
   t->push_back({"Mod", 10, ModKernel});
   t->push_back({"BitShift", 11, BitShiftKernel});
   t->push_back(Comparison("Equal", 1, Equal, IntOp::kEq));
