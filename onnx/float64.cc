@@ -207,7 +207,7 @@ namespace {
 // Operators that compute float64 themselves (they call the functions above).
 bool ComputesFloat64(const std::string& op) {
   static const char* const kOps[] = {"Add",  "Sub",      "Mul",     "Div",    "Max",   "Min",  "Sum", "Mean",
-                                     "Mod",  "Cast",     "CastLike", "EyeLike", "CumSum", "Shape", "Size"};
+                                     "Mod",  "Cast",     "CastLike", "EyeLike", "CumSum", "Einsum", "Shape", "Size"};
   return std::any_of(std::begin(kOps), std::end(kOps), [&](const char* o) { return op == o; });
 }
 
@@ -233,7 +233,7 @@ Kernel HandlingFloat64(const std::string& op_type, Kernel kernel) {
     if (!any) return kernel(in, context);
     LOCKSTEP_REQUIRE_KIND(ErrorKind::kUnavailable, moved != -2,
                           op_type << ": unsupported: float64 inputs; lockstep computes float64 in Add, Sub, Mul, Div, "
-                                     "Max, Min, Sum, Mean, Mod, CumSum, the casts and the operators that move elements");
+                                     "Max, Min, Sum, Mean, Mod, CumSum, Einsum, the casts and the operators that move elements");
     // The bits move as int64 values; every moved input must be float64 for the output to be.
     Values bits = in;
     for (size_t i = 0; i < bits.size(); ++i) {

@@ -95,6 +95,7 @@ const std::vector<OpSpec>& OperatorTable() {
     std::vector<OpSpec> t;
     AddElementwiseOps(&t);
     AddPowerOps(&t);
+    AddEinsumOps(&t);
     AddShapeOps(&t);
     AddValueOps(&t);
     AddNetworkOps(&t);

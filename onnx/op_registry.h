@@ -99,6 +99,7 @@ std::string SupportedOperatorList();
 // The families register themselves through these (ops_*.cc).
 void AddElementwiseOps(std::vector<OpSpec>* table);
 void AddPowerOps(std::vector<OpSpec>* table);
+void AddEinsumOps(std::vector<OpSpec>* table);
 void AddShapeOps(std::vector<OpSpec>* table);
 void AddValueOps(std::vector<OpSpec>* table);
 void AddNetworkOps(std::vector<OpSpec>* table);
