@@ -78,10 +78,14 @@ double ExactFmod64(double x, double y) {
 
 double Apply(Float64Op op, double a, double b) {
   switch (op) {
-    case Float64Op::kAdd: return a + b;
-    case Float64Op::kSub: return a - b;
-    case Float64Op::kMul: return a * b;
-    case Float64Op::kDiv: return a / b;
+    case Float64Op::kAdd:
+      return a + b;
+    case Float64Op::kSub:
+      return a - b;
+    case Float64Op::kMul:
+      return a * b;
+    case Float64Op::kDiv:
+      return a / b;
     case Float64Op::kMax:
     case Float64Op::kMin: {
       if (a != a || b != b) return DoubleOf(kNaNBits);
@@ -91,7 +95,8 @@ double Apply(Float64Op op, double a, double b) {
       }
       return (op == Float64Op::kMax) == (a > b) ? a : b;
     }
-    case Float64Op::kFmod: return ExactFmod64(a, b);
+    case Float64Op::kFmod:
+      return ExactFmod64(a, b);
   }
   return 0.0;
 }
@@ -206,8 +211,8 @@ namespace {
 
 // Operators that compute float64 themselves (they call the functions above).
 bool ComputesFloat64(const std::string& op) {
-  static const char* const kOps[] = {"Add",  "Sub",      "Mul",     "Div",    "Max",   "Min",  "Sum", "Mean",
-                                     "Mod",  "Cast",     "CastLike", "EyeLike", "CumSum", "Einsum", "Shape", "Size"};
+  static const char* const kOps[] = {"Add", "Sub",  "Mul",      "Div",     "Max",    "Min",    "Sum",   "Mean",
+                                     "Mod", "Cast", "CastLike", "EyeLike", "CumSum", "Einsum", "Shape", "Size"};
   return std::any_of(std::begin(kOps), std::end(kOps), [&](const char* o) { return op == o; });
 }
 
@@ -231,15 +236,16 @@ Kernel HandlingFloat64(const std::string& op_type, Kernel kernel) {
     bool any = false;
     for (const Value& v : in) any = any || (v.defined() && v.elem == Elem::kFloat64);
     if (!any) return kernel(in, context);
-    LOCKSTEP_REQUIRE_KIND(ErrorKind::kUnavailable, moved != -2,
-                          op_type << ": unsupported: float64 inputs; lockstep computes float64 in Add, Sub, Mul, Div, "
-                                     "Max, Min, Sum, Mean, Mod, CumSum, Einsum, the casts and the operators that move elements");
+    LOCKSTEP_REQUIRE_KIND(
+        ErrorKind::kUnavailable, moved != -2,
+        op_type << ": unsupported: float64 inputs; lockstep computes float64 in Add, Sub, Mul, Div, "
+                   "Max, Min, Sum, Mean, Mod, CumSum, Einsum, the casts and the operators that move elements");
     // The bits move as int64 values; every moved input must be float64 for the output to be.
     Values bits = in;
     for (size_t i = 0; i < bits.size(); ++i) {
       if (!bits[i].defined() || (moved >= 0 && static_cast<int>(i) != moved)) continue;
-      LOCKSTEP_REQUIRE(bits[i].elem == Elem::kFloat64, op_type << ": inputs of different types (float64 and "
-                                                               << ElemName(bits[i].elem) << ")");
+      LOCKSTEP_REQUIRE(bits[i].elem == Elem::kFloat64,
+                       op_type << ": inputs of different types (float64 and " << ElemName(bits[i].elem) << ")");
       bits[i].elem = Elem::kInt64;
     }
     Values out = kernel(bits, context);

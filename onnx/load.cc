@@ -184,7 +184,15 @@ class GraphBuilder {
       const size_t i = static_cast<size_t>(k);
       if (i < node.input.size() && input_names_.count(node.input[i])) m_.input_configures_ = true;
     }
-    const NodeView view(node, opset, constants);
+    // An attribute the entry does not read would be ignored: refused instead.
+    for (const AttributeProto& a : node.attribute) {
+      if (std::find(spec->attributes.begin(), spec->attributes.end(), a.name) != spec->attributes.end()) continue;
+      std::string read;
+      for (const std::string& r : spec->attributes) read += (read.empty() ? "" : ", ") + r;
+      Unsupported(where.str() + ": unsupported: attribute '" + a.name + "', which lockstep does not read for " +
+                  node.op_type + " (it reads " + (read.empty() ? std::string("none") : read) + ")");
+    }
+    const NodeView view(node, opset, constants, spec->attributes);
     Kernel kernel = HandlingFloat64(node.op_type, ComputingNarrowFloatsInFloat32(node.op_type, spec->prepare(view)));
     OnnxModel::Step step;
     step.where = where.str();

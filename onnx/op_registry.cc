@@ -16,6 +16,10 @@ std::string NodeView::Where() const {
 }
 
 const AttributeProto* NodeView::Find(const char* name) const {
+  const bool listed = std::find(attributes_.begin(), attributes_.end(), name) != attributes_.end();
+  LOCKSTEP_REQUIRE_KIND(ErrorKind::kInternal, listed,
+                        proto_.op_type << " reads attribute '" << name
+                                       << "', which its operator table entry does not list");
   for (const AttributeProto& a : proto_.attribute) {
     if (a.name == name) return &a;
   }
@@ -93,23 +97,20 @@ void NodeView::RequireInputs(size_t min, size_t max) const {
 const std::vector<OpSpec>& OperatorTable() {
   static const std::vector<OpSpec> table = [] {
     std::vector<OpSpec> t;
-    AddElementwiseOps(&t);
-    AddPowerOps(&t);
-    AddEinsumOps(&t);
-    AddShapeOps(&t);
-    AddValueOps(&t);
-    AddNetworkOps(&t);
-    AddReduceOps(&t);
-    AddLossOps(&t);
-    AddIndexOps(&t);
-    AddSignalOps(&t);
-    AddQuantizeOps(&t);
-    AddRecurrentOps(&t);
-    AddResizeOps(&t);
-    AddDetectionOps(&t);
-    AddNormalizeOps(&t);
-    AddGridSampleOps(&t);
-    AddTextOps(&t);
+    // Each family's entries, labelled for the documentation.
+    const std::pair<void (*)(std::vector<OpSpec>*), const char*> families[] = {
+        {AddElementwiseOps, "elementwise"},   {AddPowerOps, "elementwise"},      {AddEinsumOps, "layers"},
+        {AddShapeOps, "shapes and data"},     {AddValueOps, "values and casts"}, {AddNetworkOps, "layers"},
+        {AddReduceOps, "reductions"},         {AddLossOps, "losses"},            {AddIndexOps, "indexing"},
+        {AddSignalOps, "signals"},            {AddQuantizeOps, "quantisation"},  {AddRecurrentOps, "recurrent"},
+        {AddResizeOps, "resizing"},           {AddDetectionOps, "detection"},    {AddNormalizeOps, "normalisation"},
+        {AddGridSampleOps, "resizing"},       {AddTextOps, "text"},
+    };
+    for (const auto& [add, family] : families) {
+      const size_t first = t.size();
+      add(&t);
+      for (size_t i = first; i < t.size(); ++i) t[i].family = family;
+    }
     std::sort(t.begin(), t.end(), [](const OpSpec& a, const OpSpec& b) { return std::string(a.name) < b.name; });
     return t;
   }();

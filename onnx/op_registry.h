@@ -34,8 +34,10 @@ using Kernel = std::function<Values(const Values& inputs, RunContext& context)>;
 // A node at load time: attributes with checked types and defaults, and inputs' constant values.
 class NodeView {
  public:
-  NodeView(const NodeProto& proto, int64_t opset, std::vector<const Value*> constants)
-      : proto_(proto), opset_(opset), constants_(std::move(constants)) {}
+  // `attributes`: the ones its operator's table entry lists; reading another is a bug in the entry.
+  NodeView(const NodeProto& proto, int64_t opset, std::vector<const Value*> constants,
+           const std::vector<std::string>& attributes)
+      : proto_(proto), opset_(opset), constants_(std::move(constants)), attributes_(attributes) {}
 
   const NodeProto& proto() const { return proto_; }
   int64_t opset() const { return opset_; }
@@ -73,6 +75,7 @@ class NodeView {
   const NodeProto& proto_;
   int64_t opset_;
   std::vector<const Value*> constants_;
+  const std::vector<std::string>& attributes_;
 };
 
 struct OpSpec {
@@ -88,6 +91,25 @@ struct OpSpec {
   // Whether an output's shape depends on the input values (Unique, NonZero, ...): then the load-time
   // run on zeros cannot check the declared output shapes.
   bool value_dependent_shapes = false;
+  // Every attribute the entry reads (opsets' variants included): the documentation lists them, a
+  // node that sets another is refused at load (lockstep would ignore it), and reading one that is
+  // not listed is an internal error.
+  std::vector<std::string> attributes = {};
+  // What of the operator lockstep computes, where that is not all of it (for the documentation).
+  std::string scope = {};
+  // The family it belongs to (its ops_*.cc), set by the table.
+  std::string family = {};
+
+  OpSpec Reads(std::vector<std::string> names) const {
+    OpSpec s = *this;
+    s.attributes = std::move(names);
+    return s;
+  }
+  OpSpec Scope(std::string text) const {
+    OpSpec s = *this;
+    s.scope = std::move(text);
+    return s;
+  }
 };
 
 // Every supported operator (the default "ai.onnx" domain), sorted by name.

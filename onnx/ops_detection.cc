@@ -95,7 +95,9 @@ Kernel NonMaxSuppressionKernel(const NodeView& node) {
 }  // namespace
 
 void AddDetectionOps(std::vector<OpSpec>* t) {
-  t->push_back({"NonMaxSuppression", 10, NonMaxSuppressionKernel, {2, 3, 4}, {}, true});
+  t->push_back(OpSpec{"NonMaxSuppression", 10, NonMaxSuppressionKernel, {2, 3, 4}, {}, true}
+                   .Reads({"center_point_box"})
+                   .Scope("corner or center boxes; IoU in float32 on the host in a fixed order"));
 }
 
 }  // namespace onnx

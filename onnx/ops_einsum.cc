@@ -72,12 +72,14 @@ Equation ParseEquation(const std::string& raw, size_t operands, const std::strin
   size_t start = 0;
   while (true) {
     const size_t comma = lhs.find(',', start);
-    eq.inputs.push_back(ParseTerm(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start), where));
+    eq.inputs.push_back(
+        ParseTerm(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start), where));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
   LOCKSTEP_REQUIRE_FORMAT(eq.inputs.size() == operands, where << ": the equation '" << raw << "' names "
-                                                             << eq.inputs.size() << " operands, the node has " << operands);
+                                                              << eq.inputs.size() << " operands, the node has "
+                                                              << operands);
   std::map<int, int> count;
   for (const Term& t : eq.inputs) {
     for (int l : t.letters) ++count[l];
@@ -115,8 +117,9 @@ Resolved Resolve(const Equation& eq, const std::vector<int64_t>& ranks) {
     const Term& t = eq.inputs[i];
     const int64_t named = static_cast<int64_t>(t.letters.size()) - (t.has_ellipsis ? 1 : 0);
     const int64_t span = ranks[i] - named;
-    LOCKSTEP_REQUIRE(t.has_ellipsis ? span >= 0 : span == 0,
-                     "Einsum: operand " << i << " has rank " << ranks[i] << ", its term names " << named << " dimensions");
+    LOCKSTEP_REQUIRE(t.has_ellipsis ? span >= 0 : span == 0, "Einsum: operand " << i << " has rank " << ranks[i]
+                                                                                << ", its term names " << named
+                                                                                << " dimensions");
     spans.push_back(span);
     widest = std::max(widest, span);
   }
@@ -148,8 +151,9 @@ std::map<int, int64_t> LabelSizes(const Resolved& r, const std::vector<Shape>& s
         sizes[l] = n;
       } else if (it->second != n) {
         LOCKSTEP_REQUIRE(l >= kEllipsisLabel && (n == 1 || it->second == 1),
-                         "Einsum: label " << (l < kEllipsisLabel ? std::string(1, static_cast<char>(l)) : "of the ellipsis")
-                                          << " has sizes " << it->second << " and " << n);
+                         "Einsum: label "
+                             << (l < kEllipsisLabel ? std::string(1, static_cast<char>(l)) : "of the ellipsis")
+                             << " has sizes " << it->second << " and " << n);
         it->second = std::max(n, it->second);
       }
     }
@@ -323,7 +327,8 @@ std::vector<T> EinsumHost(const Resolved& r, const std::vector<std::vector<T>>& 
     }
   }
   const size_t outputs = static_cast<size_t>(Product(SizesOf(r.output, sizes)));
-  const int64_t terms = Product(SizesOf(std::vector<int>(order.begin() + static_cast<int64_t>(r.output.size()), order.end()), sizes));
+  const int64_t terms =
+      Product(SizesOf(std::vector<int>(order.begin() + static_cast<int64_t>(r.output.size()), order.end()), sizes));
   std::vector<T> out(outputs, T{0});
   std::vector<int64_t> index(order.size(), 0);
   for (size_t o = 0; o < outputs; ++o) {
@@ -359,8 +364,12 @@ struct Float64Arithmetic {
 };
 
 struct WrappingArithmetic {  // modulo 2^64, then wrapped into the type by IntTensor
-  int64_t mul(int64_t a, int64_t b) const { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
-  int64_t add(int64_t a, int64_t b) const { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+  int64_t mul(int64_t a, int64_t b) const {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  }
+  int64_t add(int64_t a, int64_t b) const {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  }
 };
 
 Kernel EinsumKernel(const NodeView& node) {
@@ -397,7 +406,11 @@ Kernel EinsumKernel(const NodeView& node) {
 
 }  // namespace
 
-void AddEinsumOps(std::vector<OpSpec>* t) { t->push_back({"Einsum", 12, EinsumKernel}); }
+void AddEinsumOps(std::vector<OpSpec>* t) {
+  t->push_back(OpSpec{"Einsum", 12, EinsumKernel}
+                   .Reads({"equation"})
+                   .Scope("explicit and implicit outputs, ellipses; diagonals"));
+}
 
 }  // namespace onnx
 }  // namespace lockstep

@@ -119,7 +119,8 @@ OpSpec Variadic(const char* name, bool mean) {
                 const Value& b = Input(in, i, name);
                 RequireSameElem(acc, b, name);
                 if (acc.is_float64()) {
-                  acc = Float64Binary(op == "Max" ? Float64Op::kMax : op == "Min" ? Float64Op::kMin : Float64Op::kAdd, acc, b, name);
+                  const Float64Op f = op == "Max" ? Float64Op::kMax : op == "Min" ? Float64Op::kMin : Float64Op::kAdd;
+                  acc = Float64Binary(f, acc, b, name);
                 } else if (acc.is_int()) {
                   const IntOp int_op = op == "Max" ? IntOp::kMax : op == "Min" ? IntOp::kMin : IntOp::kAdd;
                   LOCKSTEP_REQUIRE(!mean, "Mean: expected float inputs");
@@ -309,25 +310,25 @@ Kernel IsInfKernel(const NodeView& node) {
 }  // namespace
 
 void AddElementwiseOps(std::vector<OpSpec>* t) {
-  t->push_back(Arithmetic("Add", Add, IntOp::kAdd, Float64Op::kAdd));
-  t->push_back(Arithmetic("Sub", Sub, IntOp::kSub, Float64Op::kSub));
-  t->push_back(Arithmetic("Mul", Mul, IntOp::kMul, Float64Op::kMul));
-  t->push_back(Arithmetic("Div", Div, IntOp::kDiv, Float64Op::kDiv));
-  t->push_back({"Mod", 10, ModKernel});
-  t->push_back({"BitShift", 11, BitShiftKernel});
-  t->push_back(Comparison("Equal", 1, Equal, IntOp::kEq));
-  t->push_back(Comparison("Greater", 1, Greater, IntOp::kGt));
-  t->push_back(Comparison("Less", 1, Less, IntOp::kLt));
-  t->push_back(Comparison("GreaterOrEqual", 12, GreaterEqual, IntOp::kGe));
-  t->push_back(Comparison("LessOrEqual", 12, LessEqual, IntOp::kLe));
-  t->push_back(Logic("And", Mul));
-  t->push_back(Logic("Or", Maximum));
-  t->push_back(Logic("Xor", NotEqual));
+  t->push_back(Arithmetic("Add", Add, IntOp::kAdd, Float64Op::kAdd).Reads({"axis", "broadcast"}));
+  t->push_back(Arithmetic("Sub", Sub, IntOp::kSub, Float64Op::kSub).Reads({"axis", "broadcast"}));
+  t->push_back(Arithmetic("Mul", Mul, IntOp::kMul, Float64Op::kMul).Reads({"axis", "broadcast"}));
+  t->push_back(Arithmetic("Div", Div, IntOp::kDiv, Float64Op::kDiv).Reads({"axis", "broadcast"}));
+  t->push_back(OpSpec{"Mod", 10, ModKernel}.Reads({"fmod"}));
+  t->push_back(OpSpec{"BitShift", 11, BitShiftKernel}.Reads({"direction"}));
+  t->push_back(Comparison("Equal", 1, Equal, IntOp::kEq).Reads({"axis", "broadcast"}));
+  t->push_back(Comparison("Greater", 1, Greater, IntOp::kGt).Reads({"axis", "broadcast"}));
+  t->push_back(Comparison("Less", 1, Less, IntOp::kLt).Reads({"axis", "broadcast"}));
+  t->push_back(Comparison("GreaterOrEqual", 12, GreaterEqual, IntOp::kGe).Reads({"axis", "broadcast"}));
+  t->push_back(Comparison("LessOrEqual", 12, LessEqual, IntOp::kLe).Reads({"axis", "broadcast"}));
+  t->push_back(Logic("And", Mul).Reads({"axis", "broadcast"}));
+  t->push_back(Logic("Or", Maximum).Reads({"axis", "broadcast"}));
+  t->push_back(Logic("Xor", NotEqual).Reads({"axis", "broadcast"}));
   t->push_back({"Not", 1, NotKernel});
   t->push_back({"Where", 9, WhereKernel});
-  t->push_back({"Clip", 1, ClipKernel, {1, 2}});
-  t->push_back(Variadic("Max", false));
-  t->push_back(Variadic("Min", false));
+  t->push_back(OpSpec{"Clip", 1, ClipKernel, {1, 2}}.Reads({"max", "min"}));
+  t->push_back(Variadic("Max", false).Scope("no gradient"));
+  t->push_back(Variadic("Min", false).Scope("no gradient"));
   t->push_back(Variadic("Sum", false));
   t->push_back(Variadic("Mean", true));
   t->push_back({"Neg", 1, NegKernel});
@@ -357,7 +358,7 @@ void AddElementwiseOps(std::vector<OpSpec>* t) {
   t->push_back(FloatUnary("Softsign", 1, [](const Tensor& x) { return Div(x, AddScalar(Abs(x), 1.0f)); }));
   t->push_back({"PRelu", 1, PReluKernel});
   t->push_back({"Sign", 9, SignKernel});
-  t->push_back({"IsInf", 10, IsInfKernel});
+  t->push_back(OpSpec{"IsInf", 10, IsInfKernel}.Reads({"detect_negative", "detect_positive"}));
   t->push_back({"IsNaN", 9, [](const NodeView& node) -> Kernel {
                   node.RequireInputs(1, 1);
                   return [](const Values& in, RunContext&) -> Values {
@@ -367,34 +368,36 @@ void AddElementwiseOps(std::vector<OpSpec>* t) {
                 }});
   // ONNX's definition, log(exp(x) + 1), as written (it overflows to inf where exp does).
   t->push_back(FloatUnary("Softplus", 1, [](const Tensor& x) { return Log(AddScalar(Exp(x), 1.0f)); }));
-  t->push_back({"Gelu", 20, GeluKernel});
+  t->push_back(OpSpec{"Gelu", 20, GeluKernel}
+                   .Reads({"approximate"})
+                   .Scope("opset 20's operator; older exports' Erf pattern runs as written"));
   t->push_back(Activation("LeakyRelu", 1, [](const NodeView& n) -> std::function<Tensor(const Tensor&)> {
     const float alpha = n.Float("alpha", 0.01f);
     return [alpha](const Tensor& x) { return Piecewise(x, false, MulScalar(x, alpha), x); };
-  }));
+  }).Reads({"alpha"}));
   t->push_back(Activation("Elu", 1, [](const NodeView& n) -> std::function<Tensor(const Tensor&)> {
     const float alpha = n.Float("alpha", 1.0f);
     return [alpha](const Tensor& x) { return Piecewise(x, false, MulScalar(AddScalar(Exp(x), -1.0f), alpha), x); };
-  }));
+  }).Reads({"alpha"}));
   t->push_back(Activation("Selu", 1, [](const NodeView& n) -> std::function<Tensor(const Tensor&)> {
     const float alpha = n.Float("alpha", 1.67326319217681884765625f);
     const float gamma = n.Float("gamma", 1.05070102214813232421875f);
     return [alpha, gamma](const Tensor& x) {
       return Piecewise(x, true, MulScalar(AddScalar(MulScalar(Exp(x), alpha), -alpha), gamma), MulScalar(x, gamma));
     };
-  }));
+  }).Reads({"alpha", "gamma"}));
   t->push_back(Activation("Celu", 12, [](const NodeView& n) -> std::function<Tensor(const Tensor&)> {
     const float alpha = n.Float("alpha", 1.0f);
     return [alpha](const Tensor& x) {
       return Piecewise(x, false, MulScalar(AddScalar(Exp(Div(x, Scalar(alpha))), -1.0f), alpha), x);
     };
-  }));
+  }).Reads({"alpha"}));
   t->push_back(Activation("HardSigmoid", 1, [](const NodeView& n) -> std::function<Tensor(const Tensor&)> {
     const float alpha = n.Float("alpha", 0.2f), beta = n.Float("beta", 0.5f);
     return [alpha, beta](const Tensor& x) {
       return ClipBetween(AddScalar(MulScalar(x, alpha), beta), Scalar(0.0f), Scalar(1.0f));
     };
-  }));
+  }).Reads({"alpha", "beta"}));
   t->push_back(Activation("HardSwish", 14, [](const NodeView&) -> std::function<Tensor(const Tensor&)> {
     return [](const Tensor& x) {
       return Mul(x, ClipBetween(AddScalar(MulScalar(x, 1.0f / 6.0f), 0.5f), Scalar(0.0f), Scalar(1.0f)));
@@ -403,14 +406,14 @@ void AddElementwiseOps(std::vector<OpSpec>* t) {
   t->push_back(Activation("ThresholdedRelu", 10, [](const NodeView& n) -> std::function<Tensor(const Tensor&)> {
     const float alpha = n.Float("alpha", 1.0f);
     return [alpha](const Tensor& x) { return Where(Greater(x, Scalar(alpha)), x, Scalar(0.0f)); };
-  }));
+  }).Reads({"alpha"}));
   t->push_back(Activation("Shrink", 9, [](const NodeView& n) -> std::function<Tensor(const Tensor&)> {
     const float lambd = n.Float("lambd", 0.5f), bias = n.Float("bias", 0.0f);
     return [lambd, bias](const Tensor& x) {
       const Tensor zero = Tensor::Zeros(x.shape());
       return Where(Less(x, Scalar(-lambd)), AddScalar(x, bias), Where(Greater(x, Scalar(lambd)), AddScalar(x, -bias), zero));
     };
-  }));
+  }).Reads({"bias", "lambd"}));
 }
 
 }  // namespace onnx

@@ -144,7 +144,11 @@ Kernel GridSampleKernel(const NodeView& node) {
 
 }  // namespace
 
-void AddGridSampleOps(std::vector<OpSpec>* t) { t->push_back({"GridSample", 16, GridSampleKernel}); }
+void AddGridSampleOps(std::vector<OpSpec>* t) {
+  t->push_back(OpSpec{"GridSample", 16, GridSampleKernel}
+                   .Reads({"align_corners", "mode", "padding_mode"})
+                   .Scope("nearest, bilinear, bicubic; zeros, border, reflection padding"));
+}
 
 }  // namespace onnx
 }  // namespace lockstep

@@ -345,6 +345,7 @@ Kernel TopKKernel(const NodeView& node) {
   node.RequireInputs(2, 2);
   const int64_t axis_attr = node.Int("axis", -1);
   const bool largest = node.Int("largest", 1) != 0;
+  node.Int("sorted", 1);  // the output is always sorted, which sorted = 0 (any order) permits
   const std::string where = node.Where();
   return [axis_attr, largest, where](const Values& in, RunContext&) -> Values {
     const Value& x = Input(in, 0, "TopK");
@@ -532,17 +533,21 @@ Kernel MaxUnpoolKernel(const NodeView& node) {
 }  // namespace
 
 void AddIndexOps(std::vector<OpSpec>* t) {
-  t->push_back({"MaxUnpool", 9, MaxUnpoolKernel, {2}});
-  t->push_back({"Unique", 11, UniqueKernel, {}, {}, true});
-  t->push_back({"GatherND", 11, GatherNDKernel});
-  t->push_back({"ScatterND", 11, ScatterNDKernel});
-  t->push_back({"ScatterElements", 11, ScatterElementsKernel});
-  t->push_back({"Scatter", 9, ScatterElementsKernel});
-  t->push_back({"OneHot", 9, OneHotKernel, {1}});
-  t->push_back({"Compress", 9, CompressKernel, {}, {}, true});
+  t->push_back(OpSpec{"MaxUnpool", 9, MaxUnpoolKernel, {2}}.Reads({"kernel_shape", "pads", "strides"}));
+  t->push_back(OpSpec{"Unique", 11, UniqueKernel, {}, {}, true}.Reads({"axis", "sorted"}));
+  t->push_back(OpSpec{"GatherND", 11, GatherNDKernel}.Reads({"batch_dims"}));
+  t->push_back(OpSpec{"ScatterND", 11, ScatterNDKernel}
+                   .Reads({"reduction"})
+                   .Scope("reduction none, add, mul, max, min (in index order)"));
+  t->push_back(OpSpec{"ScatterElements", 11, ScatterElementsKernel}
+                   .Reads({"axis", "reduction"})
+                   .Scope("reduction none, add, mul, max, min (in index order)"));
+  t->push_back(OpSpec{"Scatter", 9, ScatterElementsKernel}.Reads({"axis"}));
+  t->push_back(OpSpec{"OneHot", 9, OneHotKernel, {1}}.Reads({"axis"}));
+  t->push_back(OpSpec{"Compress", 9, CompressKernel, {}, {}, true}.Reads({"axis"}));
   t->push_back({"NonZero", 9, NonZeroKernel, {}, {}, true});
-  t->push_back({"TopK", 10, TopKKernel, {1}});
-  t->push_back({"ReverseSequence", 10, ReverseSequenceKernel});
+  t->push_back(OpSpec{"TopK", 10, TopKKernel, {1}}.Reads({"axis", "largest", "sorted"}));
+  t->push_back(OpSpec{"ReverseSequence", 10, ReverseSequenceKernel}.Reads({"batch_axis", "time_axis"}));
 }
 
 }  // namespace onnx

@@ -101,8 +101,12 @@ Kernel SoftmaxCrossEntropyKernel(const NodeView& node) {
 }  // namespace
 
 void AddLossOps(std::vector<OpSpec>* t) {
-  t->push_back({"NegativeLogLikelihoodLoss", 12, NllKernel});
-  t->push_back({"SoftmaxCrossEntropyLoss", 12, SoftmaxCrossEntropyKernel});
+  t->push_back(OpSpec{"NegativeLogLikelihoodLoss", 12, NllKernel}
+                   .Reads({"ignore_index", "reduction"})
+                   .Scope("class weights, ignore_index; mean, sum, none"));
+  t->push_back(OpSpec{"SoftmaxCrossEntropyLoss", 12, SoftmaxCrossEntropyKernel}
+                   .Reads({"ignore_index", "reduction"})
+                   .Scope("class weights, ignore_index; mean, sum, none"));
 }
 
 }  // namespace onnx

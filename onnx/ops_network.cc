@@ -44,6 +44,7 @@ Kernel GemmKernel(const NodeView& node) {
   node.RequireInputs(2, 3);
   const bool trans_a = node.Int("transA", 0) != 0, trans_b = node.Int("transB", 0) != 0;
   const float alpha = node.Float("alpha", 1.0f), beta = node.Float("beta", 1.0f);
+  node.Int("broadcast", 1);  // opsets before 7: C broadcasts by NumPy's rules either way
   return [trans_a, trans_b, alpha, beta](const Values& in, RunContext&) -> Values {
     Tensor a = FloatInput(Input(in, 0, "Gemm"), "Gemm");
     Tensor b = FloatInput(Input(in, 1, "Gemm"), "Gemm");
@@ -403,20 +404,37 @@ Kernel HardmaxKernel(const NodeView& node) {
 }  // namespace
 
 void AddNetworkOps(std::vector<OpSpec>* t) {
-  t->push_back({"MatMul", 1, MatMulKernel});
-  t->push_back({"Gemm", 1, GemmKernel});
-  t->push_back({"Conv", 1, ConvKernel});
-  t->push_back({"MaxPool", 1, MaxPoolKernel});
-  t->push_back({"ConvTranspose", 1, ConvTransposeKernel});
-  t->push_back({"AveragePool", 1, AveragePoolKernel});
+  t->push_back(OpSpec{"MatMul", 1, MatMulKernel}.Scope("N-D, NumPy broadcasting, vectors"));
+  t->push_back(OpSpec{"Gemm", 1, GemmKernel}.Reads({"alpha", "beta", "broadcast", "transA", "transB"}));
+  t->push_back(OpSpec{"Conv", 1, ConvKernel}
+                   .Reads({"auto_pad", "ceil_mode", "dilations", "group", "kernel_shape", "pads", "strides"})
+                   .Scope("1-D, 2-D and 3-D"));
+  t->push_back(OpSpec{"MaxPool", 1, MaxPoolKernel}
+                   .Reads({"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order",
+                           "strides"})
+                   .Scope("1-D to 3-D; the Indices output"));
+  t->push_back(OpSpec{"ConvTranspose", 1, ConvTransposeKernel}
+                   .Reads({"auto_pad", "ceil_mode", "dilations", "group", "kernel_shape", "output_padding",
+                           "output_shape", "pads", "strides"})
+                   .Scope("1-D and 2-D"));
+  t->push_back(OpSpec{"AveragePool", 1, AveragePoolKernel}
+                   .Reads({"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads",
+                           "strides"})
+                   .Scope("1-D to 3-D"));
   t->push_back({"GlobalAveragePool", 1, [](const NodeView& n) { return GlobalPoolKernel(n, false); }});
   t->push_back({"GlobalMaxPool", 1, [](const NodeView& n) { return GlobalPoolKernel(n, true); }});
-  t->push_back({"BatchNormalization", 1, BatchNormKernel, {}, {3, 4}});
-  t->push_back({"LayerNormalization", 17, LayerNormKernel});
-  t->push_back({"InstanceNormalization", 1, InstanceNormKernel});
-  t->push_back({"Softmax", 1, [](const NodeView& n) { return SoftmaxKernel(n, false); }});
-  t->push_back({"LogSoftmax", 1, [](const NodeView& n) { return SoftmaxKernel(n, true); }});
-  t->push_back({"Hardmax", 1, HardmaxKernel});
+  t->push_back(OpSpec{"BatchNormalization", 1, BatchNormKernel, {}, {3, 4}}
+                   .Reads({"epsilon", "is_test", "momentum", "spatial", "training_mode"})
+                   .Scope("inference and lockstep training; not ONNX's training-mode outputs"));
+  t->push_back(OpSpec{"LayerNormalization", 17, LayerNormKernel}
+                   .Reads({"axis", "epsilon", "stash_type"})
+                   .Scope("the Mean and InvStdDev outputs too"));
+  t->push_back(OpSpec{"InstanceNormalization", 1, InstanceNormKernel}.Reads({"epsilon"}));
+  t->push_back(OpSpec{"Softmax", 1, [](const NodeView& n) { return SoftmaxKernel(n, false); }}
+                   .Reads({"axis"}));
+  t->push_back(OpSpec{"LogSoftmax", 1, [](const NodeView& n) { return SoftmaxKernel(n, true); }}
+                   .Reads({"axis"}));
+  t->push_back(OpSpec{"Hardmax", 1, HardmaxKernel}.Reads({"axis"}));
 }
 
 }  // namespace onnx

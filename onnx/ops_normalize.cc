@@ -105,9 +105,11 @@ Kernel DetKernel(const NodeView& node) {
 }  // namespace
 
 void AddNormalizeOps(std::vector<OpSpec>* t) {
-  t->push_back({"Det", 11, DetKernel});
-  t->push_back({"MeanVarianceNormalization", 9, MeanVarianceNormalizationKernel});
-  t->push_back({"LRN", 1, LrnKernel});
+  t->push_back(OpSpec{"Det", 11, DetKernel}.Scope("no gradient"));
+  t->push_back(OpSpec{"MeanVarianceNormalization", 9, MeanVarianceNormalizationKernel}.Reads({"axes"}));
+  t->push_back(OpSpec{"LRN", 1, LrnKernel}
+                   .Reads({"alpha", "beta", "bias", "size"})
+                   .Scope("beta 0.5, 0.75 and 1"));
 }
 
 }  // namespace onnx

@@ -60,9 +60,10 @@ Value IntegerPower(const Value& x, const Value& e) {
   std::vector<int64_t> out(base.size());
   for (size_t i = 0; i < base.size(); ++i) {
     const double n = exponent[i];
-    LOCKSTEP_REQUIRE_KIND(ErrorKind::kUnavailable, n == static_cast<double>(static_cast<int64_t>(n)) && n < 9.2e18 && n > -9.2e18,
-                          "Pow: unsupported: an integer base raised to exponent " << n
-                              << "; lockstep raises integers to integer exponents, exactly");
+    LOCKSTEP_REQUIRE_KIND(ErrorKind::kUnavailable,
+                          n == static_cast<double>(static_cast<int64_t>(n)) && n < 9.2e18 && n > -9.2e18,
+                          "Pow: unsupported: an integer base raised to exponent "
+                              << n << "; lockstep raises integers to integer exponents, exactly");
     const int64_t k = static_cast<int64_t>(n), b = base[i];
     if (k >= 0) {
       out[i] = static_cast<int64_t>(WrappedPower(static_cast<uint64_t>(b), static_cast<uint64_t>(k)));
@@ -91,8 +92,8 @@ Tensor FloatPower(const Tensor& x, const Value& e) {
   Tensor out;
   for (double v : distinct) {
     const Tensor power = Pow(x, v).Expand(shape);
-    out = out.defined() ? Where(Equal(exponent, Tensor::Scalar(static_cast<float>(v))).Expand(shape), power, out)
-                        : power;
+    out =
+        out.defined() ? Where(Equal(exponent, Tensor::Scalar(static_cast<float>(v))).Expand(shape), power, out) : power;
   }
   return out.Contiguous();
 }
@@ -117,7 +118,10 @@ Kernel PowKernel(const NodeView& node) {
 
 }  // namespace
 
-void AddPowerOps(std::vector<OpSpec>* t) { t->push_back({"Pow", 1, PowKernel, {1}}); }
+void AddPowerOps(std::vector<OpSpec>* t) {
+  t->push_back(OpSpec{"Pow", 1, PowKernel, {1}}.Scope(
+      "float bases: exponents -4..4 and 0.5 (constant or checked at run time); integer bases: integer exponents"));
+}
 
 }  // namespace onnx
 }  // namespace lockstep

@@ -281,10 +281,16 @@ Kernel QLinearConvKernel(const NodeView& node) {
 
 void AddQuantizeOps(std::vector<OpSpec>* t) {
   t->push_back({"QLinearMatMul", 10, QLinearMatMulKernel});
-  t->push_back({"QLinearConv", 10, QLinearConvKernel});
-  t->push_back({"ConvInteger", 10, ConvIntegerKernel});
-  t->push_back({"QuantizeLinear", 10, QuantizeLinearKernel});
-  t->push_back({"DequantizeLinear", 10, DequantizeLinearKernel});
+  t->push_back(OpSpec{"QLinearConv", 10, QLinearConvKernel}
+                   .Reads({"auto_pad", "ceil_mode", "dilations", "group", "kernel_shape", "pads", "strides"}));
+  t->push_back(OpSpec{"ConvInteger", 10, ConvIntegerKernel}
+                   .Reads({"auto_pad", "ceil_mode", "dilations", "group", "kernel_shape", "pads", "strides"}));
+  t->push_back(OpSpec{"QuantizeLinear", 10, QuantizeLinearKernel}
+                   .Reads({"axis"})
+                   .Scope("per tensor or per axis; uint8 and int8"));
+  t->push_back(OpSpec{"DequantizeLinear", 10, DequantizeLinearKernel}
+                   .Reads({"axis"})
+                   .Scope("per tensor or per axis"));
   t->push_back({"DynamicQuantizeLinear", 11, DynamicQuantizeLinearKernel});
   t->push_back({"MatMulInteger", 10, MatMulIntegerKernel});
 }

@@ -201,9 +201,18 @@ Kernel RecurrentKernel(const NodeView& node, Cell cell) {
 }  // namespace
 
 void AddRecurrentOps(std::vector<OpSpec>* t) {
-  t->push_back({"RNN", 7, [](const NodeView& node) { return RecurrentKernel(node, Cell::kRnn); }});
-  t->push_back({"GRU", 7, [](const NodeView& node) { return RecurrentKernel(node, Cell::kGru); }});
-  t->push_back({"LSTM", 7, [](const NodeView& node) { return RecurrentKernel(node, Cell::kLstm); }});
+  t->push_back(OpSpec{"RNN", 7, [](const NodeView& node) { return RecurrentKernel(node, Cell::kRnn); }}
+                   .Reads({"activations", "clip", "direction", "hidden_size", "input_forget", "layout",
+                           "linear_before_reset"})
+                   .Scope("ONNX's default activations; no clip or input_forget"));
+  t->push_back(OpSpec{"GRU", 7, [](const NodeView& node) { return RecurrentKernel(node, Cell::kGru); }}
+                   .Reads({"activations", "clip", "direction", "hidden_size", "input_forget", "layout",
+                           "linear_before_reset"})
+                   .Scope("ONNX's default activations; no clip"));
+  t->push_back(OpSpec{"LSTM", 7, [](const NodeView& node) { return RecurrentKernel(node, Cell::kLstm); }}
+                   .Reads({"activations", "clip", "direction", "hidden_size", "input_forget", "layout",
+                           "linear_before_reset"})
+                   .Scope("ONNX's default activations; no clip or input_forget; peepholes"));
 }
 
 }  // namespace onnx

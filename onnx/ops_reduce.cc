@@ -207,19 +207,30 @@ Kernel CumSumKernel(const NodeView& node) {
 }  // namespace
 
 void AddReduceOps(std::vector<OpSpec>* t) {
-  t->push_back(ReduceOp({"ReduceSum", Reduce::kSum, 13}));
-  t->push_back(ReduceOp({"ReduceMean", Reduce::kMean, 18}));
-  t->push_back(ReduceOp({"ReduceMax", Reduce::kMax, 18}));
-  t->push_back(ReduceOp({"ReduceMin", Reduce::kMin, 18}));
-  t->push_back(ReduceOp({"ReduceSumSquare", Reduce::kSumSquare, 18}));
-  t->push_back(ReduceOp({"ReduceL1", Reduce::kL1, 18}));
-  t->push_back(ReduceOp({"ReduceL2", Reduce::kL2, 18}));
-  t->push_back(ReduceOp({"ReduceLogSum", Reduce::kLogSum, 18}));
-  t->push_back(ReduceOp({"ReduceLogSumExp", Reduce::kLogSumExp, 18}));
-  t->push_back(ReduceOp({"ReduceProd", Reduce::kProd, 18}));
-  t->push_back({"CumSum", 11, CumSumKernel, {1}});
-  t->push_back(ArgOp("ArgMax", false));
-  t->push_back(ArgOp("ArgMin", true));
+  t->push_back(ReduceOp({"ReduceSum", Reduce::kSum, 13}).Reads({"axes", "keepdims", "noop_with_empty_axes"}));
+  t->push_back(ReduceOp({"ReduceMean", Reduce::kMean, 18})
+                   .Reads({"axes", "keepdims", "noop_with_empty_axes"}));
+  t->push_back(ReduceOp({"ReduceMax", Reduce::kMax, 18})
+                   .Reads({"axes", "keepdims", "noop_with_empty_axes"})
+                   .Scope("no gradient"));
+  t->push_back(ReduceOp({"ReduceMin", Reduce::kMin, 18})
+                   .Reads({"axes", "keepdims", "noop_with_empty_axes"})
+                   .Scope("no gradient"));
+  t->push_back(ReduceOp({"ReduceSumSquare", Reduce::kSumSquare, 18})
+                   .Reads({"axes", "keepdims", "noop_with_empty_axes"}));
+  t->push_back(ReduceOp({"ReduceL1", Reduce::kL1, 18}).Reads({"axes", "keepdims", "noop_with_empty_axes"}));
+  t->push_back(ReduceOp({"ReduceL2", Reduce::kL2, 18}).Reads({"axes", "keepdims", "noop_with_empty_axes"}));
+  t->push_back(ReduceOp({"ReduceLogSum", Reduce::kLogSum, 18})
+                   .Reads({"axes", "keepdims", "noop_with_empty_axes"}));
+  t->push_back(ReduceOp({"ReduceLogSumExp", Reduce::kLogSumExp, 18})
+                   .Reads({"axes", "keepdims", "noop_with_empty_axes"}));
+  t->push_back(ReduceOp({"ReduceProd", Reduce::kProd, 18})
+                   .Reads({"axes", "keepdims", "noop_with_empty_axes"}));
+  t->push_back(OpSpec{"CumSum", 11, CumSumKernel, {1}}
+                   .Reads({"exclusive", "reverse"})
+                   .Scope("float32 trains; integers and float64 on the host"));
+  t->push_back(ArgOp("ArgMax", false).Reads({"axis", "keepdims", "select_last_index"}));
+  t->push_back(ArgOp("ArgMin", true).Reads({"axis", "keepdims", "select_last_index"}));
 }
 
 }  // namespace onnx

@@ -184,8 +184,13 @@ Kernel ResizeKernel(const NodeView& node, bool upsample_op) {
 }  // namespace
 
 void AddResizeOps(std::vector<OpSpec>* t) {
-  t->push_back({"Resize", 10, [](const NodeView& node) { return ResizeKernel(node, false); }, {1, 2, 3}});
-  t->push_back({"Upsample", 7, [](const NodeView& node) { return ResizeKernel(node, true); }, {1}});
+  t->push_back(OpSpec{"Resize", 10, [](const NodeView& node) { return ResizeKernel(node, false); }, {1, 2, 3}}
+                   .Reads({"antialias", "axes", "coordinate_transformation_mode", "cubic_coeff_a",
+                           "exclude_outside", "extrapolation_value", "keep_aspect_ratio_policy", "mode",
+                           "nearest_mode"})
+                   .Scope("nearest (every nearest_mode), linear, cubic; every coordinate_transformation_mode; scales or sizes"));
+  t->push_back(OpSpec{"Upsample", 7, [](const NodeView& node) { return ResizeKernel(node, true); }, {1}}
+                   .Reads({"mode"}));
 }
 
 }  // namespace onnx

@@ -398,21 +398,27 @@ Kernel IdentityKernel(const NodeView& node) {
 }  // namespace
 
 void AddShapeOps(std::vector<OpSpec>* t) {
-  t->push_back({"Reshape", 1, ReshapeKernel, {1}});
-  t->push_back({"Flatten", 1, FlattenKernel});
-  t->push_back({"Transpose", 1, TransposeKernel});
-  t->push_back({"Squeeze", 1, SqueezeKernel, {1}});
-  t->push_back({"Unsqueeze", 1, UnsqueezeKernel, {1}});
+  t->push_back(OpSpec{"Reshape", 1, ReshapeKernel, {1}}.Reads({"allowzero", "shape"}));
+  t->push_back(OpSpec{"Flatten", 1, FlattenKernel}.Reads({"axis"}));
+  t->push_back(OpSpec{"Transpose", 1, TransposeKernel}.Reads({"perm"}));
+  t->push_back(OpSpec{"Squeeze", 1, SqueezeKernel, {1}}.Reads({"axes"}));
+  t->push_back(OpSpec{"Unsqueeze", 1, UnsqueezeKernel, {1}}.Reads({"axes"}));
   t->push_back({"Expand", 8, ExpandKernel, {1}});
   t->push_back({"Tile", 6, TileKernel, {1}});
-  t->push_back({"Concat", 1, ConcatKernel});
-  t->push_back({"Split", 1, SplitKernel, {1}});
-  t->push_back({"Slice", 1, SliceKernel, {1, 2, 3, 4}});
-  t->push_back({"Pad", 1, PadKernel, {1, 2, 3}});
+  t->push_back(OpSpec{"Concat", 1, ConcatKernel}.Reads({"axis"}));
+  t->push_back(OpSpec{"Split", 1, SplitKernel, {1}}.Reads({"axis", "num_outputs", "split"}));
+  t->push_back(OpSpec{"Slice", 1, SliceKernel, {1, 2, 3, 4}}
+                   .Reads({"axes", "ends", "starts"})
+                   .Scope("negative steps too"));
+  t->push_back(OpSpec{"Pad", 1, PadKernel, {1, 2, 3}}
+                   .Reads({"mode", "pads", "value"})
+                   .Scope("constant, reflect, edge"));
   t->push_back({"Identity", 1, IdentityKernel});
-  t->push_back({"Trilu", 14, TriluKernel, {1}});
-  t->push_back({"DepthToSpace", 1, [](const NodeView& n) { return DepthSpaceKernel(n, true); }});
-  t->push_back({"SpaceToDepth", 1, [](const NodeView& n) { return DepthSpaceKernel(n, false); }});
+  t->push_back(OpSpec{"Trilu", 14, TriluKernel, {1}}.Reads({"upper"}));
+  t->push_back(OpSpec{"DepthToSpace", 1, [](const NodeView& n) { return DepthSpaceKernel(n, true); }}
+                   .Reads({"blocksize", "mode"}));
+  t->push_back(OpSpec{"SpaceToDepth", 1, [](const NodeView& n) { return DepthSpaceKernel(n, false); }}
+                   .Reads({"blocksize", "mode"}));
 }
 
 }  // namespace onnx

@@ -173,11 +173,14 @@ Kernel StftKernel(const NodeView& node) {
 }  // namespace
 
 void AddSignalOps(std::vector<OpSpec>* t) {
-  t->push_back({"DFT", 17, DftKernel, {1}});
-  t->push_back({"STFT", 17, StftKernel, {1, 3}});
-  t->push_back(CosineWindow("HannWindow", 0.5, 0.5, 0.0));
-  t->push_back(CosineWindow("HammingWindow", 25.0 / 46.0, 21.0 / 46.0, 0.0));
-  t->push_back(CosineWindow("BlackmanWindow", 0.42, 0.5, 0.08));
+  t->push_back(OpSpec{"DFT", 17, DftKernel, {1}}
+                   .Reads({"axis", "inverse", "onesided"})
+                   .Scope("real or complex input; dft_length, onesided, inverse"));
+  t->push_back(OpSpec{"STFT", 17, StftKernel, {1, 3}}.Reads({"onesided"}));
+  t->push_back(CosineWindow("HannWindow", 0.5, 0.5, 0.0).Reads({"output_datatype", "periodic"}));
+  t->push_back(CosineWindow("HammingWindow", 25.0 / 46.0, 21.0 / 46.0, 0.0)
+                   .Reads({"output_datatype", "periodic"}));
+  t->push_back(CosineWindow("BlackmanWindow", 0.42, 0.5, 0.08).Reads({"output_datatype", "periodic"}));
 }
 
 }  // namespace onnx

@@ -80,7 +80,12 @@ Kernel TfIdfVectorizerKernel(const NodeView& node) {
 
 }  // namespace
 
-void AddTextOps(std::vector<OpSpec>* t) { t->push_back({"TfIdfVectorizer", 9, TfIdfVectorizerKernel}); }
+void AddTextOps(std::vector<OpSpec>* t) {
+  t->push_back(OpSpec{"TfIdfVectorizer", 9, TfIdfVectorizerKernel}
+                   .Reads({"max_gram_length", "max_skip_count", "min_gram_length", "mode", "ngram_counts",
+                           "ngram_indexes", "pool_int64s", "pool_strings", "weights"})
+                   .Scope("integer tokens"));
+}
 
 }  // namespace onnx
 }  // namespace lockstep

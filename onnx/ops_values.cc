@@ -216,6 +216,7 @@ Kernel GatherElementsKernel(const NodeView& node) {
 Kernel DropoutKernel(const NodeView& node) {
   node.RequireInputs(1, node.opset() >= 12 ? 3 : 1);
   float ratio = node.Float("ratio", 0.5f);
+  node.Int("seed", 0);  // lockstep's masks come from its own Philox streams (the load's seed)
   bool runtime_ratio = false, runtime_mode = false;
   if (node.opset() >= 12) {
     ratio = 0.5f;
@@ -299,17 +300,23 @@ Kernel EyeLikeKernel(const NodeView& node) {
 }  // namespace
 
 void AddValueOps(std::vector<OpSpec>* t) {
-  t->push_back({"Constant", 1, ConstantKernel});
-  t->push_back({"Shape", 1, ShapeKernel});
+  t->push_back(OpSpec{"Constant", 1, ConstantKernel}
+                   .Reads({"sparse_value", "value", "value_float", "value_floats", "value_int", "value_ints",
+                           "value_string", "value_strings"}));
+  t->push_back(OpSpec{"Shape", 1, ShapeKernel}.Reads({"end", "start"}));
   t->push_back({"Size", 1, SizeKernel});
-  t->push_back({"ConstantOfShape", 9, ConstantOfShapeKernel, {0}});
+  t->push_back(OpSpec{"ConstantOfShape", 9, ConstantOfShapeKernel, {0}}.Reads({"value"}));
   t->push_back({"Range", 11, RangeKernel, {0, 1, 2}});
-  t->push_back({"Cast", 1, CastKernel});
-  t->push_back({"EyeLike", 9, EyeLikeKernel});
+  t->push_back(OpSpec{"Cast", 1, CastKernel}
+                   .Reads({"to"})
+                   .Scope("every type but strings; float64 straight to float16 and bfloat16"));
+  t->push_back(OpSpec{"EyeLike", 9, EyeLikeKernel}.Reads({"dtype", "k"}));
   t->push_back({"CastLike", 15, CastLikeKernel});
-  t->push_back({"Gather", 1, GatherKernel, {1}});
-  t->push_back({"GatherElements", 11, GatherElementsKernel, {1}});
-  t->push_back({"Dropout", 1, DropoutKernel, {1, 2}});
+  t->push_back(OpSpec{"Gather", 1, GatherKernel, {1}}.Reads({"axis"}));
+  t->push_back(OpSpec{"GatherElements", 11, GatherElementsKernel, {1}}.Reads({"axis"}));
+  t->push_back(OpSpec{"Dropout", 1, DropoutKernel, {1, 2}}
+                   .Reads({"ratio", "seed"})
+                   .Scope("masks from lockstep's Philox streams while the module trains; training_mode with a nonzero ratio refused"));
 }
 
 }  // namespace onnx

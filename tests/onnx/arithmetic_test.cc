@@ -32,8 +32,8 @@ std::shared_ptr<onnx::OnnxModel> Load(const ModelBuilder& m) {
 onnx::Value Doubles(const Shape& shape, const std::vector<double>& v) { return onnx::Float64Tensor(shape, v); }
 
 // One node y = op(inputs...) over inputs of one type and shape.
-std::shared_ptr<onnx::OnnxModel> Unary(const std::string& op, int32_t in_type, int32_t out_type, const std::vector<int64_t>& dims,
-                                       const std::vector<Attr>& attrs = {}) {
+std::shared_ptr<onnx::OnnxModel> Unary(const std::string& op, int32_t in_type, int32_t out_type,
+                                       const std::vector<int64_t>& dims, const std::vector<Attr>& attrs = {}) {
   ModelBuilder m;
   m.Input("x", dims, in_type).Output("y", dims, out_type);
   m.Node(op, {"x"}, {"y"}, attrs);
@@ -51,8 +51,14 @@ std::shared_ptr<onnx::OnnxModel> Binary(const std::string& op, int32_t type, con
 TEST_CASE("float64: casts round once, never through float32") {
   const double above_half16 = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40);  // float32 would make it a tie
   const double above_half_bf16 = 1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40);
-  const std::vector<double> x = {above_half16, above_half_bf16, 65520.0, 65519.99, std::ldexp(1.0, -25),
-                                 std::ldexp(1.0, -25) + std::ldexp(1.0, -40), -0.0, 0.1};
+  const std::vector<double> x = {above_half16,
+                                 above_half_bf16,
+                                 65520.0,
+                                 65519.99,
+                                 std::ldexp(1.0, -25),
+                                 std::ldexp(1.0, -25) + std::ldexp(1.0, -40),
+                                 -0.0,
+                                 0.1};
   const Shape shape{static_cast<int64_t>(x.size())};
   const auto cast = [&](int32_t to) {
     auto model = Unary("Cast", kDouble, to, {shape[0]}, {Attr::Int("to", to)});
@@ -60,7 +66,7 @@ TEST_CASE("float64: casts round once, never through float32") {
   };
   const std::vector<float> h = cast(kFloat16);
   CHECK(h[0] == 1.0f + std::ldexp(1.0f, -10));  // up, though the float32 1 + 2^-11 is a tie to even (1)
-  CHECK(std::isinf(h[2]));                       // 65520 rounds to 65536: past the largest float16
+  CHECK(std::isinf(h[2]));                      // 65520 rounds to 65536: past the largest float16
   CHECK(h[3] == 65504.0f);
   CHECK(h[4] == 0.0f);  // 2^-25 is the tie between 0 and the smallest subnormal: even
   CHECK(h[5] == std::ldexp(1.0f, -24));
@@ -76,8 +82,7 @@ TEST_CASE("float64: casts round once, never through float32") {
   CHECK(d.elem == onnx::Elem::kFloat64);
   CHECK(onnx::Float64Values(d) == std::vector<double>{9007199254740992.0, -7.0});  // 2^53 + 1: ties to even
   auto to_int = Unary("Cast", kDouble, kInt64, {4}, {Attr::Int("to", kInt64)});
-  const std::vector<int64_t> i =
-      to_int->Run({Doubles({4}, {-2.9, NAN, 1e300, -1e300})})[0].tensor.ToInt64Vector();
+  const std::vector<int64_t> i = to_int->Run({Doubles({4}, {-2.9, NAN, 1e300, -1e300})})[0].tensor.ToInt64Vector();
   CHECK(i == std::vector<int64_t>{-2, 0, INT64_MAX, INT64_MIN});
 }
 
@@ -86,7 +91,8 @@ TEST_CASE("float64: arithmetic in binary64, the contract's NaN and signed zeros,
   CHECK(onnx::Float64Values(add->Run({Doubles({1}, {0.1}), Doubles({1}, {0.2})})[0])[0] == 0.1 + 0.2);
   auto max = Binary("Max", kDouble, {3}), min = Binary("Min", kDouble, {3});
   const onnx::Value a = Doubles({3}, {-0.0, NAN, 1.0}), b = Doubles({3}, {0.0, 2.0, -1.0});
-  const std::vector<double> hi = onnx::Float64Values(max->Run({a, b})[0]), lo = onnx::Float64Values(min->Run({a, b})[0]);
+  const std::vector<double> hi = onnx::Float64Values(max->Run({a, b})[0]),
+                            lo = onnx::Float64Values(min->Run({a, b})[0]);
   CHECK((!std::signbit(hi[0]) && std::signbit(lo[0])));
   CHECK((std::isnan(hi[1]) && std::isnan(lo[1])));
   CHECK((hi[2] == 1.0 && lo[2] == -1.0));
@@ -135,7 +141,8 @@ TEST_CASE("float64: elements move as bits; what lockstep does not compute in flo
   // Callers' float32 tensors are widened exactly; float64 results reach them rounded once to float32.
   auto neg = Binary("Sub", kDouble, {1});
   const Tensor third = Tensor::FromVector({1}, {1.0f / 3});
-  const Tensor diff = onnx::CallerTensor(neg->Run({neg->InputValue(0, third), neg->InputValue(1, Tensor::FromVector({1}, {1e-9f}))})[0]);
+  const Tensor diff = onnx::CallerTensor(
+      neg->Run({neg->InputValue(0, third), neg->InputValue(1, Tensor::FromVector({1}, {1e-9f}))})[0]);
   CHECK(diff.dtype() == DType::kFloat32);
   CHECK(diff.ToVector()[0] == static_cast<float>(static_cast<double>(1.0f / 3) - static_cast<double>(1e-9f)));
 }
@@ -169,7 +176,8 @@ TEST_CASE("CumSum: running sums in order, exclusive and reverse, with gradients;
   d.Initializer(testing::Int64Tensor("axis", {}, {0}));
   d.Node("CumSum", {"x", "axis"}, {"y"}, {Attr::Int("exclusive", 1)});
   auto doubles = Load(d);
-  CHECK(onnx::Float64Values(doubles->Run({Doubles({3}, {0.1, 0.2, 0.3})})[0]) == std::vector<double>{0.0, 0.1, 0.1 + 0.2});
+  CHECK(onnx::Float64Values(doubles->Run({Doubles({3}, {0.1, 0.2, 0.3})})[0]) ==
+        std::vector<double>{0.0, 0.1, 0.1 + 0.2});
 }
 
 TEST_CASE("Pow with a run-time exponent: proven exponents per element, exact integer powers, clear refusals") {
@@ -182,8 +190,9 @@ TEST_CASE("Pow with a run-time exponent: proven exponents per element, exact int
                                            Pow(x, 0.5).ToVector()[2], PowScalar(x, 3).ToVector()[3]});
   Sum(y).Backward();
   CHECK(base.grad().ToVector()[0] == 3.0f);  // d(x^2)/dx at 1.5
-  CHECK_THROWS_WITH_AS(pow->Run({onnx::FloatValue(x), onnx::FloatValue(Tensor::FromVector({4}, {2.0f, 2.0f, 2.0f, 1.7f}))}),
-                       doctest::Contains("exponent 1.7"), Error);
+  CHECK_THROWS_WITH_AS(
+      pow->Run({onnx::FloatValue(x), onnx::FloatValue(Tensor::FromVector({4}, {2.0f, 2.0f, 2.0f, 1.7f}))}),
+      doctest::Contains("exponent 1.7"), Error);
 
   auto ipow = Binary("Pow", kInt64, {4});
   const std::vector<int64_t> p = ipow->Run({onnx::Int64Value(Tensor::FromInt64({4}, {3, 2, -1, 7})),
@@ -239,8 +248,8 @@ std::vector<double> ReferenceEinsum(const std::string& inputs, const std::string
   return out;
 }
 
-std::shared_ptr<onnx::OnnxModel> EinsumModel(const std::string& equation, const std::vector<Shape>& shapes, int32_t type,
-                                             size_t output_rank) {
+std::shared_ptr<onnx::OnnxModel> EinsumModel(const std::string& equation, const std::vector<Shape>& shapes,
+                                             int32_t type, size_t output_rank) {
   ModelBuilder m;
   m.opset = 12;
   std::vector<std::string> names;
@@ -293,9 +302,11 @@ TEST_CASE("Einsum: float32 by lockstep's ops equals a plain reference; integers 
       doubles.push_back(Doubles(c.shapes[i], d));
     }
     const std::vector<double> want = ReferenceEinsum(c.inputs, c.output, data, c.shapes);
-    const std::vector<float> got = EinsumModel(c.equation, c.shapes, kFloat, c.output.size())->Run(floats)[0].tensor.ToVector();
+    const std::vector<float> got =
+        EinsumModel(c.equation, c.shapes, kFloat, c.output.size())->Run(floats)[0].tensor.ToVector();
     CHECK(std::vector<double>(got.begin(), got.end()) == want);
-    const std::vector<int64_t> got_int = EinsumModel(c.equation, c.shapes, kInt64, c.output.size())->Run(ints)[0].tensor.ToInt64Vector();
+    const std::vector<int64_t> got_int =
+        EinsumModel(c.equation, c.shapes, kInt64, c.output.size())->Run(ints)[0].tensor.ToInt64Vector();
     CHECK(std::vector<double>(got_int.begin(), got_int.end()) == want);
     CHECK(onnx::Float64Values(EinsumModel(c.equation, c.shapes, kDouble, c.output.size())->Run(doubles)[0]) == want);
   }
