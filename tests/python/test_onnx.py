@@ -111,3 +111,20 @@ def test_torch_modules_through_onnx_and_through_from_torch_module():
         with ls.no_grad():
             ours = model(ls.from_numpy(x.numpy())).numpy()
         assert np.abs(ours - theirs).max() <= 8 * np.spacing(np.float32(np.abs(theirs).max()))
+
+
+def test_float64_models_take_float32_and_give_float32_rounded_once():
+    from onnx import helper, TensorProto
+    # y = (x + c) * x in float64, c = 0.1 as a double: a result float32 arithmetic would not give.
+    c = helper.make_tensor("c", TensorProto.DOUBLE, [1], [0.1])
+    graph = helper.make_graph([helper.make_node("Add", ["x", "c"], ["s"]), helper.make_node("Mul", ["s", "x"], ["y"])],
+                              "g", [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [3])],
+                              [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [3])], [c])
+    model = ls.onnx.load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    assert [i.dtype for i in model.inputs] == ["float64"]
+    x = np.array([1.764052391052246, 1.8675580024719238, -0.9772778749465942], np.float32)
+    got = model.run([x])["y"].numpy()
+    wide = x.astype(np.float64)
+    assert got.dtype == np.float32
+    assert np.array_equal(got, ((wide + 0.1) * wide).astype(np.float32))
+    assert (got != (x + np.float32(0.1)) * x).all()  # float32 arithmetic gives other bits for each

@@ -38,8 +38,9 @@ class OnnxModel:
 
     def run(self, inputs):
         """Runs the graph on every input: a dict by name (or a list in ``inputs`` order) of tensors or
-        NumPy arrays (int64 arrays feed integer inputs, float32 0/1 bool ones). Returns a dict of
-        every output by name (bool outputs as float32 0/1)."""
+        NumPy arrays (int64 arrays feed integer inputs, float32 0/1 bool ones, float32 float64 ones,
+        widened exactly). Returns a dict of every output by name (bool outputs as float32 0/1, float64
+        outputs as float32, each rounded once to nearest even)."""
         names = [i.name for i in self.inputs]
         if isinstance(inputs, dict):
             unknown = sorted(set(inputs) - set(names))
