@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "onnx/op_helpers.h"
+#include "onnx/sequences.h"
 
 namespace lockstep {
 namespace onnx {
@@ -230,7 +231,7 @@ int MovedInput(const std::string& op) {
 }  // namespace
 
 Kernel HandlingFloat64(const std::string& op_type, Kernel kernel) {
-  if (ComputesFloat64(op_type)) return kernel;
+  if (ComputesFloat64(op_type) || (IsSequenceOperator(op_type) && op_type != "Identity")) return kernel;
   const int moved = MovedInput(op_type);
   return [op_type, moved, kernel = std::move(kernel)](const Values& in, RunContext& context) -> Values {
     bool any = false;

@@ -14,6 +14,7 @@
 #include "onnx/float64.h"
 #include "onnx/narrow_floats.h"
 #include "onnx/proto.h"
+#include "onnx/sequences.h"
 
 namespace lockstep {
 namespace onnx {
@@ -23,9 +24,13 @@ namespace {
 [[noreturn]] void Unsupported(const std::string& message) { throw Error(message, ErrorKind::kUnavailable); }
 
 IoInfo InfoOf(const ValueInfoProto& v, const std::string& what) {
-  if (!v.is_tensor) Unsupported(what + " '" + v.name + "' is not a tensor (sequences, maps and optionals are not supported)");
+  if (v.kind == TypeKind::kOther) {
+    Unsupported(what + " '" + v.name + "' is a map, a sparse tensor or a nesting deeper than an optional sequence "
+                "(lockstep holds tensors, sequences of tensors and optionals of either)");
+  }
   IoInfo info;
   info.name = v.name;
+  info.kind = v.kind;
   if (!ElemFromDataType(v.elem_type, &info.elem)) {
     Unsupported(what + " '" + v.name + "' has element type " + DataTypeName(v.elem_type) +
                 "; lockstep computes with FLOAT, FLOAT16, BFLOAT16, BOOL and the 8- to 64-bit integer tensors");
@@ -50,12 +55,19 @@ std::string DimsString(const IoInfo& info) {
   return s.str() + "]";
 }
 
-// Throws unless value matches what info declares (type, rank, fixed dimensions).
+// Throws unless value matches what info declares (kind, type, rank, fixed dimensions).
 void RequireDeclared(const Value& value, const IoInfo& info, const char* what, ErrorKind kind) {
-  LOCKSTEP_REQUIRE_KIND(kind, value.elem == info.elem,
-                        what << " '" << info.name << "' is declared " << ElemName(info.elem) << ", got "
-                             << ElemName(value.elem));
-  if (!info.has_shape) return;
+  bool kind_ok = false;
+  switch (info.kind) {
+    case TypeKind::kTensor: kind_ok = value.is_tensor() && !value.optional; break;
+    case TypeKind::kSequence: kind_ok = value.is_sequence() && !value.optional; break;
+    case TypeKind::kOptionalTensor: kind_ok = value.optional && value.items == nullptr; break;
+    case TypeKind::kOptionalSequence: kind_ok = value.optional && value.items != nullptr; break;
+    case TypeKind::kOther: break;
+  }
+  LOCKSTEP_REQUIRE_KIND(kind, kind_ok && value.elem == info.elem,
+                        what << " '" << info.name << "' is declared " << TypeName(info) << ", got " << KindName(value));
+  if (!info.has_shape || !value.is_tensor()) return;
   bool ok = value.shape().size() == info.dims.size();
   for (size_t i = 0; ok && i < info.dims.size(); ++i) ok = info.dims[i] < 0 || info.dims[i] == value.shape()[i];
   LOCKSTEP_REQUIRE_KIND(kind, ok, what << " '" << info.name << "' is declared " << DimsString(info) << ", got "
@@ -63,6 +75,16 @@ void RequireDeclared(const Value& value, const IoInfo& info, const char* what, E
 }
 
 }  // namespace
+
+std::string TypeName(const IoInfo& info) {
+  const std::string inner = ElemName(info.elem);
+  switch (info.kind) {
+    case TypeKind::kSequence: return "sequence of " + inner;
+    case TypeKind::kOptionalTensor: return "optional " + inner;
+    case TypeKind::kOptionalSequence: return "optional sequence of " + inner;
+    default: return inner;
+  }
+}
 
 class GraphBuilder {
  public:
@@ -193,7 +215,8 @@ class GraphBuilder {
                   node.op_type + " (it reads " + (read.empty() ? std::string("none") : read) + ")");
     }
     const NodeView view(node, opset, constants, spec->attributes);
-    Kernel kernel = HandlingFloat64(node.op_type, ComputingNarrowFloatsInFloat32(node.op_type, spec->prepare(view)));
+    Kernel kernel = RefusingNonTensors(
+        node.op_type, HandlingFloat64(node.op_type, ComputingNarrowFloatsInFloat32(node.op_type, spec->prepare(view))));
     OnnxModel::Step step;
     step.where = where.str();
     for (const std::string& name : node.input) step.inputs.push_back(name.empty() ? -1 : Slot(name));
@@ -310,6 +333,9 @@ Tensor OnnxModel::Forward(const Tensor& x) {
 
 Value OnnxModel::InputValue(size_t i, const Tensor& t) const {
   if (i >= inputs_.size()) return ValueForDeclared(t, Elem::kFloat, "input " + std::to_string(i));
+  LOCKSTEP_REQUIRE_KIND(ErrorKind::kUnavailable, inputs_[i].kind == TypeKind::kTensor,
+                        "onnx: input '" << inputs_[i].name << "' is a " << TypeName(inputs_[i])
+                                        << "; this interface takes tensors (C++'s Run takes every kind)");
   return ValueForDeclared(t, inputs_[i].elem, "input '" + inputs_[i].name + "'");
 }
 
@@ -326,7 +352,7 @@ std::shared_ptr<OnnxModel> LoadOnnx(const uint8_t* data, size_t size, const Load
     bool fixed = !model->input_configures_ && !model->value_dependent_shapes_;
     std::vector<Value> zeros;
     for (const IoInfo& info : model->inputs()) {
-      fixed = fixed && info.elem == Elem::kFloat && info.has_shape &&
+      fixed = fixed && info.kind == TypeKind::kTensor && info.elem == Elem::kFloat && info.has_shape &&
               std::all_of(info.dims.begin(), info.dims.end(), [](int64_t d) { return d >= 0; });
       if (!fixed) break;
       const Shape shape(info.dims.begin(), info.dims.end());

@@ -36,11 +36,15 @@ struct LoadOptions {
 // A graph input or output as the file declares it.
 struct IoInfo {
   std::string name;
-  Elem elem = Elem::kFloat;
+  TypeKind kind = TypeKind::kTensor;  // a tensor, a sequence of tensors, or an optional of either
+  Elem elem = Elem::kFloat;           // of the tensors
   bool has_shape = false;
   std::vector<int64_t> dims;             // -1 where the dimension is named (symbolic)
   std::vector<std::string> dim_params;   // the names
 };
+
+// "float" for a float tensor; "sequence of float", "optional float", "optional sequence of float".
+std::string TypeName(const IoInfo& info);
 
 class OnnxModel : public nn::Module {
  public:

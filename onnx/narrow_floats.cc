@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/ops.h"
+#include "onnx/sequences.h"
 
 namespace lockstep {
 namespace onnx {
@@ -14,7 +15,7 @@ bool IsNarrowFloat(const Value& v) { return v.defined() && (v.elem == Elem::kFlo
 }  // namespace
 
 Kernel ComputingNarrowFloatsInFloat32(const std::string& op_type, Kernel kernel) {
-  if (op_type == "Cast" || op_type == "CastLike" || op_type == "EyeLike") return kernel;
+  if (op_type == "Cast" || op_type == "CastLike" || op_type == "EyeLike" || IsSequenceOperator(op_type)) return kernel;
   return [kernel = std::move(kernel)](const Values& in, RunContext& context) -> Values {
     Elem narrow = Elem::kFloat;
     for (const Value& v : in) {

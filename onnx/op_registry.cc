@@ -104,7 +104,7 @@ const std::vector<OpSpec>& OperatorTable() {
         {AddReduceOps, "reductions"},         {AddLossOps, "losses"},            {AddIndexOps, "indexing"},
         {AddSignalOps, "signals"},            {AddQuantizeOps, "quantisation"},  {AddRecurrentOps, "recurrent"},
         {AddResizeOps, "resizing"},           {AddDetectionOps, "detection"},    {AddNormalizeOps, "normalisation"},
-        {AddGridSampleOps, "resizing"},       {AddTextOps, "text"},
+        {AddGridSampleOps, "resizing"},       {AddTextOps, "text"},              {AddSequenceOps, "sequences"},
     };
     for (const auto& [add, family] : families) {
       const size_t first = t.size();

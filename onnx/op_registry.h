@@ -122,6 +122,7 @@ std::string SupportedOperatorList();
 void AddElementwiseOps(std::vector<OpSpec>* table);
 void AddPowerOps(std::vector<OpSpec>* table);
 void AddEinsumOps(std::vector<OpSpec>* table);
+void AddSequenceOps(std::vector<OpSpec>* table);
 void AddShapeOps(std::vector<OpSpec>* table);
 void AddValueOps(std::vector<OpSpec>* table);
 void AddNetworkOps(std::vector<OpSpec>* table);

@@ -67,6 +67,46 @@ void ReadShape(Bytes message, const std::string& where, ValueInfoProto* v) {
   }
 }
 
+// TypeProto's fields: tensor_type 1, sequence_type 4, map_type 5, sparse_tensor_type 8, optional_type 9;
+// a sequence's or optional's elem_type (a TypeProto) is field 1.
+constexpr uint32_t kTensorType = 1, kSequenceType = 4, kOptionalType = 9;
+
+void ReadTensorType(Bytes message, const std::string& at, bool with_shape, ValueInfoProto* v) {
+  WireReader tensor(message, at);
+  Field e;
+  while (tensor.Next(&e)) {
+    if (e.number == 1) v->elem_type = AsInt32(e, at + ".elem_type");
+    if (e.number == 2 && with_shape) ReadShape(AsBytes(e, at + ".shape"), at + ".shape", v);
+  }
+}
+
+// The type a sequence or optional holds: a tensor type, or (for an optional) a sequence of tensors.
+// Two levels at most, read without recursion.
+TypeKind ReadElementType(Bytes message, const std::string& at, bool sequences_allowed, ValueInfoProto* v) {
+  TypeKind kind = TypeKind::kOther;
+  WireReader r(message, at);
+  Field f;
+  while (r.Next(&f)) {
+    if (f.number != 1) continue;
+    WireReader type(AsBytes(f, at + ".elem_type"), at + ".elem_type");
+    Field t;
+    while (type.Next(&t)) {
+      if (t.number == kTensorType) {
+        ReadTensorType(AsBytes(t, at + ".elem_type.tensor_type"), at + ".elem_type.tensor_type", false, v);
+        kind = TypeKind::kTensor;
+      } else if (t.number == kSequenceType && sequences_allowed) {
+        const std::string inner = at + ".elem_type.sequence_type";
+        kind = ReadElementType(AsBytes(t, inner), inner, false, v) == TypeKind::kTensor ? TypeKind::kSequence
+                                                                                        : TypeKind::kOther;
+      } else {
+        AsBytes(t, at + ".elem_type");
+        kind = TypeKind::kOther;
+      }
+    }
+  }
+  return kind;
+}
+
 ValueInfoProto ReadValueInfo(Bytes message, const std::string& where) {
   ValueInfoProto v;
   WireReader r(message, where);
@@ -78,19 +118,44 @@ ValueInfoProto ReadValueInfo(Bytes message, const std::string& where) {
       WireReader type(AsBytes(f, where + ".type"), where + ".type");
       Field t;
       while (type.Next(&t)) {
-        if (t.number != 1) continue;  // sequence, map, optional, sparse: not a tensor
-        v.is_tensor = true;
-        const std::string at = where + ".type.tensor_type";
-        WireReader tensor(AsBytes(t, at), at);
-        Field e;
-        while (tensor.Next(&e)) {
-          if (e.number == 1) v.elem_type = AsInt32(e, at + ".elem_type");
-          if (e.number == 2) ReadShape(AsBytes(e, at + ".shape"), at + ".shape", &v);
+        if (t.number == kTensorType) {
+          v.kind = TypeKind::kTensor;
+          ReadTensorType(AsBytes(t, where + ".type.tensor_type"), where + ".type.tensor_type", true, &v);
+        } else if (t.number == kSequenceType) {
+          const std::string at = where + ".type.sequence_type";
+          v.kind = ReadElementType(AsBytes(t, at), at, false, &v) == TypeKind::kTensor ? TypeKind::kSequence
+                                                                                      : TypeKind::kOther;
+        } else if (t.number == kOptionalType) {
+          const std::string at = where + ".type.optional_type";
+          const TypeKind inner = ReadElementType(AsBytes(t, at), at, true, &v);
+          v.kind = inner == TypeKind::kTensor     ? TypeKind::kOptionalTensor
+                   : inner == TypeKind::kSequence ? TypeKind::kOptionalSequence
+                                                  : TypeKind::kOther;
+        } else {  // map, sparse tensor
+          AsBytes(t, where + ".type");
+          v.kind = TypeKind::kOther;
         }
       }
     }
   }
+  v.is_tensor = v.kind == TypeKind::kTensor;
   return v;
+}
+
+SequenceProto ReadSequence(Bytes message, const std::string& where) {
+  SequenceProto s;
+  WireReader r(message, where);
+  Field f;
+  while (r.Next(&f)) {
+    if (f.number == 3) {
+      const std::string at = Index(where, "tensor_values", s.tensors.size());
+      s.tensors.push_back(ReadTensor(AsBytes(f, at), at));
+    } else if (f.number >= 4 && f.number <= 7) {
+      AsBytes(f, where);
+      s.other = true;
+    }
+  }
+  return s;
 }
 
 AttributeProto ReadAttribute(Bytes message, const std::string& where) {
@@ -265,6 +330,28 @@ ModelProto DecodeModel(const uint8_t* data, size_t size) {
 
 TensorProto DecodeTensor(const uint8_t* data, size_t size, const std::string& where) {
   return ReadTensor(Bytes{data, size}, where);
+}
+
+SequenceProto DecodeSequence(const uint8_t* data, size_t size, const std::string& where) {
+  return ReadSequence(Bytes{data, size}, where);
+}
+
+// OptionalProto: tensor_value 3, sequence_value 5 (4, 6, 7: sparse tensors, maps, optionals).
+OptionalProto DecodeOptional(const uint8_t* data, size_t size, const std::string& where) {
+  OptionalProto o;
+  WireReader r(Bytes{data, size}, where);
+  Field f;
+  while (r.Next(&f)) {
+    if (f.number == 3) {
+      o.tensor.assign(1, ReadTensor(AsBytes(f, where + ".tensor_value"), where + ".tensor_value"));
+    } else if (f.number == 5) {
+      o.sequence.assign(1, ReadSequence(AsBytes(f, where + ".sequence_value"), where + ".sequence_value"));
+    } else if (f.number == 4 || f.number == 6 || f.number == 7) {
+      AsBytes(f, where);
+      o.other = true;
+    }
+  }
+  return o;
 }
 
 }  // namespace onnx

@@ -68,11 +68,18 @@ struct NodeProto {
   std::vector<AttributeProto> attribute;
 };
 
-// A tensor type with its shape: each dimension a value (>= 0) or a name (-1 in dims, name in params).
+// The kinds of value a graph's inputs and outputs can be that lockstep holds: a tensor, a sequence of
+// tensors, an optional tensor or an optional sequence of tensors (maps, sparse tensors and deeper
+// nestings are kOther).
+enum class TypeKind { kOther, kTensor, kSequence, kOptionalTensor, kOptionalSequence };
+
+// A value's type: its kind, the element type of its tensors, and a tensor's shape (each dimension a
+// value (>= 0) or a name (-1 in dims, name in params)).
 struct ValueInfoProto {
   std::string name;
   int32_t elem_type = kUndefined;
-  bool is_tensor = false;  // a sequence, map or optional type is not
+  TypeKind kind = TypeKind::kOther;
+  bool is_tensor = false;  // kind == kTensor
   bool has_shape = false;
   std::vector<int64_t> dims;
   std::vector<std::string> dim_params;
@@ -108,6 +115,20 @@ int64_t CheckedElementCount(const TensorProto& t, const std::string& where);
 // Decoders: throw lockstep::Error (kind kFormat) naming the field path on malformed input.
 ModelProto DecodeModel(const uint8_t* data, size_t size);
 TensorProto DecodeTensor(const uint8_t* data, size_t size, const std::string& where);
+
+// SequenceProto (of tensors) and OptionalProto (of a tensor or a sequence of tensors), as ONNX's
+// test data stores those values.
+struct SequenceProto {
+  std::vector<TensorProto> tensors;
+  bool other = false;  // holds sequences, maps or sparse tensors
+};
+struct OptionalProto {
+  std::vector<TensorProto> tensor;      // 0 or 1
+  std::vector<SequenceProto> sequence;  // 0 or 1
+  bool other = false;
+};
+SequenceProto DecodeSequence(const uint8_t* data, size_t size, const std::string& where);
+OptionalProto DecodeOptional(const uint8_t* data, size_t size, const std::string& where);
 
 }  // namespace onnx
 }  // namespace lockstep

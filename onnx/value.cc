@@ -160,7 +160,66 @@ Value ValueForDeclared(const Tensor& t, Elem declared, const std::string& name) 
   return Value{t.To(DType::kInt64), declared};
 }
 
+Value SequenceValue(std::vector<Value> items, Elem elem) {
+  Value v;
+  v.elem = elem;
+  v.items = std::make_shared<const std::vector<Value>>(std::move(items));
+  return v;
+}
+
+Value NoneValue(Elem elem, bool of_sequence) {
+  Value v;
+  v.elem = elem;
+  v.optional = true;
+  v.none = true;
+  if (of_sequence) v.items = std::make_shared<const std::vector<Value>>();
+  return v;
+}
+
+Value ValueFromSequenceProto(const SequenceProto& s, int32_t declared_elem, const std::string& where) {
+  LOCKSTEP_REQUIRE_KIND(ErrorKind::kUnavailable, !s.other,
+                        where << ": a sequence of sequences, maps or sparse tensors; lockstep holds sequences of tensors");
+  Elem elem;
+  LOCKSTEP_REQUIRE_KIND(ErrorKind::kUnavailable, ElemFromDataType(declared_elem, &elem),
+                        where << ": a sequence of " << DataTypeName(declared_elem) << " tensors");
+  std::vector<Value> items;
+  for (size_t i = 0; i < s.tensors.size(); ++i) {
+    items.push_back(ValueFromTensorProto(s.tensors[i], where + "[" + std::to_string(i) + "]"));
+    LOCKSTEP_REQUIRE_FORMAT(items.back().elem == elem, where << "[" << i << "] is " << ElemName(items.back().elem)
+                                                             << ", the sequence " << ElemName(elem));
+  }
+  return SequenceValue(std::move(items), elem);
+}
+
+Value ValueFromOptionalProto(const OptionalProto& o, int32_t declared_elem, bool of_sequence, const std::string& where) {
+  LOCKSTEP_REQUIRE_KIND(ErrorKind::kUnavailable, !o.other, where << ": an optional of a map, sparse tensor or optional");
+  Elem elem;
+  LOCKSTEP_REQUIRE_KIND(ErrorKind::kUnavailable, ElemFromDataType(declared_elem, &elem),
+                        where << ": an optional of " << DataTypeName(declared_elem));
+  Value v;
+  if (of_sequence && !o.sequence.empty()) {
+    v = ValueFromSequenceProto(o.sequence[0], declared_elem, where);
+  } else if (!of_sequence && !o.tensor.empty()) {
+    v = ValueFromTensorProto(o.tensor[0], where);
+  } else {
+    LOCKSTEP_REQUIRE_FORMAT(o.tensor.empty() && o.sequence.empty(),
+                            where << ": holds a " << (of_sequence ? "tensor" : "sequence") << " where its type says "
+                                  << (of_sequence ? "sequence" : "tensor"));
+    return NoneValue(elem, of_sequence);
+  }
+  v.optional = true;
+  return v;
+}
+
+std::string KindName(const Value& v) {
+  const std::string inner = std::string(v.items ? "sequence of " : "") + ElemName(v.elem);
+  if (v.none) return "empty optional " + inner;
+  return (v.optional ? "optional " : "") + inner;
+}
+
 Tensor CallerTensor(const Value& v) {
+  LOCKSTEP_REQUIRE_KIND(ErrorKind::kUnavailable, v.is_tensor(),
+                        "onnx: an output is a " << KindName(v) << "; this interface returns tensors (C++'s Run returns every kind)");
   return v.is_float64() ? CastFromFloat64(v, Elem::kFloat).tensor : v.tensor;
 }
 

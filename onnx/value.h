@@ -8,6 +8,7 @@
 #ifndef LOCKSTEP_ONNX_VALUE_H_
 #define LOCKSTEP_ONNX_VALUE_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,17 @@ int64_t WrapToElem(Elem e, int64_t v);
 struct Value {
   Tensor tensor;
   Elem elem = Elem::kFloat;
+  // ONNX's sequences and optionals (onnx/ops_sequence.cc): a sequence holds its tensors in `items`
+  // (all of type `elem`; no tensor of its own). An optional that holds a value is that value with
+  // `optional` set; an empty one has `none` set and nothing else (`items` marks an empty optional
+  // sequence as a sequence type). Only the sequence and optional operators take them.
+  std::shared_ptr<const std::vector<Value>> items;
+  bool optional = false;
+  bool none = false;
 
-  bool defined() const { return tensor.defined(); }
+  bool defined() const { return tensor.defined() || items != nullptr || none; }
+  bool is_tensor() const { return tensor.defined(); }
+  bool is_sequence() const { return items != nullptr && !none; }
   bool is_int() const { return IsIntElem(elem); }
   bool is_float() const { return IsFloatElem(elem); }
   bool is_float64() const { return elem == Elem::kFloat64; }
@@ -42,6 +52,15 @@ struct Value {
 inline Value FloatValue(Tensor t) { return Value{std::move(t), Elem::kFloat}; }
 inline Value BoolValue(Tensor t) { return Value{std::move(t), Elem::kBool}; }
 inline Value Int64Value(Tensor t) { return Value{std::move(t), Elem::kInt64}; }
+// A sequence of these tensors, of element type `elem`.
+Value SequenceValue(std::vector<Value> items, Elem elem);
+// An empty optional of a tensor (or, with `of_sequence`, of a sequence) of element type `elem`.
+Value NoneValue(Elem elem, bool of_sequence);
+// The value of a SequenceProto or an OptionalProto (as ValueFromTensorProto reads tensors).
+Value ValueFromSequenceProto(const SequenceProto& s, int32_t declared_elem, const std::string& where);
+Value ValueFromOptionalProto(const OptionalProto& o, int32_t declared_elem, bool of_sequence, const std::string& where);
+// "float", "sequence of float", "optional float", "optional sequence of float", "empty optional float".
+std::string KindName(const Value& v);
 
 // "float", "int64", "int32", "bool", "float16", "bfloat16", "int8", "uint8", ...
 const char* ElemName(Elem e);

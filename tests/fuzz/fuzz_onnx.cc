@@ -1,4 +1,5 @@
-// libFuzzer target for the ONNX reader: the protobuf wire decoder, the graph's structural checks
+// libFuzzer target for the ONNX reader: the protobuf wire decoder (models, and sequence and optional
+// values), the graph's structural checks
 // (names, order, cycles) and every tensor's size checks. Any input either decodes or throws
 // lockstep::Error; a crash, a sanitizer report, another exception or a huge allocation is a
 // finding. A graph that passes the checks must list each node exactly once in its order.
@@ -13,6 +14,15 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace lockstep::onnx;
+  // The same bytes as a SequenceProto and an OptionalProto (the test data's other value files).
+  try {
+    for (const TensorProto& t : DecodeSequence(data, size, "sequence").tensors) CheckedElementCount(t, "sequence");
+  } catch (const lockstep::Error&) {
+  }
+  try {
+    DecodeOptional(data, size, "optional");
+  } catch (const lockstep::Error&) {
+  }
   ModelProto model;
   try {
     model = DecodeModel(data, size);

@@ -51,13 +51,37 @@ bool Exists(const std::string& path) {
   return stat(path.c_str(), &st) == 0;
 }
 
-onnx::Value ReadTensorFile(const std::string& path) {
+// A data set's value: a TensorProto, or a SequenceProto or OptionalProto where the model declares one.
+onnx::Value ReadValueFile(const std::string& path, const onnx::IoInfo* declared) {
   const std::vector<uint8_t> bytes = lockstep::ReadWholeFile(path, onnx::kMaxOnnxBytes);
-  return onnx::ValueFromTensorProto(onnx::DecodeTensor(bytes.data(), bytes.size(), path), path);
+  const onnx::TypeKind kind = declared ? declared->kind : onnx::TypeKind::kTensor;
+  const int32_t elem = declared ? onnx::ElemDataType(declared->elem) : 0;
+  switch (kind) {
+    case onnx::TypeKind::kSequence:
+      return onnx::ValueFromSequenceProto(onnx::DecodeSequence(bytes.data(), bytes.size(), path), elem, path);
+    case onnx::TypeKind::kOptionalTensor:
+    case onnx::TypeKind::kOptionalSequence:
+      return onnx::ValueFromOptionalProto(onnx::DecodeOptional(bytes.data(), bytes.size(), path), elem,
+                                          kind == onnx::TypeKind::kOptionalSequence, path);
+    default:
+      return onnx::ValueFromTensorProto(onnx::DecodeTensor(bytes.data(), bytes.size(), path), path);
+  }
 }
 
 // Empty when equal within tolerance, else what differs.
 std::string Compare(const onnx::Value& got, const onnx::Value& want) {
+  if (onnx::KindName(got) != onnx::KindName(want)) return "a " + onnx::KindName(got) + ", expected a " + onnx::KindName(want);
+  if (got.none) return "";
+  if (got.items) {
+    if (got.items->size() != want.items->size()) {
+      return std::to_string(got.items->size()) + " tensors, expected " + std::to_string(want.items->size());
+    }
+    for (size_t i = 0; i < got.items->size(); ++i) {
+      const std::string diff = Compare((*got.items)[i], (*want.items)[i]);
+      if (!diff.empty()) return "tensor " + std::to_string(i) + ": " + diff;
+    }
+    return "";
+  }
   if (got.elem != want.elem) {
     return std::string("type ") + onnx::ElemName(got.elem) + ", expected " + onnx::ElemName(want.elem);
   }
@@ -141,11 +165,14 @@ Outcome RunCase(const std::string& dir) {
     const std::string at = dir + "/" + set;
     try {
       std::vector<onnx::Value> inputs, expected;
+      const auto declared = [](const std::vector<onnx::IoInfo>& list, size_t i) {
+        return i < list.size() ? &list[i] : nullptr;
+      };
       for (size_t i = 0; Exists(at + "/input_" + std::to_string(i) + ".pb"); ++i) {
-        inputs.push_back(ReadTensorFile(at + "/input_" + std::to_string(i) + ".pb"));
+        inputs.push_back(ReadValueFile(at + "/input_" + std::to_string(i) + ".pb", declared(model->inputs(), i)));
       }
       for (size_t i = 0; Exists(at + "/output_" + std::to_string(i) + ".pb"); ++i) {
-        expected.push_back(ReadTensorFile(at + "/output_" + std::to_string(i) + ".pb"));
+        expected.push_back(ReadValueFile(at + "/output_" + std::to_string(i) + ".pb", declared(model->outputs(), i)));
       }
       // ONNX's test data of this version stores bfloat16 tensors as UINT16 (NumPy has no bfloat16):
       // their bits are read as bfloat16 where the model declares that type.

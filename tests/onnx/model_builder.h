@@ -128,6 +128,19 @@ inline Bytes ValueInfo(const std::string& name, int32_t elem_type, const std::ve
   return v;
 }
 
+// A ValueInfoProto of a sequence of tensors of elem_type (TypeProto.sequence_type, its elem_type a
+// tensor type without a shape).
+inline Bytes SequenceValueInfo(const std::string& name, int32_t elem_type) {
+  Bytes tensor, inner, sequence, type, v;
+  VarintField(&tensor, 1, elem_type);
+  BytesField(&inner, 1, tensor);
+  BytesField(&sequence, 1, inner);
+  BytesField(&type, 4, sequence);
+  StringField(&v, 1, name);
+  BytesField(&v, 2, type);
+  return v;
+}
+
 struct ModelBuilder {
   Bytes graph;
   int64_t opset = 13;
@@ -155,6 +168,14 @@ struct ModelBuilder {
   }
   ModelBuilder& Output(const std::string& name, const std::vector<int64_t>& dims, int32_t elem_type = 1) {
     BytesField(&graph, 12, ValueInfo(name, elem_type, dims));
+    return *this;
+  }
+  ModelBuilder& SequenceInput(const std::string& name, int32_t elem_type = 1) {
+    BytesField(&graph, 11, SequenceValueInfo(name, elem_type));
+    return *this;
+  }
+  ModelBuilder& SequenceOutput(const std::string& name, int32_t elem_type = 1) {
+    BytesField(&graph, 12, SequenceValueInfo(name, elem_type));
     return *this;
   }
   Bytes Build() const {
