@@ -68,8 +68,14 @@ GraphPlan CheckGraph(const ModelProto& model) {
                                         << " and again by " << NodeName(g.node[i], i));
     }
   }
+  // A node reads its inputs and, through its subgraphs, its implicit inputs.
+  const auto reads = [&](size_t i) {
+    std::vector<std::string> names = g.node[i].input;
+    names.insert(names.end(), g.node[i].implicit_input.begin(), g.node[i].implicit_input.end());
+    return names;
+  };
   for (size_t i = 0; i < g.node.size(); ++i) {
-    for (const std::string& in : g.node[i].input) {
+    for (const std::string& in : reads(i)) {
       LOCKSTEP_REQUIRE_FORMAT(in.empty() || defined.count(in) || producer.count(in),
                               "onnx: " << NodeName(g.node[i], i) << " reads '" << in
                                        << "', which no input, initializer or node defines");
@@ -85,7 +91,7 @@ GraphPlan CheckGraph(const ModelProto& model) {
   std::map<std::string, std::vector<size_t>> readers;
   for (size_t i = 0; i < g.node.size(); ++i) {
     std::set<std::string> seen;
-    for (const std::string& in : g.node[i].input) {
+    for (const std::string& in : reads(i)) {
       if (in.empty() || defined.count(in) || !seen.insert(in).second) continue;
       ++waiting[i];
       readers[in].push_back(i);

@@ -11,10 +11,8 @@
 #include "core/io/files.h"
 #include "onnx/graph_check.h"
 #include "onnx/model.h"
-#include "onnx/float64.h"
-#include "onnx/narrow_floats.h"
+#include "onnx/prepare.h"
 #include "onnx/proto.h"
-#include "onnx/sequences.h"
 
 namespace lockstep {
 namespace onnx {
@@ -170,59 +168,40 @@ class GraphBuilder {
   void RegisterBuffer(const std::string& name, Tensor t) { m_.RegisterBuffer(name, t); }
 
   void PrepareNode(const NodeProto& node, int64_t opset) {
-    std::ostringstream where;
-    where << "node '" << (node.name.empty() ? (node.output.empty() ? "?" : node.output[0]) : node.name) << "' ("
-          << node.op_type << ", opset " << opset << ")";
     ++m_.op_counts_[node.op_type];
-    if (!node.domain.empty() && node.domain != "ai.onnx") {
-      Unsupported(where.str() + ": unsupported: operators of domain '" + node.domain +
-                  "'; lockstep implements the default ONNX domain: " + SupportedOperatorList());
-    }
-    const OpSpec* spec = FindOperator(node.op_type);
-    if (spec == nullptr) {
-      Unsupported(where.str() + ": unsupported operator " + node.op_type + "; lockstep implements: " +
-                  SupportedOperatorList());
-    }
-    if (opset < spec->since) {
-      std::ostringstream s;
-      s << where.str() << ": unsupported: " << node.op_type << " before opset " << spec->since
-        << " (this model imports opset " << opset << ")";
-      Unsupported(s.str());
-    }
-    std::vector<const Value*> constants;
+    // The constant values of the explicit inputs (for the entry's Prepare) and of the implicit ones
+    // (a subgraph's outer names): a node folds at load only when all of them are known.
+    std::vector<const Value*> constants, all;
     bool all_constant = node.op_type != "Dropout";
-    for (const std::string& name : node.input) {
+    const auto constant_of = [&](const std::string& name) -> const Value* {
       auto it = name.empty() ? slots_.end() : slots_.find(name);
-      const Value* c = nullptr;
-      if (it != slots_.end()) {
-        auto k = constants_.find(it->second);
-        if (k != constants_.end()) c = &k->second;
-      }
-      constants.push_back(c);
-      if (!name.empty() && c == nullptr) all_constant = false;
+      if (it == slots_.end()) return nullptr;
+      auto k = constants_.find(it->second);
+      return k == constants_.end() ? nullptr : &k->second;
+    };
+    for (const std::string& name : node.input) {
+      constants.push_back(constant_of(name));
+      if (!name.empty() && constants.back() == nullptr) all_constant = false;
     }
+    all = constants;
+    for (const std::string& name : node.implicit_input) {
+      all.push_back(constant_of(name));
+      if (all.back() == nullptr) all_constant = false;
+    }
+    const PreparedNode prepared = onnx::PrepareNode(node, opset, constants);
+    const OpSpec* spec = prepared.spec;
     if (spec->value_dependent_shapes) m_.value_dependent_shapes_ = true;
     for (int k : spec->config_inputs) {
       const size_t i = static_cast<size_t>(k);
       if (i < node.input.size() && input_names_.count(node.input[i])) m_.input_configures_ = true;
     }
-    // An attribute the entry does not read would be ignored: refused instead.
-    for (const AttributeProto& a : node.attribute) {
-      if (std::find(spec->attributes.begin(), spec->attributes.end(), a.name) != spec->attributes.end()) continue;
-      std::string read;
-      for (const std::string& r : spec->attributes) read += (read.empty() ? "" : ", ") + r;
-      Unsupported(where.str() + ": unsupported: attribute '" + a.name + "', which lockstep does not read for " +
-                  node.op_type + " (it reads " + (read.empty() ? std::string("none") : read) + ")");
-    }
-    const NodeView view(node, opset, constants, spec->attributes);
-    Kernel kernel = RefusingNonTensors(
-        node.op_type, HandlingFloat64(node.op_type, ComputingNarrowFloatsInFloat32(node.op_type, spec->prepare(view))));
     OnnxModel::Step step;
-    step.where = where.str();
+    step.where = NodeWhere(node, opset);
     for (const std::string& name : node.input) step.inputs.push_back(name.empty() ? -1 : Slot(name));
+    for (const std::string& name : node.implicit_input) step.inputs.push_back(Slot(name));
     for (const std::string& name : node.output) step.outputs.push_back(name.empty() ? -1 : Slot(name));
     if (all_constant) {
-      Fold(step, kernel, constants);
+      Fold(step, prepared.kernel, all);
       return;
     }
     if (node.op_type == "Dropout") {
@@ -231,7 +210,7 @@ class GraphBuilder {
       step.dropout = std::make_shared<nn::Dropout>(0.0f, Generator(options_.seed, "onnx.dropout." + name));
       m_.RegisterModule(name, step.dropout);
     }
-    step.kernel = std::move(kernel);
+    step.kernel = prepared.kernel;
     m_.steps_.push_back(std::move(step));
   }
 

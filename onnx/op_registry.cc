@@ -42,6 +42,13 @@ const AttributeProto& NodeView::Typed(const char* name, int32_t type) const {
   return *a;
 }
 
+const GraphProto* NodeView::Graph(const char* name) const {
+  if (!Has(name)) return nullptr;
+  const AttributeProto& a = Typed(name, kAttrGraph);
+  Require(a.g.size() == 1, std::string("attribute '") + name + "' holds no graph");
+  return &a.g[0];
+}
+
 int64_t NodeView::Int(const char* name, int64_t fallback) const {
   return Has(name) ? Typed(name, kAttrInt).i : fallback;
 }
@@ -105,6 +112,7 @@ const std::vector<OpSpec>& OperatorTable() {
         {AddSignalOps, "signals"},            {AddQuantizeOps, "quantisation"},  {AddRecurrentOps, "recurrent"},
         {AddResizeOps, "resizing"},           {AddDetectionOps, "detection"},    {AddNormalizeOps, "normalisation"},
         {AddGridSampleOps, "resizing"},       {AddTextOps, "text"},              {AddSequenceOps, "sequences"},
+        {AddControlOps, "control flow"},
     };
     for (const auto& [add, family] : families) {
       const size_t first = t.size();

@@ -51,6 +51,8 @@ class NodeView {
   std::vector<int64_t> Ints(const char* name, const std::vector<int64_t>& fallback) const;
   std::vector<float> Floats(const char* name) const;
   const TensorProto* TensorAttr(const char* name) const;
+  // A graph attribute (a subgraph: If's branches, Loop's body, ...), or nullptr when absent.
+  const GraphProto* Graph(const char* name) const;
 
   size_t inputs() const { return proto_.input.size(); }
   size_t outputs() const { return proto_.output.size(); }
@@ -123,6 +125,7 @@ void AddElementwiseOps(std::vector<OpSpec>* table);
 void AddPowerOps(std::vector<OpSpec>* table);
 void AddEinsumOps(std::vector<OpSpec>* table);
 void AddSequenceOps(std::vector<OpSpec>* table);
+void AddControlOps(std::vector<OpSpec>* table);
 void AddShapeOps(std::vector<OpSpec>* table);
 void AddValueOps(std::vector<OpSpec>* table);
 void AddNetworkOps(std::vector<OpSpec>* table);

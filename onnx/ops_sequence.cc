@@ -21,7 +21,9 @@ namespace {
 const char* const kSequenceOperators[] = {"Identity",         "SequenceEmpty",      "SequenceConstruct",
                                           "SequenceInsert",   "SequenceAt",         "SequenceErase",
                                           "SequenceLength",   "SplitToSequence",    "ConcatFromSequence",
-                                          "Optional",         "OptionalHasElement", "OptionalGetElement"};
+                                          "Optional",         "OptionalHasElement", "OptionalGetElement",
+                                          "If",               "Loop",               "Scan",
+                                          "SequenceMap"};
 
 const Value& SequenceInput(const Values& in, size_t i, const char* op) {
   const Value& v = Input(in, i, op);

@@ -1,5 +1,7 @@
 #include "onnx/proto.h"
 
+#include <set>
+
 #include "core/error.h"
 #include "onnx/wire.h"
 
@@ -158,7 +160,9 @@ SequenceProto ReadSequence(Bytes message, const std::string& where) {
   return s;
 }
 
-AttributeProto ReadAttribute(Bytes message, const std::string& where) {
+GraphProto ReadGraph(Bytes message, const std::string& where, int depth);
+
+AttributeProto ReadAttribute(Bytes message, const std::string& where, int depth) {
   AttributeProto a;
   WireReader r(message, where);
   Field f;
@@ -172,7 +176,13 @@ AttributeProto ReadAttribute(Bytes message, const std::string& where) {
         a.t.clear();
         a.t.push_back(ReadTensor(AsBytes(f, where + ".t"), where + ".t"));
         break;
-      case 6: case 11: case 14: case 15: case 22: case 23:  // graphs, type protos, sparse tensors
+      case 6:
+        LOCKSTEP_REQUIRE_FORMAT(depth < kMaxGraphDepth, where << ": graphs nested more than " << kMaxGraphDepth
+                                                              << " deep");
+        a.g.clear();
+        a.g.push_back(ReadGraph(AsBytes(f, where + ".g"), where + ".g", depth + 1));
+        break;
+      case 11: case 14: case 15: case 22: case 23:  // graph lists, type protos, sparse tensors
         AsBytes(f, where);
         a.has_other = true;
         break;
@@ -191,7 +201,26 @@ AttributeProto ReadAttribute(Bytes message, const std::string& where) {
   return a;
 }
 
-NodeProto ReadNode(Bytes message, const std::string& where) {
+// The names a graph reads that it does not define: its nodes' inputs (and their own subgraphs' free
+// names) other than its inputs, initializers and node outputs.
+std::set<std::string> FreeNames(const GraphProto& g) {
+  std::set<std::string> defined, read;
+  for (const ValueInfoProto& v : g.input) defined.insert(v.name);
+  for (const TensorProto& t : g.initializer) defined.insert(t.name);
+  for (const NodeProto& n : g.node) {
+    for (const std::string& o : n.output) defined.insert(o);
+    for (const std::string& i : n.input) read.insert(i);
+    for (const std::string& i : n.implicit_input) read.insert(i);
+  }
+  for (const ValueInfoProto& v : g.output) read.insert(v.name);
+  std::set<std::string> free;
+  for (const std::string& name : read) {
+    if (!name.empty() && !defined.count(name)) free.insert(name);
+  }
+  return free;
+}
+
+NodeProto ReadNode(Bytes message, const std::string& where, int depth) {
   NodeProto n;
   WireReader r(message, where);
   Field f;
@@ -201,21 +230,31 @@ NodeProto ReadNode(Bytes message, const std::string& where) {
       case 2: n.output.push_back(AsString(f, where + ".output")); break;
       case 3: n.name = AsString(f, where + ".name"); break;
       case 4: n.op_type = AsString(f, where + ".op_type"); break;
-      case 5: n.attribute.push_back(ReadAttribute(AsBytes(f, where), Index(where, "attribute", n.attribute.size()))); break;
+      case 5:
+        n.attribute.push_back(ReadAttribute(AsBytes(f, where), Index(where, "attribute", n.attribute.size()), depth));
+        break;
       case 7: n.domain = AsString(f, where + ".domain"); break;
       default: break;
     }
   }
+  std::set<std::string> implicit;
+  for (const AttributeProto& a : n.attribute) {
+    for (const GraphProto& g : a.g) {
+      const std::set<std::string> free = FreeNames(g);
+      implicit.insert(free.begin(), free.end());
+    }
+  }
+  n.implicit_input.assign(implicit.begin(), implicit.end());
   return n;
 }
 
-GraphProto ReadGraph(Bytes message, const std::string& where) {
+GraphProto ReadGraph(Bytes message, const std::string& where, int depth) {
   GraphProto g;
   WireReader r(message, where);
   Field f;
   while (r.Next(&f)) {
     switch (f.number) {
-      case 1: g.node.push_back(ReadNode(AsBytes(f, where), Index(where, "node", g.node.size()))); break;
+      case 1: g.node.push_back(ReadNode(AsBytes(f, where), Index(where, "node", g.node.size()), depth)); break;
       case 2: g.name = AsString(f, where + ".name"); break;
       case 5:
         g.initializer.push_back(ReadTensor(AsBytes(f, where), Index(where, "initializer", g.initializer.size())));
@@ -306,7 +345,7 @@ ModelProto DecodeModel(const uint8_t* data, size_t size) {
       case 2: m.producer_name = AsString(f, "model.producer_name"); break;
       case 3: m.producer_version = AsString(f, "model.producer_version"); break;
       case 7:
-        m.graph = ReadGraph(AsBytes(f, "model.graph"), "model.graph");
+        m.graph = ReadGraph(AsBytes(f, "model.graph"), "model.graph", 0);
         m.has_graph = true;
         break;
       case 8: {

@@ -1,7 +1,7 @@
 // ONNX's messages (onnx.proto, IR version 3 and later) as plain structs, decoded with the wire
 // reader. Only the fields lockstep uses are kept; unknown fields are skipped, as protobuf does.
-// Subgraph attributes (If, Loop, Scan bodies) are noted but not decoded: no supported operator
-// takes one, so a hostile file cannot make the decoder recurse.
+// Subgraph attributes (If, Loop, Scan and SequenceMap bodies) are decoded to a bounded depth
+// (kMaxGraphDepth), so a hostile file cannot make the decoder recurse without limit.
 #ifndef LOCKSTEP_ONNX_PROTO_H_
 #define LOCKSTEP_ONNX_PROTO_H_
 
@@ -47,6 +47,10 @@ enum AttributeType : int32_t {
 };
 std::string AttributeTypeName(int32_t type);
 
+struct GraphProto;
+// Graphs nested in graphs (a Loop body holding an If, ...): deeper ones are refused (kFormat).
+constexpr int kMaxGraphDepth = 8;
+
 struct AttributeProto {
   std::string name;
   int32_t type = kAttrUndefined;
@@ -58,12 +62,16 @@ struct AttributeProto {
   std::vector<int64_t> ints;
   std::vector<std::string> strings;
   bool has_f = false, has_i = false, has_s = false;
-  bool has_other = false;  // a graph, sparse tensor or type value: present, not decoded
+  bool has_other = false;  // a list of graphs, a sparse tensor or a type value: present, not decoded
+  std::vector<GraphProto> g;  // 0 or 1: a graph attribute
   std::string ref_attr_name;
 };
 
 struct NodeProto {
   std::vector<std::string> input, output;
+  // The names its subgraphs read from the enclosing graphs (defined in none of them), sorted: the
+  // node depends on them as on its inputs.
+  std::vector<std::string> implicit_input;
   std::string name, op_type, domain;
   std::vector<AttributeProto> attribute;
 };

@@ -11,7 +11,8 @@ namespace lockstep {
 namespace onnx {
 
 // Whether an operator takes or makes sequences or optionals (they move tensors, never compute on
-// them, so the element-type rules of narrow floats and float64 do not apply to them).
+// them, so the element-type rules of narrow floats and float64 do not apply to them; the control
+// flow operators are among them: their subgraphs' nodes follow those rules themselves).
 bool IsSequenceOperator(const std::string& op_type);
 
 // The kernel of an operator, made to refuse a sequence or optional input (a type error) unless the

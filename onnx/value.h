@@ -30,6 +30,9 @@ inline bool IsUnsignedElem(Elem e) { return e == Elem::kUInt8 || e == Elem::kUIn
 int64_t WrapToElem(Elem e, int64_t v);
 
 struct Value {
+  Value() = default;
+  Value(Tensor t, Elem e) : tensor(std::move(t)), elem(e) {}
+
   Tensor tensor;
   Elem elem = Elem::kFloat;
   // ONNX's sequences and optionals (onnx/ops_sequence.cc): a sequence holds its tensors in `items`

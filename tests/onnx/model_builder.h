@@ -99,6 +99,13 @@ struct Attr {
     VarintField(&a.encoded, 20, 7);
     return a;
   }
+  static Attr Graph(const std::string& n, const Bytes& graph) {  // graph: a ModelBuilder's `graph`
+    Attr a{n, {}};
+    StringField(&a.encoded, 1, n);
+    BytesField(&a.encoded, 6, graph);
+    VarintField(&a.encoded, 20, 5);
+    return a;
+  }
   static Attr Tensor(const std::string& n, const Bytes& tensor) {
     Attr a{n, {}};
     StringField(&a.encoded, 1, n);

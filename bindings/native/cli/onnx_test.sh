@@ -74,10 +74,10 @@ np.save(f"{work}/complex.npy", np.ones((2,), np.complex64))
 np.save(f"{work}/wrong_shape.npy", np.ones((4, 16), np.float32))
 with open(f"{work}/truncated.npy", "wb") as f:
     f.write(open(f"{work}/fortran.npy", "rb").read()[:90])
-graph = helper.make_graph([helper.make_node("Loop", ["x"], ["y"], name="the_loop")], "g",
+graph = helper.make_graph([helper.make_node("StringNormalizer", ["x"], ["y"], name="the_normalizer")], "g",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
-onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), f"{work}/loop.onnx")
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), f"{work}/strings.onnx")
 PY
 head -c 1000 "$models/lenet5.onnx" > "$work/truncated.onnx"
 expect_error "run with the wrong shape" "input 'images' is declared [batch, 1, 28, 28], got [4, 16]" \
@@ -87,8 +87,8 @@ expect_error "a Fortran-order .npy" "Fortran-order arrays are not supported" \
 expect_error "a complex .npy" "element type '<c8' is not supported" "$lockstep" run "$models/lenet5.onnx" --input "$work/complex.npy"
 expect_error "a truncated .npy" "the file holds" "$lockstep" run "$models/lenet5.onnx" --input "$work/truncated.npy"
 expect_error "a truncated model" "(LOCKSTEP_ERROR_FORMAT)" "$lockstep" run "$work/truncated.onnx" --input "$models/lenet5.input.npy"
-expect_error "an unsupported operator" "node 'the_loop' (Loop, opset 13): unsupported operator Loop" \
-  "$lockstep" run "$work/loop.onnx" --input "$models/lenet5.input.npy"
+expect_error "an unsupported operator" "node 'the_normalizer' (StringNormalizer, opset 13): unsupported operator StringNormalizer" \
+  "$lockstep" run "$work/strings.onnx" --input "$models/lenet5.input.npy"
 expect_error "a checkpoint given as a model" "loading the model failed" \
   "$lockstep" run "$work/lenet5.safetensors" --input "$models/lenet5.input.npy"
 expect_error "a missing model" "loading the model failed (LOCKSTEP_ERROR_IO)" "$lockstep" convert "$work/none.onnx" "$work/x.safetensors"
