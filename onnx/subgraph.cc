@@ -41,6 +41,7 @@ Subgraph::Subgraph(const GraphProto& graph, int64_t opset, const std::string& wh
     }
     for (const std::string& name : node.implicit_input) all_constant = all_constant && constant_of(name) != nullptr;
     Step step;
+    step.dropout = node.op_type == "Dropout";
     step.kernel = PrepareNode(node, opset, constants).kernel;
     step.inputs = node.input;
     step.inputs.insert(step.inputs.end(), node.implicit_input.begin(), node.implicit_input.end());
@@ -79,6 +80,10 @@ Values Subgraph::Run(const Values& formal, const std::map<std::string, Value>& o
   for (size_t i = 0; i < formal.size(); ++i) scope[inputs_[i]] = formal[i];
   Values in;
   for (const Step& step : steps_) {
+    // The graph's own Dropout nodes draw from streams of their own; one in a subgraph has none, and
+    // skipping it while training would silently change the model.
+    LOCKSTEP_REQUIRE_KIND(ErrorKind::kUnavailable, !(step.dropout && context.training),
+                          step.where << ": unsupported: Dropout inside a subgraph while the module trains");
     in.clear();
     for (const std::string& name : step.inputs) {
       if (name.empty()) {

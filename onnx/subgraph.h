@@ -31,6 +31,7 @@ class Subgraph {
 
  private:
   struct Step {
+    bool dropout = false;  // a Dropout node: it has no Philox stream of its own here
     Kernel kernel;
     std::vector<std::string> inputs;  // explicit, then implicit
     std::vector<std::string> outputs;
