@@ -129,3 +129,14 @@ def test_float64_models_take_float32_and_give_float32_rounded_once():
     assert got.dtype == np.float32
     assert np.array_equal(got, ((wide + 0.1) * wide).astype(np.float32))
     assert (got != (x + np.float32(0.1)) * x).all()  # float32 arithmetic gives other bits for each
+
+
+def test_sequence_inputs_are_named_and_refused_by_the_tensor_interface():
+    from onnx import helper, TensorProto
+    seq = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, None)
+    graph = helper.make_graph([helper.make_node("SequenceLength", ["s"], ["n"])], "g", [seq],
+                              [helper.make_tensor_value_info("n", TensorProto.INT64, [])])
+    model = ls.onnx.load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    assert model.inputs[0].dtype == "sequence of float"
+    with pytest.raises(ls.UnavailableError, match="input 's' is a sequence of float; this interface takes tensors"):
+        model.run([ls.zeros(2)])

@@ -15,7 +15,8 @@ from ._tensor import Tensor, from_numpy
 from .nn._module import extend
 
 Io = collections.namedtuple("Io", ["name", "dtype", "shape"])
-Io.__doc__ = "A graph input or output: name, dtype ('float', 'int64', 'int32', 'bool'), shape (a str per named dimension)."
+Io.__doc__ = ("A graph input or output: name, dtype ('float', 'int64', 'int32', 'bool', 'float64', ...; 'sequence of "
+          "float' and the like for sequences and optionals), shape (a str per named dimension).")
 Io.__module__ = "lockstep.onnx"
 
 

@@ -33,7 +33,7 @@ py::list IoList(const std::vector<onnx::IoInfo>& list) {
       }
       shape = py::tuple(dims);
     }
-    out.append(py::make_tuple(info.name, onnx::ElemName(info.elem), shape));
+    out.append(py::make_tuple(info.name, onnx::TypeName(info), shape));
   }
   return out;
 }

@@ -11,15 +11,17 @@ export function makeOnnxApi(engine, { Tensor }, { nn }) {
       super(handle);
       this.signature = Object.freeze(engine.onnxSignature(handle));
     }
-    // [{ name, dtype: 'float' | 'int64' | 'int32' | 'bool', shape: [number | string] | null }]: a
-    // string dimension is a named (symbolic) one, as the batch of an export with dynamic axes.
+    // [{ name, dtype: 'float' | 'int64' | 'int32' | 'bool' | 'float64' | ..., shape: [number | string] |
+    // null }]: a string dimension is a named (symbolic) one, as the batch of an export with dynamic
+    // axes; a sequence or optional says so in dtype ('sequence of float'), and run() refuses it.
     get inputs() { return this.signature.inputs; }
     get outputs() { return this.signature.outputs; }
     get opset() { return this.signature.opset; }
     get producer() { return this.signature.producer; }
     // Runs the graph: inputs is { name: Tensor } (every input) or an array in inputs order (int64
-    // tensors feed integer inputs, float32 0/1 bool ones). Returns { name: Tensor } with every
-    // output (bool outputs as float32 0/1); dispose them.
+    // tensors feed integer inputs, float32 0/1 bool ones, float32 float64 ones). Returns
+    // { name: Tensor } with every output (bool outputs as float32 0/1, float64 ones as float32
+    // rounded once); dispose them.
     run(inputs) {
       const names = this.inputs.map((i) => i.name);
       let list;

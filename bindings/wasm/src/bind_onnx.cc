@@ -40,7 +40,7 @@ val IoList(const std::vector<onnx::IoInfo>& list) {
   for (const onnx::IoInfo& info : list) {
     val entry = val::object();
     entry.set("name", info.name);
-    entry.set("dtype", std::string(onnx::ElemName(info.elem)));
+    entry.set("dtype", onnx::TypeName(info));
     if (info.has_shape) {
       val shape = val::array();
       for (size_t i = 0; i < info.dims.size(); ++i) {
@@ -87,7 +87,8 @@ val RunJs(const ModulePtr& m, const val& tensors) {
       val pair = val::array();
       const Tensor t = onnx::CallerTensor(v).Contiguous();
       pair.call<void>("push", val(t));  // val(lvalue) hands JavaScript its own copy of the handle
-      pair.call<void>("push", std::string(onnx::ElemName(v.elem)));
+      // The tensor's type as it arrives: float64 outputs come as float32 (CallerTensor).
+      pair.call<void>("push", std::string(onnx::ElemName(v.is_float64() ? onnx::Elem::kFloat : v.elem)));
       out.call<void>("push", pair);
     }
     return out;
