@@ -208,6 +208,18 @@ TEST_CASE("what lockstep does not compute is refused at load, naming the node, o
   CHECK(kind == ErrorKind::kUnavailable);
   CHECK(Contains(message, "external"));
 
+  // An attribute lockstep does not read would be ignored: the node is refused, naming it and the
+  // attributes lockstep reads.
+  ModelBuilder a;
+  a.Input("x", {2}).Output("y", {2}).Node("Relu", {"x"}, {"y"}, {Attr::Int("mystery", 1)}, "the_relu");
+  std::tie(kind, message) = LoadError(a.Build());
+  CHECK(kind == ErrorKind::kUnavailable);
+  CHECK(Contains(message, "node 'the_relu' (Relu, opset 13): unsupported: attribute 'mystery', which lockstep does "
+                          "not read for Relu (it reads none)"));
+  ModelBuilder s;
+  s.Input("x", {2, 2}).Output("y", {2, 2}).Node("Softmax", {"x"}, {"y"}, {Attr::Int("axes", 1)});
+  CHECK(Contains(LoadError(s.Build()).second, "attribute 'axes', which lockstep does not read for Softmax (it reads axis)"));
+
   ModelBuilder o;
   o.opset = 99;
   o.Input("x", {1}).Output("y", {1}).Node("Relu", {"x"}, {"y"});
