@@ -1,6 +1,7 @@
-// The four reference ONNX models (tests/onnx/models/export_models.py: LeNet-5, an MLP with
-// BatchNorm, a small ResNet, a 2-layer transformer encoder) imported and run on their fixed inputs,
-// and LeNet-5 and the ResNet fine-tuned for a few Adam steps on MNIST: prints one line per result,
+// The reference ONNX models (tests/onnx/models/export_models.py: LeNet-5, an MLP with BatchNorm, a
+// small ResNet, a 2-layer transformer encoder, and torchvision's ResNet-18, MobileNetV2 and
+// EfficientNet-B0 as PyTorch exports them) imported and run on their fixed inputs, and LeNet-5 and
+// the small ResNet fine-tuned for a few Adam steps on MNIST: prints one line per result,
 // `MODEL file|output|checkpoint|finetune HASH` (file: the .onnx file's SHA-256, so that a different
 // export is told apart from a different computation), the lines tests/golden/onnx.txt holds and every
 // platform must reproduce (tools/check-matrix).
@@ -74,7 +75,8 @@ int main(int argc, char** argv) {
   try {
     lockstep::Dataset train = lockstep::LoadIdxDataset(data_dir + "/train-images.idx", data_dir + "/train-labels.idx");
     lockstep::train::NormalizeMnist(&train);  // (x - 0.1307) * (1 / 0.3081), as the reference run
-    for (const char* name : {"lenet5", "mlp_bn", "resnet_small", "transformer"}) {
+    for (const char* name : {"lenet5", "mlp_bn", "resnet_small", "transformer", "resnet18", "mobilenet_v2",
+                             "efficientnet_b0"}) {
       const std::string path = models + "/" + name + ".onnx";
       const std::vector<uint8_t> bytes = lockstep::ReadWholeFile(path, lockstep::onnx::kMaxOnnxBytes);
       printf("%s file %s\n", name, lockstep::Sha256Hex(bytes.data(), bytes.size()).c_str());

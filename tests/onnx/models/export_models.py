@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""Exports the four reference models of docs/onnx.md with PyTorch's ONNX exporter (Debian's
+"""Exports the reference models of docs/onnx.md with PyTorch's ONNX exporter (Debian's
 python3-torch 1.13), from fixed seeds, into OUT_DIR: lenet5.onnx, mlp_bn.onnx, resnet_small.onnx,
-transformer.onnx, and for each a fixed input (NAME.input.npy, drawn from a fixed seed too).
+transformer.onnx, and three of torchvision's classification networks as they are (resnet18,
+mobilenet_v2, efficientnet_b0, on 32x32 images to keep the emulated platforms quick), and for
+each a fixed input (NAME.input.npy, drawn from a fixed seed too).
 
 PyTorch removes Dropout from eval-mode exports (the MLP's Dropout layers are not in its graph);
 training=PRESERVE keeps BatchNormalization as a node instead of folding it into the convolutions.
@@ -120,15 +122,22 @@ def fill(model, seed):
     return model
 
 
+TORCHVISION = ["resnet18", "mobilenet_v2", "efficientnet_b0"]
+
+
 def models():
-    """(name, module, example input, input name, output name) of the four models."""
+    """(name, module, example input, input name, output name) of every model."""
+    import torchvision
     rng = np.random.default_rng(5)
     images = rng.uniform(-1.0, 1.0, (4, 1, 28, 28)).astype(np.float32)
     tokens = rng.integers(0, 64, size=(4, 16)).astype(np.int64)
+    colour = rng.uniform(-1.0, 1.0, (2, 3, 32, 32)).astype(np.float32)
     return [("lenet5", fill(LeNet5(), 0), images, "images", "logits"),
             ("mlp_bn", fill(mlp_bn(), 1), images, "images", "logits"),
             ("resnet_small", fill(ResNetSmall(), 2), images, "images", "logits"),
-            ("transformer", fill(Transformer(), 3), tokens, "tokens", "logits")]
+            ("transformer", fill(Transformer(), 3), tokens, "tokens", "logits")] + [
+            (name, fill(getattr(torchvision.models, name)(weights=None), 10 + i), colour, "images", "logits")
+            for i, name in enumerate(TORCHVISION)]
 
 
 def export(model, example, input_name, output_name):
