@@ -109,7 +109,7 @@ class GraphBuilder {
     for (size_t index : plan.order) PrepareNode(g.node[index], plan.opset);
     for (const ValueInfoProto& v : g.value_info) {
       IoInfo info;
-      if (!v.is_tensor || !v.has_shape || !ElemFromDataType(v.elem_type, &info.elem)) continue;
+      if (v.kind != TypeKind::kTensor || !v.has_shape || !ElemFromDataType(v.elem_type, &info.elem)) continue;
       info = InfoOf(v, "value");
       auto it = slots_.find(v.name);
       if (it != slots_.end()) m_.declared_.emplace_back(it->second, info);

@@ -33,15 +33,15 @@ bool Condition(const Value& v, const char* op) {
 // Tensors of one iteration each, stacked on a new axis (at `axis`, in order or reversed).
 Value Stack(const std::vector<Value>& parts, int64_t axis, bool reverse, Elem empty_elem, const std::string& where) {
   if (parts.empty()) return Value{Tensor::Zeros({0}, IsIntElem(empty_elem) ? DType::kInt64 : DType::kFloat32), empty_elem};
+  LOCKSTEP_REQUIRE(parts[0].is_tensor(), where << ": a scan output is a " << KindName(parts[0]));
+  const int64_t a = Axis(axis, static_cast<int64_t>(parts[0].shape().size()) + 1, where);
   std::vector<Tensor> t;
   for (size_t i = 0; i < parts.size(); ++i) {
     const Value& v = parts[reverse ? parts.size() - 1 - i : i];
     LOCKSTEP_REQUIRE(v.is_tensor() && v.elem == parts[0].elem && v.shape() == parts[0].shape(),
                      where << ": a scan output changes its type or shape between iterations");
-    const int64_t a = Axis(axis, static_cast<int64_t>(v.shape().size()) + 1, where);
     t.push_back(v.tensor.Unsqueeze(a));
   }
-  const int64_t a = Axis(axis, static_cast<int64_t>(parts[0].shape().size()) + 1, where);
   return Value{t.size() == 1 ? t[0] : Concat(t, a), parts[0].elem};
 }
 

@@ -140,7 +140,6 @@ ValueInfoProto ReadValueInfo(Bytes message, const std::string& where) {
       }
     }
   }
-  v.is_tensor = v.kind == TypeKind::kTensor;
   return v;
 }
 

@@ -87,7 +87,6 @@ struct ValueInfoProto {
   std::string name;
   int32_t elem_type = kUndefined;
   TypeKind kind = TypeKind::kOther;
-  bool is_tensor = false;  // kind == kTensor
   bool has_shape = false;
   std::vector<int64_t> dims;
   std::vector<std::string> dim_params;
