@@ -2,6 +2,13 @@
 
 #include <string.h>
 
+#include <atomic>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
 namespace lockstep {
 
 namespace {
@@ -18,52 +25,161 @@ constexpr uint32_t kRoundConstants[64] = {
 
 inline uint32_t RotateRight(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
+// Set by tests to compare the portable path with the accelerated one.
+std::atomic<bool> force_portable{false};
+
+// The reference compressor: every platform (AArch64, s390x, WebAssembly, x86 without SHA-NI).
+void CompressPortable(uint32_t state[8], const uint8_t* block, size_t count) {
+  for (; count > 0; --count, block += 64) {
+    uint32_t w[64];
+    for (int i = 0; i < 16; ++i) {
+      w[i] = (uint32_t{block[4 * i]} << 24) | (uint32_t{block[4 * i + 1]} << 16) |
+             (uint32_t{block[4 * i + 2]} << 8) | uint32_t{block[4 * i + 3]};
+    }
+    for (int i = 16; i < 64; ++i) {
+      const uint32_t s0 = RotateRight(w[i - 15], 7) ^ RotateRight(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const uint32_t s1 = RotateRight(w[i - 2], 17) ^ RotateRight(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
+    uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
+    for (int i = 0; i < 64; ++i) {
+      const uint32_t s1 = RotateRight(e, 6) ^ RotateRight(e, 11) ^ RotateRight(e, 25);
+      const uint32_t choose = (e & f) ^ (~e & g);
+      const uint32_t t1 = h + s1 + choose + kRoundConstants[i] + w[i];
+      const uint32_t s0 = RotateRight(a, 2) ^ RotateRight(a, 13) ^ RotateRight(a, 22);
+      const uint32_t majority = (a & b) ^ (a & c) ^ (b & c);
+      const uint32_t t2 = s0 + majority;
+      h = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    }
+    state[0] += a; state[1] += b; state[2] += c; state[3] += d;
+    state[4] += e; state[5] += f; state[6] += g; state[7] += h;
+  }
+}
+
+#if defined(__x86_64__)
+
+#define LOCKSTEP_SHA_NI_TARGET __attribute__((target("sha,ssse3,sse4.1")))
+
+// SHA-NI only touches XMM registers, whose state every x86-64 OS saves, so CPUID alone decides.
+bool CpuHasShaNi() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+  const bool ssse3 = (ecx >> 9) & 1, sse41 = (ecx >> 19) & 1;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  const bool sha = (ebx >> 29) & 1;
+  return ssse3 && sse41 && sha;
+}
+
+// Rounds 4g..4g+3 (g = kGroup) and the message schedule, in four registers that rotate: cur holds
+// W[4g..4g+3]; next holds group g+1's words, which sha256msg2 finishes (from g = 3 on); prev holds
+// group g-1's, already used, which sha256msg1 turns into the start of group g+3's.
+template <int kGroup>
+LOCKSTEP_SHA_NI_TARGET __attribute__((always_inline)) inline void ShaNiQuadRound(
+    __m128i& abef, __m128i& cdgh, const __m128i& cur, __m128i& next, __m128i& prev) {
+  __m128i msg = _mm_add_epi32(
+      cur, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kRoundConstants + 4 * kGroup)));
+  cdgh = _mm_sha256rnds2_epu32(cdgh, abef, msg);
+  if (kGroup >= 3 && kGroup <= 14) {
+    // W[t] for the next group needs W[t-7], which straddles cur and prev.
+    next = _mm_add_epi32(next, _mm_alignr_epi8(cur, prev, 4));
+    next = _mm_sha256msg2_epu32(next, cur);
+  }
+  // sha256rnds2 does two rounds with the low two words; move the high two down.
+  msg = _mm_shuffle_epi32(msg, 0x0E);
+  abef = _mm_sha256rnds2_epu32(abef, cdgh, msg);
+  if (kGroup >= 1 && kGroup <= 12) prev = _mm_sha256msg1_epu32(prev, cur);
+}
+
+LOCKSTEP_SHA_NI_TARGET void CompressShaNi(uint32_t state[8], const uint8_t* block, size_t count) {
+  // The instructions want the state as ABEF and CDGH (highest lane first); state[] is A..H.
+  const __m128i* words_in = reinterpret_cast<const __m128i*>(state);
+  const __m128i abcd = _mm_shuffle_epi32(_mm_loadu_si128(words_in), 0xB1);      // CDAB
+  const __m128i efgh = _mm_shuffle_epi32(_mm_loadu_si128(words_in + 1), 0x1B);  // EFGH
+  __m128i abef = _mm_alignr_epi8(abcd, efgh, 8);
+  __m128i cdgh = _mm_blend_epi16(efgh, abcd, 0xF0);
+  // Message words are big-endian.
+  const __m128i byte_swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+
+  // The state stays in registers across all blocks of the call.
+  for (; count > 0; --count, block += 64) {
+    const __m128i abef_before = abef, cdgh_before = cdgh;
+    const __m128i* words = reinterpret_cast<const __m128i*>(block);
+    __m128i m0 = _mm_shuffle_epi8(_mm_loadu_si128(words + 0), byte_swap);
+    __m128i m1 = _mm_shuffle_epi8(_mm_loadu_si128(words + 1), byte_swap);
+    __m128i m2 = _mm_shuffle_epi8(_mm_loadu_si128(words + 2), byte_swap);
+    __m128i m3 = _mm_shuffle_epi8(_mm_loadu_si128(words + 3), byte_swap);
+    ShaNiQuadRound<0>(abef, cdgh, m0, m1, m3);
+    ShaNiQuadRound<1>(abef, cdgh, m1, m2, m0);
+    ShaNiQuadRound<2>(abef, cdgh, m2, m3, m1);
+    ShaNiQuadRound<3>(abef, cdgh, m3, m0, m2);
+    ShaNiQuadRound<4>(abef, cdgh, m0, m1, m3);
+    ShaNiQuadRound<5>(abef, cdgh, m1, m2, m0);
+    ShaNiQuadRound<6>(abef, cdgh, m2, m3, m1);
+    ShaNiQuadRound<7>(abef, cdgh, m3, m0, m2);
+    ShaNiQuadRound<8>(abef, cdgh, m0, m1, m3);
+    ShaNiQuadRound<9>(abef, cdgh, m1, m2, m0);
+    ShaNiQuadRound<10>(abef, cdgh, m2, m3, m1);
+    ShaNiQuadRound<11>(abef, cdgh, m3, m0, m2);
+    ShaNiQuadRound<12>(abef, cdgh, m0, m1, m3);
+    ShaNiQuadRound<13>(abef, cdgh, m1, m2, m0);
+    ShaNiQuadRound<14>(abef, cdgh, m2, m3, m1);
+    ShaNiQuadRound<15>(abef, cdgh, m3, m0, m2);
+    abef = _mm_add_epi32(abef, abef_before);
+    cdgh = _mm_add_epi32(cdgh, cdgh_before);
+  }
+
+  // Back to A..H order.
+  const __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  const __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(state), _mm_blend_epi16(feba, dchg, 0xF0));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(state + 4), _mm_alignr_epi8(dchg, feba, 8));
+}
+
+#undef LOCKSTEP_SHA_NI_TARGET
+
+#endif  // defined(__x86_64__)
+
 }  // namespace
 
 Sha256::Sha256()
     : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
              0x5be0cd19} {}
 
-void Sha256::Compress(const uint8_t* block) {
-  uint32_t w[64];
-  for (int i = 0; i < 16; ++i) {
-    w[i] = (uint32_t{block[4 * i]} << 24) | (uint32_t{block[4 * i + 1]} << 16) |
-           (uint32_t{block[4 * i + 2]} << 8) | uint32_t{block[4 * i + 3]};
+void Sha256::Compress(const uint8_t* blocks, size_t count) {
+#if defined(__x86_64__)
+  static const bool has_sha_ni = CpuHasShaNi();  // CPUID once per process.
+  if (has_sha_ni && !force_portable.load(std::memory_order_relaxed)) {
+    CompressShaNi(state_, blocks, count);
+    return;
   }
-  for (int i = 16; i < 64; ++i) {
-    const uint32_t s0 = RotateRight(w[i - 15], 7) ^ RotateRight(w[i - 15], 18) ^ (w[i - 15] >> 3);
-    const uint32_t s1 = RotateRight(w[i - 2], 17) ^ RotateRight(w[i - 2], 19) ^ (w[i - 2] >> 10);
-    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-  }
-  uint32_t a = state_[0], b = state_[1], c = state_[2], d = state_[3];
-  uint32_t e = state_[4], f = state_[5], g = state_[6], h = state_[7];
-  for (int i = 0; i < 64; ++i) {
-    const uint32_t s1 = RotateRight(e, 6) ^ RotateRight(e, 11) ^ RotateRight(e, 25);
-    const uint32_t choose = (e & f) ^ (~e & g);
-    const uint32_t t1 = h + s1 + choose + kRoundConstants[i] + w[i];
-    const uint32_t s0 = RotateRight(a, 2) ^ RotateRight(a, 13) ^ RotateRight(a, 22);
-    const uint32_t majority = (a & b) ^ (a & c) ^ (b & c);
-    const uint32_t t2 = s0 + majority;
-    h = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
-  }
-  state_[0] += a; state_[1] += b; state_[2] += c; state_[3] += d;
-  state_[4] += e; state_[5] += f; state_[6] += g; state_[7] += h;
+#endif
+  CompressPortable(state_, blocks, count);
 }
 
 void Sha256::Update(const void* data, size_t size) {
+  if (size == 0) return;  // data may then be null, which memcpy does not allow.
   const uint8_t* bytes = static_cast<const uint8_t*>(data);
   total_bytes_ += size;
-  while (size > 0) {
+  if (buffered_ > 0) {
     const size_t take = size < 64 - buffered_ ? size : 64 - buffered_;
     memcpy(buffer_ + buffered_, bytes, take);
     buffered_ += take;
     bytes += take;
     size -= take;
-    if (buffered_ == 64) {
-      Compress(buffer_);
-      buffered_ = 0;
-    }
+    if (buffered_ < 64) return;
+    Compress(buffer_, 1);
+    buffered_ = 0;
   }
+  // Whole blocks straight from the caller's memory: no copy, one call for all of them.
+  const size_t whole_blocks = size / 64;
+  if (whole_blocks > 0) {
+    Compress(bytes, whole_blocks);
+    bytes += 64 * whole_blocks;
+    size -= 64 * whole_blocks;
+  }
+  memcpy(buffer_, bytes, size);
+  buffered_ = size;
 }
 
 std::string Sha256::HexDigest() {
@@ -86,6 +202,10 @@ std::string Sha256Hex(const void* data, size_t size) {
   Sha256 hasher;
   hasher.Update(data, size);
   return hasher.HexDigest();
+}
+
+void Sha256ForcePortableForTesting(bool force) {
+  force_portable.store(force, std::memory_order_relaxed);
 }
 
 }  // namespace lockstep

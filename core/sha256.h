@@ -26,7 +26,8 @@ class Sha256 {
   std::string HexDigest();
 
  private:
-  void Compress(const uint8_t* block);
+  // Compresses count consecutive 64-byte blocks into state_.
+  void Compress(const uint8_t* blocks, size_t count);
   uint32_t state_[8];
   uint8_t buffer_[64];
   size_t buffered_ = 0;
@@ -34,6 +35,10 @@ class Sha256 {
 };
 
 std::string Sha256Hex(const void* data, size_t size);
+
+// Tests only: true makes every Sha256 use the portable scalar compressor even where the CPU has
+// the SHA extensions, so the two paths can be compared. Digests are the same either way.
+void Sha256ForcePortableForTesting(bool force);
 
 }  // namespace lockstep
 
