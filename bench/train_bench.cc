@@ -10,6 +10,10 @@
 // overhead and the trace's bytes per step. The overhead is the median of each sample's traced time
 // against its own untraced time: the two run back to back, so a shared machine's drift cancels.
 //   lockstep <model> threads=T traced steps/s median=M untraced median=U overhead=X% bytes/step=B
+// With --receipt-overhead 1 (LeNet-5), the same pairs with and without a training receipt
+// (docs/verifiable-training.md): each step's state and batch copied and hashed into the chain, as
+// `lockstep train mnist --receipt` does (core/receipt/step_hasher.h):
+//   lockstep lenet threads=T receipt steps/s median=M plain median=U overhead=X%
 // With --memory-stats 1 a second line gives the CPU's tensor storage (core/backend/caching_allocator.h):
 //   memory in_use=... held=... peak_in_use=... reused=... device_allocations=... device_releases=...
 // With --rss 1 a line gives the resident memory after start-up and the batch (bench/rss.h), the
@@ -32,6 +36,8 @@
 #include "core/ops.h"
 #include "core/optim/optimizer.h"
 #include "core/random.h"
+#include "core/receipt/receipt.h"
+#include "core/receipt/step_hasher.h"
 #include "core/trace/trace.h"
 #include "rss.h"
 #include "simd/thread_pool.h"
@@ -48,15 +54,21 @@ Tensor RandomLabels(int64_t n, int64_t classes, uint64_t seed) {
 
 // Each builder makes its batch first, then marks the resident baseline (start-up and data), then
 // builds the model and optimizer, whose memory counts as training's like the steps' own.
-std::function<void()> LenetStep(std::shared_ptr<nn::Module>* model_out, lockstep_bench::RssBaseline* rss) {
+struct Trained {
+  std::shared_ptr<nn::Module> model;
+  std::shared_ptr<optim::Optimizer> optimizer;
+  Tensor x, y;  // LeNet-5's batch
+};
+
+std::function<void()> LenetStep(Trained* out, lockstep_bench::RssBaseline* rss) {
   Generator g(1, "bench");
   Tensor x = Tensor::Zeros({100, 1, 28, 28});
   nn::NormalInit(x, 0.0f, 1.0f, g);
   const Tensor y = RandomLabels(100, 10, 3);
   if (rss) rss->Mark();
   auto model = models::MakeLeNet5(1);
-  *model_out = model;
   auto optimizer = std::make_shared<optim::Adam>(model->NamedParameters(), optim::AdamOptions{});
+  *out = {model, optimizer, x, y};
   return [model, optimizer, x, y] {
     optimizer->ZeroGrad();
     CrossEntropy((*model)(x), y).Backward();
@@ -64,7 +76,7 @@ std::function<void()> LenetStep(std::shared_ptr<nn::Module>* model_out, lockstep
   };
 }
 
-std::function<void()> GptStep(std::shared_ptr<nn::Module>* model_out, lockstep_bench::RssBaseline* rss) {
+std::function<void()> GptStep(Trained* out, lockstep_bench::RssBaseline* rss) {
   std::vector<Tensor> xs, ys;
   for (int m = 0; m < 2; ++m) {
     std::vector<int64_t> ids(16 * 64), next(16 * 64);
@@ -79,7 +91,6 @@ std::function<void()> GptStep(std::shared_ptr<nn::Module>* model_out, lockstep_b
   models::GptConfig c;
   c.vocab_size = 96;
   auto model = std::make_shared<models::Gpt>(c, 1);
-  *model_out = model;
   std::vector<optim::ParamGroup> groups(2);
   groups[0].params = model->DecayParameters();
   groups[0].weight_decay = 0.1f;
@@ -88,6 +99,7 @@ std::function<void()> GptStep(std::shared_ptr<nn::Module>* model_out, lockstep_b
   o.beta2 = 0.99f;
   o.decoupled_weight_decay = true;
   auto optimizer = std::make_shared<optim::Adam>(groups, o);
+  *out = {model, optimizer, Tensor(), Tensor()};
   const std::vector<Tensor> params = model->Parameters();
   return [model, optimizer, xs, ys, params] {
     model->Train();
@@ -102,7 +114,8 @@ std::function<void()> GptStep(std::shared_ptr<nn::Module>* model_out, lockstep_b
 
 int main(int argc, char** argv) {
   std::string model_name;
-  int threads = 1, steps = 20, warmup = 3, samples = 5, trace_overhead = 0, memory_stats = 0, rss = 0;
+  int threads = 1, steps = 20, warmup = 3, samples = 5, trace_overhead = 0, receipt_overhead = 0, memory_stats = 0,
+      rss = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--model") model_name = argv[i + 1];
@@ -111,6 +124,7 @@ int main(int argc, char** argv) {
     else if (flag == "--warmup") warmup = atoi(argv[i + 1]);
     else if (flag == "--samples") samples = atoi(argv[i + 1]);
     else if (flag == "--trace-overhead") trace_overhead = atoi(argv[i + 1]);
+    else if (flag == "--receipt-overhead") receipt_overhead = atoi(argv[i + 1]);
     else if (flag == "--memory-stats") memory_stats = atoi(argv[i + 1]);
     else if (flag == "--rss") rss = atoi(argv[i + 1]);
     else {
@@ -123,11 +137,47 @@ int main(int argc, char** argv) {
     return 2;
   }
   simd::SetDefaultThreadCount(static_cast<size_t>(threads));
-  std::shared_ptr<nn::Module> model;
+  Trained trained;
   lockstep_bench::RssBaseline baseline;
   lockstep_bench::RssBaseline* mark = rss ? &baseline : nullptr;
-  const std::function<void()> step = model_name == "lenet" ? LenetStep(&model, mark) : GptStep(&model, mark);
+  const std::function<void()> step = model_name == "lenet" ? LenetStep(&trained, mark) : GptStep(&trained, mark);
+  const std::shared_ptr<nn::Module> model = trained.model;
   for (int i = 0; i < warmup; ++i) step();
+  if (receipt_overhead) {
+    if (model_name != "lenet") {
+      fprintf(stderr, "--receipt-overhead: LeNet-5 only (its batch is the receipt's)\n");
+      return 2;
+    }
+    const char* tmp = getenv("TMPDIR");
+    const std::string path = std::string(tmp != nullptr && *tmp ? tmp : "/tmp") + "/lockstep_bench.receipt";
+    std::vector<double> plain, with, ratios;
+    for (int s = 0; s < samples; ++s) {
+      auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < steps; ++i) step();
+      plain.push_back(steps / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      start = std::chrono::steady_clock::now();
+      {
+        receipt::Writer writer(path, "bench", {}, "", receipt::Digest{});
+        receipt::StepHasher hasher([&](int64_t k, const receipt::Digest& batch, const receipt::Digest& state) {
+          writer.Step(k, batch, state);
+        });
+        for (int i = 0; i < steps; ++i) {
+          step();
+          hasher.Submit(i + 1, *model, *trained.optimizer, {}, trained.x, trained.y);
+        }
+        hasher.Drain();
+      }
+      with.push_back(steps / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      ratios.push_back(plain.back() / with.back());
+    }
+    remove(path.c_str());
+    std::sort(plain.begin(), plain.end());
+    std::sort(with.begin(), with.end());
+    std::sort(ratios.begin(), ratios.end());
+    printf("lockstep %s threads=%d receipt steps/s median=%.2f plain median=%.2f overhead=%.1f%%\n", model_name.c_str(),
+           threads, with[with.size() / 2], plain[plain.size() / 2], 100.0 * (ratios[ratios.size() / 2] - 1.0));
+    return 0;
+  }
   if (trace_overhead) {
     std::vector<double> plain, traced, ratios;
     size_t bytes = 0;

@@ -17,27 +17,9 @@ namespace lockstep {
 
 namespace {
 
-// A tensor as the encoder's source: its data as it is on a little-endian host, else copied to
-// little-endian bytes a piece at a time, so a checkpoint is hashed or encoded without a second
-// copy of every tensor.
+// A tensor as the encoder's source (CanonicalTensorBytes).
 TensorSource ToSource(const std::string& name, const Tensor& t) {
-  return {name, t.dtype(), t.shape(), [t](const ByteSink& sink) {
-            const Tensor c = t.Detach().Contiguous().ToDevice(Device::Cpu());  // saving: data crosses to the host
-            const size_t count = static_cast<size_t>(c.numel()), element = DTypeSize(c.dtype());
-            if (count == 0) return;
-            const uint8_t* src = static_cast<const uint8_t*>(
-                c.dtype() == DType::kFloat32 ? static_cast<const void*>(c.data_f32())
-                : c.dtype() == DType::kInt32 ? static_cast<const void*>(c.data_i32())
-                                             : static_cast<const void*>(c.data_i64()));
-            if (kHostIsLittleEndian) return sink(src, count * element);  // already the file's bytes
-            constexpr size_t kPieceElements = 1 << 16;
-            std::vector<uint8_t> piece(std::min(count, kPieceElements) * element);
-            for (size_t start = 0; start < count; start += kPieceElements) {
-              const size_t n = std::min(kPieceElements, count - start);
-              CopyLittleEndian(piece.data(), src + start * element, n, element);
-              sink(piece.data(), n * element);
-            }
-          }};
+  return {name, t.dtype(), t.shape(), [t](const ByteSink& sink) { CanonicalTensorBytes(t, sink); }};
 }
 
 std::vector<TensorSource> ToSources(const nn::NamedTensors& tensors, const std::string& prefix) {
@@ -94,6 +76,26 @@ int64_t MetadataInt(const SafetensorsFile& file, const std::string& key, const s
 }
 
 }  // namespace
+
+// The data as it is on a little-endian host, else copied to little-endian bytes a piece at a time,
+// so a checkpoint is hashed or encoded without a second copy of every tensor.
+void CanonicalTensorBytes(const Tensor& t, const ByteSink& sink) {
+  const Tensor c = t.Detach().Contiguous().ToDevice(Device::Cpu());  // saving: data crosses to the host
+  const size_t count = static_cast<size_t>(c.numel()), element = DTypeSize(c.dtype());
+  if (count == 0) return;
+  const uint8_t* src = static_cast<const uint8_t*>(
+      c.dtype() == DType::kFloat32 ? static_cast<const void*>(c.data_f32())
+      : c.dtype() == DType::kInt32 ? static_cast<const void*>(c.data_i32())
+                                   : static_cast<const void*>(c.data_i64()));
+  if (kHostIsLittleEndian) return sink(src, count * element);  // already the file's bytes
+  constexpr size_t kPieceElements = 1 << 16;
+  std::vector<uint8_t> piece(std::min(count, kPieceElements) * element);
+  for (size_t start = 0; start < count; start += kPieceElements) {
+    const size_t n = std::min(kPieceElements, count - start);
+    CopyLittleEndian(piece.data(), src + start * element, n, element);
+    sink(piece.data(), n * element);
+  }
+}
 
 std::string FloatBits(float value) {
   uint32_t bits;

@@ -14,6 +14,7 @@
 
 #include "core/nn/module.h"
 #include "core/optim/optimizer.h"
+#include "core/safetensors.h"
 
 namespace lockstep {
 
@@ -22,6 +23,10 @@ namespace lockstep {
 constexpr size_t kMaxCheckpointBytes =
     sizeof(size_t) >= 8 ? static_cast<size_t>(uint64_t{4} << 30) : static_cast<size_t>(0xFFFFFFFFu);
 constexpr size_t kMaxTrainingStateBytes = kMaxCheckpointBytes;
+
+// A tensor's canonical bytes (contiguous, little-endian, brought to the host), passed to sink in
+// pieces: what a checkpoint holds and what receipts hash.
+void CanonicalTensorBytes(const Tensor& t, const ByteSink& sink);
 
 // "0x3a83126f": a float's exact bits, for run identities (a decimal could round).
 std::string FloatBits(float value);

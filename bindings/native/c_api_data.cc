@@ -99,7 +99,7 @@ lockstep_status lockstep_mnist_config_default(lockstep_mnist_config* out) {
     RequireNonNull(out, "out");
     const lockstep::train::MnistConfig d;
     *out = lockstep_mnist_config{sizeof(lockstep_mnist_config), ".deps/data/mnist", d.epochs, d.seed, d.batch_size,
-                                 d.lr, d.max_steps, d.max_test, nullptr, 0, nullptr, nullptr, 0, {}};
+                                 d.lr, d.max_steps, d.max_test, nullptr, 0, nullptr, nullptr, 0, {}, nullptr, 0};
   });
 }
 
@@ -118,8 +118,17 @@ lockstep_status lockstep_train_mnist(const lockstep_mnist_config* config, lockst
     }
     if (config->batch_size < 1) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "batch_size must be >= 1");
     if (!std::isfinite(config->lr) || config->lr <= 0) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "lr must be finite and > 0");
+    if (config->receipt_every < 0) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "receipt_every must be >= 0");
+    if (config->receipt_path != nullptr) {
+      if (config->receipt_path[0] == '\0') Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "receipt_path is empty: expected a file");
+      if (config->resume_path != nullptr) {
+        Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "receipt_path with resume_path: a receipt covers a run from its first step");
+      }
+    }
     lockstep::train::MnistConfig c;
     c.data_dir = config->data_dir;
+    if (config->receipt_path != nullptr) c.receipt_path = config->receipt_path;
+    c.receipt_every = config->receipt_every;
     for (const char* file : {"/train-images.idx", "/train-labels.idx", "/test-images.idx", "/test-labels.idx"}) {
       lockstep::capi::RequireReadable(c.data_dir + file);
     }
@@ -139,6 +148,7 @@ lockstep_status lockstep_train_mnist(const lockstep_mnist_config* config, lockst
     }
     c.allow_nonfinite_loss = config->allow_nonfinite != 0;
     if (config->trace.path != nullptr) c.trace = lockstep::capi::TraceOptionsOf(config->trace);
+
     std::function<void(const lockstep::train::MnistProgress&)> report;
     if (progress != nullptr) {
       report = [&](const lockstep::train::MnistProgress& p) {

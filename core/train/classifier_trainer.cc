@@ -41,9 +41,15 @@ float ClassifierTrainer::Step() {
   if (dp != nullptr) {
     const parallel::Share share = dp->ShareOf(batch_size_);
     loader_.GetBatchRows(epoch(), step_ % per_epoch_, share.begin, share.count(), &x, &y);
+    if (batch_observer_) {
+      Tensor whole_x, whole_y;
+      loader_.GetBatch(epoch(), step_ % per_epoch_, &whole_x, &whole_y);
+      batch_observer_(whole_x, whole_y);
+    }
     batch.emplace(*dp, batch_size_);
   } else {
     loader_.GetBatch(epoch(), step_ % per_epoch_, &x, &y);
+    if (batch_observer_) batch_observer_(x, y);
   }
   model_.Train();
   optimizer_.ZeroGrad();

@@ -7,6 +7,9 @@
 
 #include <stdint.h>
 
+#include <functional>
+#include <utility>
+
 #include "core/data.h"
 #include "core/nn/module.h"
 #include "core/optim/optimizer.h"
@@ -27,6 +30,11 @@ class ClassifierTrainer {
   // trained to the end is never the result the caller wanted.
   float Step();
   void set_allow_nonfinite_loss(bool allow) { allow_nonfinite_loss_ = allow; }
+  // Shown every step's whole batch before it trains (receipts hash it); in a data-parallel run too,
+  // where this rank computes only its share.
+  void set_batch_observer(std::function<void(const Tensor& inputs, const Tensor& labels)> observer) {
+    batch_observer_ = std::move(observer);
+  }
 
   int64_t steps_done() const { return step_; }
   int64_t steps_per_epoch() const { return per_epoch_; }
@@ -42,6 +50,7 @@ class ClassifierTrainer {
   int64_t batch_size_;
   int64_t step_ = 0;
   bool allow_nonfinite_loss_ = false;
+  std::function<void(const Tensor&, const Tensor&)> batch_observer_;
 };
 
 }  // namespace train

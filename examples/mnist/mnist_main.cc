@@ -2,6 +2,10 @@
 // progress, the trained model hash, the test accuracy and the test-logits hash.
 //
 // usage: lockstep_mnist [--data DIR] [--epochs N] [--seed S] [--threads T] [--steps N] [--out FILE]
+//        lockstep_mnist --verify-receipt RECEIPT [--sample K --sample-seed S] [--data DIR]
+// --receipt FILE writes a training receipt, --verify-receipt checks one by re-execution
+// (docs/verifiable-training.md): what `lockstep train mnist --receipt` and `lockstep verify-run`
+// do, here on every platform this example is built for (WebAssembly, AArch64, s390x).
 // Under mpirun (mpirun -np N lockstep_mnist ...) it trains data-parallel over the N processes and
 // prints the same lines.
 #include <stdio.h>
@@ -16,6 +20,7 @@
 #include "examples/common/run_options.h"
 #include "simd/targets.h"
 #include "simd/thread_pool.h"
+#include "verify/verify_run.h"
 
 namespace {
 
@@ -24,7 +29,8 @@ int Usage(const std::string& problem) {
           "%s\nusage: lockstep_mnist [--data DIR] [--epochs N] [--seed S] [--threads T] [--steps N]\n"
           "                      [--test N] [--lr LR] [--target NAME] [--device D] [--out FILE]\n"
           "                      [--trace FILE [--trace-values FILE --trace-steps A-B --trace-match TEXT]]\n"
-          "                      [--quiet]\n",
+          "                      [--receipt FILE [--receipt-every N]] [--quiet]\n"
+          "       lockstep_mnist --verify-receipt RECEIPT [--sample K --sample-seed S] [--data DIR]\n",
           problem.c_str());
   return 2;
 }
@@ -35,6 +41,7 @@ int main(int argc, char** argv) {
   lockstep::train::MnistConfig config;
   config.data_dir = ".deps/data/mnist";
   bool quiet = false;
+  lockstep::verify::VerifyOptions verify;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--quiet") {
@@ -50,7 +57,9 @@ int main(int argc, char** argv) {
       if (!problem.empty()) return Usage(problem);
       continue;
     }
-    if (arg == "--data") config.data_dir = value;
+    if (arg == "--data") config.data_dir = verify.data_dir = value;
+    else if (arg == "--receipt") config.receipt_path = value;
+    else if (arg == "--verify-receipt") verify.receipt_path = value;
     else if (arg == "--target" || arg == "--device") {
       const std::string problem = arg == "--target" ? lockstep::examples::ForceTargetByName(value)
                                                     : lockstep::examples::UseDevice(value);
@@ -68,8 +77,28 @@ int main(int argc, char** argv) {
     else if (arg == "--steps") config.max_steps = n;
     else if (arg == "--lr-step") config.lr_step_epochs = n;
     else if (arg == "--test") config.max_test = n;
+    else if (arg == "--receipt-every") config.receipt_every = n;
+    else if (arg == "--sample") verify.sample = n;
+    else if (arg == "--sample-seed") verify.seed = static_cast<uint64_t>(n);
     else if (arg == "--threads") lockstep::simd::SetDefaultThreadCount(n < 1 ? 1 : static_cast<size_t>(n));
     else return Usage("unknown option " + arg);
+  }
+  if (!verify.receipt_path.empty()) {
+    try {
+      if (!quiet) verify.print = [](const std::string& line) { printf("%s\n", line.c_str()); };
+      const lockstep::verify::VerifyResult r = lockstep::verify::VerifyRun(verify);
+      if (r.first_mismatch != 0) {
+        printf("FAILED: step %lld does not match the receipt: %s\n", static_cast<long long>(r.first_mismatch),
+               r.mismatch.c_str());
+        return 1;
+      }
+      printf("VERIFIED %lld steps (%lld re-executed) on %s\n", static_cast<long long>(r.checked),
+             static_cast<long long>(r.executed), lockstep::simd::ActiveTargetName().c_str());
+      return 0;
+    } catch (const std::exception& e) {
+      fprintf(stderr, "lockstep_mnist: %s\n", e.what());
+      return 2;
+    }
   }
   std::unique_ptr<lockstep::examples::DataParallelJob> job;
   try {

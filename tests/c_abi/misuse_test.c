@@ -335,6 +335,52 @@ int main(int argc, char** argv) {
     printf("FAIL: the reference hash changed: %s, was %s\n", again, reference);
     ++failures;
   }
+  /* Receipts: bad values, NULLs, other struct sizes; a receipt that is not one. */
+  {
+    lockstep_mnist_config config;
+    lockstep_mnist_result result;
+    lockstep_verify_options verify;
+    lockstep_dispute_options dispute;
+    int64_t mismatch = -1, step = -1;
+    char side = 'x';
+    short_mnist(&config);
+    config.receipt_path = "";
+    EXPECT(lockstep_train_mnist(&config, NULL, NULL, &result), LOCKSTEP_ERROR_INVALID_ARGUMENT, "receipt_path is empty");
+    path_in_work(path, sizeof path, "run.receipt");
+    config.receipt_path = path;
+    config.receipt_every = -1;
+    EXPECT(lockstep_train_mnist(&config, NULL, NULL, &result), LOCKSTEP_ERROR_INVALID_ARGUMENT, "receipt_every");
+    config.receipt_every = 0;
+    config.resume_path = path;
+    EXPECT(lockstep_train_mnist(&config, NULL, NULL, &result), LOCKSTEP_ERROR_INVALID_ARGUMENT,
+           "a receipt covers a run from its first step");
+    config.resume_path = NULL;
+    config.receipt_path = "/dev/null";
+    EXPECT(lockstep_train_mnist(&config, NULL, NULL, &result), LOCKSTEP_ERROR_INVALID_ARGUMENT, "character device");
+    REQUIRE_OK(lockstep_verify_options_default(&verify));
+    verify.data_dir = data_dir;
+    EXPECT(lockstep_verify_run(NULL, &verify, NULL, NULL, &mismatch), LOCKSTEP_ERROR_INVALID_ARGUMENT, "receipt");
+    EXPECT(lockstep_verify_run(path, &verify, NULL, NULL, NULL), LOCKSTEP_ERROR_INVALID_ARGUMENT, "first_mismatch");
+    verify.struct_size -= 8;
+    EXPECT(lockstep_verify_run(path, &verify, NULL, NULL, &mismatch), LOCKSTEP_ERROR_INVALID_ARGUMENT, "struct_size");
+    REQUIRE_OK(lockstep_verify_options_default(&verify));
+    verify.data_dir = NULL;
+    EXPECT(lockstep_verify_run(path, &verify, NULL, NULL, &mismatch), LOCKSTEP_ERROR_INVALID_ARGUMENT, "data_dir");
+    path_in_work(other, sizeof other, "not.receipt");
+    FILE* f = fopen(other, "w");
+    fputs("{\"step\":1}\n", f);
+    fclose(f);
+    EXPECT(lockstep_verify_run(other, NULL, NULL, NULL, &mismatch), LOCKSTEP_ERROR_FORMAT, "not a lockstep receipt");
+    REQUIRE_OK(lockstep_dispute_options_default(&dispute));
+    EXPECT(lockstep_dispute(other, NULL, &dispute, NULL, NULL, &step, &side), LOCKSTEP_ERROR_INVALID_ARGUMENT, "b");
+    EXPECT(lockstep_dispute(other, other, &dispute, NULL, NULL, &step, NULL), LOCKSTEP_ERROR_INVALID_ARGUMENT, "supported");
+    dispute.struct_size = 3;
+    EXPECT(lockstep_dispute(other, other, &dispute, NULL, NULL, &step, &side), LOCKSTEP_ERROR_INVALID_ARGUMENT,
+           "struct_size");
+    EXPECT(lockstep_dispute(other, other, NULL, NULL, NULL, &step, &side), LOCKSTEP_ERROR_FORMAT, "not a lockstep receipt");
+    remove(other);
+  }
+
   printf("%s: %d failed\n", failures ? "c_abi misuse: FAILED" : "c_abi misuse: all passed", failures);
   return failures == 0 ? 0 : 1;
 }

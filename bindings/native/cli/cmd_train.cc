@@ -30,6 +30,10 @@ const char kHelp[] =
     "  --seed S      seed of initialisation and shuffling (default 2)\n"
     "  --data DIR    train-images.idx, train-labels.idx, test-images.idx, test-labels.idx\n"
     "                (default .deps/data/mnist)\n"
+    "  --receipt FILE  write a training receipt (docs/verifiable-training.md): the run's identity\n"
+    "                and a hash chain over its steps, with training states kept beside it\n"
+    "                (FILE.<step>.state) at the start, every --receipt-every N steps (default: about\n"
+    "                ten over the run) and at the end; check it with `lockstep verify-run`\n"
     "%s%s%s%s";
 
 volatile sig_atomic_t interrupted = 0;
@@ -53,7 +57,7 @@ int TrainCommand(const std::vector<std::string>& argv) {
   const bool gpt = !argv.empty() && argv[0] == "gpt";
   std::vector<std::string> flags =
       gpt ? std::vector<std::string>{"--config", "--steps", "--eval-interval"}
-          : std::vector<std::string>{"--epochs", "--steps", "--test"};
+          : std::vector<std::string>{"--epochs", "--steps", "--test", "--receipt", "--receipt-every"};
   for (const char* common : {"--seed", "--threads", "--device", "--data", "--out", "--checkpoint-every",
                              "--checkpoint", "--resume", "--trace", "--trace-values", "--trace-steps",
                              "--trace-match"}) {
@@ -100,6 +104,18 @@ int TrainCommand(const std::vector<std::string>& argv) {
   TraceFlags trace;
   if (!ParseTraceFlags(args, &trace, &error)) return UsageError("train", error);
   config.trace = trace.options;
+  if (!NonEmpty(args, "--receipt", &error)) return UsageError("train", error);
+  if (args.flags.count("--receipt")) config.receipt_path = args.flags["--receipt"].c_str();
+  if (args.flags.count("--receipt-every")) {
+    if (!args.flags.count("--receipt")) return UsageError("train", "--receipt-every needs --receipt FILE");
+    if (!ParseInt("--receipt-every", args.flags["--receipt-every"], 1, INT64_MAX, &value, &error)) {
+      return UsageError("train", error);
+    }
+    config.receipt_every = value;
+  }
+  if (config.receipt_path != nullptr && config.resume_path != nullptr) {
+    return UsageError("train", "--receipt with --resume: a receipt covers a run from its first step");
+  }
 
   DataParallelSession session;  // under mpirun: data-parallel over its processes, rank 0 reports
   if (const int code = session.Start("train"); code != kExitOk) return code;
@@ -121,6 +137,7 @@ int TrainCommand(const std::vector<std::string>& argv) {
   printf("logits hash:   %s\n", result.logits_hash);
   if (config.save_path != nullptr) printf("saved:         %s\n", config.save_path);
   if (config.checkpoint_every > 0) printf("state:         %s\n", config.checkpoint_path);
+  if (config.receipt_path != nullptr) printf("receipt:       %s\n", config.receipt_path);
   session.Report(result.steps);
   return kExitOk;
 }

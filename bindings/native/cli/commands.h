@@ -22,6 +22,8 @@ int HashCommand(const std::vector<std::string>& args);
 int CanonicalizeCommand(const std::vector<std::string>& args);
 int DiffCommand(const std::vector<std::string>& args);
 int VerifyCommand(const std::vector<std::string>& args);
+int VerifyRunCommand(const std::vector<std::string>& args);  // a receipt re-executed
+int DisputeCommand(const std::vector<std::string>& args);    // two receipts settled
 int InfoCommand(const std::vector<std::string>& args);
 int RunCommand(const std::vector<std::string>& args);        // an ONNX model on .npy inputs
 int ConvertCommand(const std::vector<std::string>& args);    // an ONNX model to a checkpoint

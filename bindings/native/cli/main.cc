@@ -27,6 +27,8 @@ const char kUsage[] =
     "  canonicalize IN OUT  rewrite any safetensors checkpoint in lockstep's canonical form\n"
     "  diff A B      the first op where two traces (--trace) differ, and how the difference spreads\n"
     "  verify FILE   compare a file's SHA-256 with --expect HASH\n"
+    "  verify-run RECEIPT  re-execute steps of a training receipt and check them against its chain\n"
+    "  dispute A B   settle two receipts of one run: the first differing step and op\n"
     "  info          version, contract version, SIMD targets, threads\n"
     "\n"
     "'lockstep <command> --help' describes a command. Exit status: 0 success, 1 verify mismatch,\n"
@@ -52,6 +54,8 @@ int main(int argc, char** argv) {
   if (command == "canonicalize") return lockstep_cli::CanonicalizeCommand(rest);
   if (command == "diff") return lockstep_cli::DiffCommand(rest);
   if (command == "verify") return lockstep_cli::VerifyCommand(rest);
+  if (command == "verify-run") return lockstep_cli::VerifyRunCommand(rest);
+  if (command == "dispute") return lockstep_cli::DisputeCommand(rest);
   if (command == "info") return lockstep_cli::InfoCommand(rest);
   if (command == "run") return lockstep_cli::RunCommand(rest);
   if (command == "convert") return lockstep_cli::ConvertCommand(rest);

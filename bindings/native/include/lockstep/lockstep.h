@@ -268,6 +268,11 @@ typedef struct lockstep_mnist_config {
   const char* resume_path;
   int allow_nonfinite;    /* nonzero: train on through NaN or infinite losses (default: stop) */
   lockstep_trace_options trace;  /* an op-level trace of the run (trace.path NULL: none) */
+  /* A training receipt (docs/verifiable-training.md), or NULL: the run's identity and a hash chain
+   * over its steps, with training states kept beside it ("<receipt>.<step>.state") at the start,
+   * every receipt_every steps (0: about ten over the run) and at the end. Not with resume_path. */
+  const char* receipt_path;
+  int64_t receipt_every;
 } lockstep_mnist_config;
 
 typedef struct lockstep_mnist_progress {
@@ -291,6 +296,40 @@ LOCKSTEP_API lockstep_status lockstep_mnist_config_default(lockstep_mnist_config
 /* progress may be NULL. */
 LOCKSTEP_API lockstep_status lockstep_train_mnist(const lockstep_mnist_config* config, lockstep_progress_fn progress,
                                                   void* user_data, lockstep_mnist_result* out);
+
+/* ---- receipts verified by re-execution, and disputes (docs/verifiable-training.md) */
+typedef struct lockstep_verify_options {
+  uint32_t struct_size;         /* sizeof(lockstep_verify_options), set by lockstep_verify_options_default */
+  const char* checkpoint_path;  /* the training state to start from, or NULL: the receipt's checkpoints */
+  int64_t first_step, last_step;  /* the steps to check (0, 0: every step after the start) */
+  int64_t sample;               /* > 0: check this many steps drawn by sample_seed (not with a range) */
+  uint64_t sample_seed;
+  const char* data_dir;         /* the run's training data (".deps/data/mnist") */
+} lockstep_verify_options;
+LOCKSTEP_API lockstep_status lockstep_verify_options_default(lockstep_verify_options* out);
+/* Re-executes steps of the receipt and checks each against its chain; the report goes to
+ * write(line, user) a line at a time (may be NULL). *first_mismatch is 0 when every checked step
+ * matched, else the first step that did not. A tampered chain is LOCKSTEP_ERROR_FORMAT; a
+ * checkpoint that does not match its receipt LOCKSTEP_ERROR_STATE. */
+LOCKSTEP_API lockstep_status lockstep_verify_run(const char* receipt, const lockstep_verify_options* options,
+                                                 void (*write)(const char* line, void* user), void* user,
+                                                 int64_t* first_mismatch);
+
+typedef struct lockstep_dispute_options {
+  uint32_t struct_size;  /* sizeof(lockstep_dispute_options), set by lockstep_dispute_options_default */
+  const char* a_trace;   /* party A's trace of its run (--trace), or NULL */
+  const char* b_trace;
+  const char* a_values;  /* their values sidecars (--trace-values), or NULL */
+  const char* b_values;
+  const char* data_dir;  /* the run's training data (".deps/data/mnist") */
+} lockstep_dispute_options;
+LOCKSTEP_API lockstep_status lockstep_dispute_options_default(lockstep_dispute_options* out);
+/* Two receipts of the same claimed run: *step is 0 when they agree on every common step, else the
+ * first differing step; *supported is 'A' or 'B' for the side the referee's re-execution matches,
+ * 0 for neither. The report (bisection, re-execution, the first diverging op) goes to write. */
+LOCKSTEP_API lockstep_status lockstep_dispute(const char* a, const char* b, const lockstep_dispute_options* options,
+                                              void (*write)(const char* line, void* user), void* user, int64_t* step,
+                                              char* supported);
 
 /* ---- the GPT example (nanoGPT's architecture, character-level; core/train/gpt.h) */
 typedef struct lockstep_gpt_config {

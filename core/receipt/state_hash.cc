@@ -1,0 +1,155 @@
+#include "core/receipt/state_hash.h"
+
+#include <string.h>
+
+#include <algorithm>
+
+#include "core/checkpoint.h"
+#include "core/error.h"
+#include "core/sha256.h"
+
+namespace lockstep {
+namespace receipt {
+
+namespace {
+
+Digest Finish(Sha256& sha) {
+  Digest out;
+  ParseHex(sha.HexDigest(), &out);
+  return out;
+}
+
+void UpdateU64(Sha256& sha, uint64_t value) {
+  uint8_t bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<uint8_t>(value >> (8 * i));
+  sha.Update(bytes, 8);
+}
+
+// The leaf's prefix: its domain byte, then the name, the type and the shape, each self-delimiting.
+void StartLeaf(Sha256& sha, const std::string& name, const char* dtype, const std::vector<int64_t>& shape) {
+  const uint8_t zero = 0;
+  sha.Update(&zero, 1);
+  sha.Update(name.data(), name.size());
+  sha.Update(&zero, 1);
+  sha.Update(dtype, strlen(dtype));
+  sha.Update(&zero, 1);
+  UpdateU64(sha, shape.size());
+  for (int64_t d : shape) UpdateU64(sha, static_cast<uint64_t>(d));
+}
+
+}  // namespace
+
+Digest Sha256Digest(const void* data, size_t size) {
+  Sha256 sha;
+  sha.Update(data, size);
+  return Finish(sha);
+}
+
+Digest TensorLeaf(const std::string& name, const Tensor& t) {
+  Sha256 sha;
+  StartLeaf(sha, name, DTypeName(t.dtype()), t.shape());
+  CanonicalTensorBytes(t, [&](const uint8_t* data, size_t size) { sha.Update(data, size); });
+  return Finish(sha);
+}
+
+Digest BytesLeaf(const std::string& name, const char* dtype, const std::vector<int64_t>& shape,
+                 const std::vector<uint8_t>& bytes) {
+  Sha256 sha;
+  StartLeaf(sha, name, dtype, shape);
+  sha.Update(bytes.data(), bytes.size());
+  return Finish(sha);
+}
+
+Digest IntegerLeaf(const std::string& name, uint64_t value) {
+  Sha256 sha;
+  StartLeaf(sha, name, "U64", {});
+  UpdateU64(sha, value);
+  return Finish(sha);
+}
+
+Digest MerkleRoot(std::vector<std::pair<std::string, Digest>> leaves) {
+  std::sort(leaves.begin(), leaves.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 1; i < leaves.size(); ++i) {
+    LOCKSTEP_REQUIRE(leaves[i].first != leaves[i - 1].first, "state hash: two leaves named '" << leaves[i].first << "'");
+  }
+  if (leaves.empty()) return Sha256Digest("", 0);
+  std::vector<Digest> level;
+  for (const auto& leaf : leaves) level.push_back(leaf.second);
+  while (level.size() > 1) {
+    std::vector<Digest> up;
+    for (size_t i = 0; i + 1 < level.size(); i += 2) {
+      uint8_t node[65];
+      node[0] = 1;
+      std::copy(level[i].begin(), level[i].end(), node + 1);
+      std::copy(level[i + 1].begin(), level[i + 1].end(), node + 33);
+      up.push_back(Sha256Digest(node, sizeof node));
+    }
+    if (level.size() % 2 == 1) up.push_back(level.back());
+    level = std::move(up);
+  }
+  return level[0];
+}
+
+std::vector<std::pair<std::string, Digest>> StateLeaves(const nn::Module& model, const optim::Optimizer& optimizer,
+                                                        const std::map<std::string, uint64_t>& rng_offsets) {
+  std::vector<std::pair<std::string, Digest>> leaves;
+  for (const auto& [name, t] : model.StateDict()) leaves.emplace_back("model." + name, TensorLeaf("model." + name, t));
+  for (const auto& [name, t] : optimizer.State()) {
+    leaves.emplace_back("optimizer." + name, TensorLeaf("optimizer." + name, t));
+  }
+  leaves.emplace_back("optimizer.step", IntegerLeaf("optimizer.step", static_cast<uint64_t>(optimizer.step_count())));
+  for (const auto& [name, offset] : rng_offsets) leaves.emplace_back("rng." + name, IntegerLeaf("rng." + name, offset));
+  return leaves;
+}
+
+Digest StateRoot(const nn::Module& model, const optim::Optimizer& optimizer,
+                 const std::map<std::string, uint64_t>& rng_offsets) {
+  return MerkleRoot(StateLeaves(model, optimizer, rng_offsets));
+}
+
+Digest BatchDigest(const Tensor& inputs, const Tensor& labels) {
+  return BatchDigestOfLeaves(TensorLeaf("inputs", inputs), TensorLeaf("labels", labels));
+}
+
+Digest BatchDigestOfLeaves(const Digest& x, const Digest& y) {
+  uint8_t both[64];
+  std::copy(x.begin(), x.end(), both);
+  std::copy(y.begin(), y.end(), both + 32);
+  return Sha256Digest(both, sizeof both);
+}
+
+Digest ChainLink(const Digest& previous, const Digest& state, const Digest& batch) {
+  uint8_t link[96];
+  std::copy(previous.begin(), previous.end(), link);
+  std::copy(state.begin(), state.end(), link + 32);
+  std::copy(batch.begin(), batch.end(), link + 64);
+  return Sha256Digest(link, sizeof link);
+}
+
+std::string Hex(const Digest& digest) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : digest) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+bool ParseHex(const std::string& text, Digest* out) {
+  if (text.size() != 64) return false;
+  for (size_t i = 0; i < 32; ++i) {
+    int v = 0;
+    for (int j = 0; j < 2; ++j) {
+      const char c = text[2 * i + j];
+      const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (d < 0) return false;
+      v = v * 16 + d;
+    }
+    (*out)[i] = static_cast<uint8_t>(v);
+  }
+  return true;
+}
+
+}  // namespace receipt
+}  // namespace lockstep

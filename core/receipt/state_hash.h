@@ -1,0 +1,59 @@
+// What a training receipt binds at each step (docs/verifiable-training.md): the training state as
+// a Merkle root over one leaf per tensor (parameters and buffers, optimizer state) and per counter
+// (the optimizer's step, the random streams' offsets), so that one tensor can be proven without
+// the others; and the batch the step trained on.
+//
+// leaf     = SHA-256(0x00 || name || 0x00 || dtype || 0x00 || rank || dims || canonical bytes)
+// node     = SHA-256(0x01 || left || right)   (an odd node at the end of a level moves up as it is)
+// The leaves are sorted by name; integers are 8-byte little-endian, tensors their checkpoint bytes.
+#ifndef LOCKSTEP_CORE_RECEIPT_STATE_HASH_H_
+#define LOCKSTEP_CORE_RECEIPT_STATE_HASH_H_
+
+#include <stdint.h>
+
+#include <array>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/nn/module.h"
+#include "core/optim/optimizer.h"
+#include "core/tensor.h"
+
+namespace lockstep {
+namespace receipt {
+
+using Digest = std::array<uint8_t, 32>;
+
+Digest TensorLeaf(const std::string& name, const Tensor& t);
+// The same leaf from a copy of the tensor's canonical bytes (CanonicalTensorBytes).
+Digest BytesLeaf(const std::string& name, const char* dtype, const std::vector<int64_t>& shape,
+                 const std::vector<uint8_t>& bytes);
+Digest IntegerLeaf(const std::string& name, uint64_t value);
+// The root of the tree over (name, leaf) pairs; names must be distinct. No leaves: SHA-256 of "".
+Digest MerkleRoot(std::vector<std::pair<std::string, Digest>> leaves);
+
+// The leaves of a training state: "model.<state dict name>", "optimizer.<state name>",
+// "optimizer.step" and "rng.<stream>" for each random stream's offset.
+std::vector<std::pair<std::string, Digest>> StateLeaves(const nn::Module& model, const optim::Optimizer& optimizer,
+                                                        const std::map<std::string, uint64_t>& rng_offsets);
+Digest StateRoot(const nn::Module& model, const optim::Optimizer& optimizer,
+                 const std::map<std::string, uint64_t>& rng_offsets);
+
+// The batch a step trained on: SHA-256 over the inputs' leaf and the labels' leaf.
+Digest BatchDigest(const Tensor& inputs, const Tensor& labels);
+Digest BatchDigestOfLeaves(const Digest& inputs, const Digest& labels);
+
+// h_k = SHA-256(h_{k-1} || state_k || batch_k).
+Digest ChainLink(const Digest& previous, const Digest& state, const Digest& batch);
+
+std::string Hex(const Digest& digest);
+// Parses 64 hex digits; false when `text` is not one.
+bool ParseHex(const std::string& text, Digest* out);
+Digest Sha256Digest(const void* data, size_t size);
+
+}  // namespace receipt
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CORE_RECEIPT_STATE_HASH_H_

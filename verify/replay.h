@@ -1,0 +1,59 @@
+// Re-executing the steps of a receipt (docs/verifiable-training.md): the receipt's identity gives
+// the run's configuration, a training state gives where to start, and the trainer that wrote the
+// receipt runs the steps again, reporting each step's digests.
+#ifndef LOCKSTEP_VERIFY_REPLAY_H_
+#define LOCKSTEP_VERIFY_REPLAY_H_
+
+#include <stdint.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/data.h"
+#include "core/receipt/receipt.h"
+#include "core/trace/trace.h"
+
+namespace lockstep {
+namespace verify {
+
+struct StepDigests {
+  int64_t step = 0;
+  receipt::Digest batch{}, state{};
+};
+
+// The run a receipt describes, with its data loaded (and checked against the receipt's).
+class Replay {
+ public:
+  // Throws (kind kArgument) when the task or contract is not this lockstep's, or the data in
+  // data_dir is not the receipt's.
+  Replay(const receipt::Receipt& receipt, const std::string& data_dir);
+
+  // The step a training state file is at, after checking that its state is the one the receipt
+  // records for that step (kind kState otherwise, saying so).
+  int64_t CheckStart(const std::string& state_path) const;
+
+  // Runs the steps after the state in state_path up to `last`, calling on_step for each (first
+  // for the starting state). With trace_step > 0 the run is traced, values kept for that step, and
+  // the trace's bytes returned in *trace / *values. Returns the trained model hash.
+  std::string Run(const std::string& state_path, int64_t last, const std::function<bool(const StepDigests&)>& on_step,
+                  int64_t trace_step = 0, std::vector<uint8_t>* trace = nullptr,
+                  std::vector<uint8_t>* values = nullptr) const;
+
+  // A checkpoint of the receipt, its file checked against the receipt's SHA-256 (kind kState).
+  std::string CheckpointFile(const receipt::CheckpointEntry& c) const;
+
+ private:
+  const receipt::Receipt& receipt_;
+  Dataset train_set_;
+  int64_t steps_per_epoch_ = 0;
+};
+
+// "step 37: the state differs (receipt 1a2b..., re-executed 3c4d...)" or "" when they match.
+std::string Compare(const receipt::Receipt& receipt, const StepDigests& got);
+
+}  // namespace verify
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_VERIFY_REPLAY_H_
