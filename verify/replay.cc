@@ -116,7 +116,7 @@ std::string Replay::Run(const std::string& state_path, int64_t last,
   config.max_steps = last < 0 ? 0 : last;
   config.epochs = last < 0 ? 1 : last / steps_per_epoch_ + 1;
   struct Stop {};
-  config.step_digests = [&](int64_t step, const receipt::Digest& batch, const receipt::Digest& state) {
+  config.receipt.step_digests = [&](int64_t step, const receipt::Digest& batch, const receipt::Digest& state) {
     if (!on_step({step, batch, state})) throw Stop{};
   };
   if (trace_step > 0) {

@@ -127,8 +127,8 @@ lockstep_status lockstep_train_mnist(const lockstep_mnist_config* config, lockst
     }
     lockstep::train::MnistConfig c;
     c.data_dir = config->data_dir;
-    if (config->receipt_path != nullptr) c.receipt_path = config->receipt_path;
-    c.receipt_every = config->receipt_every;
+    if (config->receipt_path != nullptr) c.receipt.path = config->receipt_path;
+    c.receipt.every = config->receipt_every;
     for (const char* file : {"/train-images.idx", "/train-labels.idx", "/test-images.idx", "/test-labels.idx"}) {
       lockstep::capi::RequireReadable(c.data_dir + file);
     }

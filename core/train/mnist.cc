@@ -10,8 +10,6 @@
 #include "core/models/lenet.h"
 #include "core/ops.h"
 #include "core/optim/optimizer.h"
-#include "core/receipt/receipt.h"
-#include "core/receipt/step_hasher.h"
 #include "core/parallel/data_parallel.h"
 #include "core/train/classifier_trainer.h"
 #include "core/train/evaluate.h"
@@ -57,10 +55,6 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
   parallel::DataParallel* dp = parallel::Current();
   LOCKSTEP_REQUIRE(dp == nullptr || (config.trace.path.empty() && !config.trace_in_memory),
                    "mnist: a trace records one process's ops; a data-parallel run cannot record one");
-  LOCKSTEP_REQUIRE(config.receipt_path.empty() || config.resume_path.empty(),
-                   "mnist: a receipt covers a run from its first step: it cannot be written by a resumed run "
-                   "(verify the resumed part with verify-run instead)");
-  LOCKSTEP_REQUIRE(config.receipt_every >= 0, "mnist: receipt_every must be >= 0, got " << config.receipt_every);
   parallel::OnWriter([&] {
     if (config.checkpoint_every > 0) RequireWritableFile(config.checkpoint_path);
     if (!config.save_path.empty()) RequireWritableFile(config.save_path);
@@ -75,7 +69,7 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
   trainer.set_allow_nonfinite_loss(config.allow_nonfinite_loss);
   // The run's identity (its data fingerprint hashes the whole training set): only for checkpoints.
   std::map<std::string, std::string> identity;
-  const bool digests = parallel::IsWriter() && (!config.receipt_path.empty() || config.step_digests);
+  const bool digests = parallel::IsWriter() && config.receipt.active();
   if (config.checkpoint_every > 0 || !config.resume_path.empty() || digests) {
     identity = ClassifierRunIdentity("lenet5", config.seed, config.batch_size, config.lr, train_set);
     identity["lr_schedule"] = std::to_string(config.lr_step_epochs) + "/" + FloatBits(config.lr_gamma);
@@ -98,35 +92,20 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
                                                                           << per_epoch);
     trainer.Seek(position.epoch, position.batch);
   }
-  // Receipts: the digests of every step's batch and of the state after it (core/receipt/).
+  // Receipts (core/receipt/): the digests of every step's batch and of the state after it.
   Tensor batch_x, batch_y;
-  if (digests) trainer.set_batch_observer([&](const Tensor& x, const Tensor& y) { batch_x = x, batch_y = y; });
-  std::unique_ptr<receipt::Writer> receipt_writer;
-  std::unique_ptr<receipt::StepHasher> hasher;
+  std::unique_ptr<receipt::RunReceipt> run_receipt;
   if (digests) {
-    hasher = std::make_unique<receipt::StepHasher>(
-        [&](int64_t step, const receipt::Digest& batch, const receipt::Digest& state) {
-          if (config.step_digests) config.step_digests(step, batch, state);
-          if (receipt_writer) receipt_writer->Step(step, batch, state);
+    trainer.set_batch_observer([&](const Tensor& x, const Tensor& y) { batch_x = x, batch_y = y; });
+    run_receipt = std::make_unique<receipt::RunReceipt>(
+        config.receipt, "mnist", identity, result.initial_hash, trainer.steps_done(), total, *model, optimizer,
+        DropoutOffsets(*model), [&](int64_t step) {
+          TrainingPosition at;
+          at.epoch = step / per_epoch;
+          at.batch = step % per_epoch;
+          at.run = identity;
+          return EncodeTrainingState(*model, optimizer, at);
         });
-  }
-  const int64_t receipt_every = config.receipt_every > 0 ? config.receipt_every : std::max<int64_t>(1, (total + 9) / 10);
-  auto keep_state = [&](int64_t step) {
-    TrainingPosition at;
-    at.epoch = step / per_epoch;
-    at.batch = step % per_epoch;
-    at.run = identity;
-    const std::string file = receipt_writer->CheckpointFile(step);
-    receipt_writer->Checkpoint(step, file, SaveTrainingState(file, *model, optimizer, at));
-    receipt_writer->Flush();
-  };
-  if (digests && !config.receipt_path.empty()) {
-    receipt_writer = std::make_unique<receipt::Writer>(config.receipt_path, "mnist", identity, result.initial_hash,
-                                                       receipt::StateRoot(*model, optimizer, DropoutOffsets(*model)));
-    keep_state(0);
-  }
-  if (digests && config.step_digests) {
-    config.step_digests(trainer.steps_done(), receipt::Digest{}, receipt::StateRoot(*model, optimizer, DropoutOffsets(*model)));
   }
   while (trainer.steps_done() < total) {
     const int64_t epoch = trainer.epoch();
@@ -140,20 +119,13 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
       at.run = identity;
       parallel::OnWriter([&] { SaveTrainingState(config.checkpoint_path, *model, optimizer, at); });
     }
-    if (hasher) {
-      hasher->Submit(result.steps, *model, optimizer, DropoutOffsets(*model), batch_x, batch_y);
-      if (receipt_writer && (result.steps % receipt_every == 0 || result.steps == total)) {
-        hasher->Drain();
-        keep_state(result.steps);
-      }
-    }
+    if (run_receipt) run_receipt->AfterStep(result.steps, *model, optimizer, DropoutOffsets(*model), batch_x, batch_y);
     if (progress) progress({result.steps, total, epoch, result.final_loss});
   }
-  if (hasher) hasher->Drain();
   if (dp != nullptr) dp->CheckReplicas(*model, &optimizer, result.steps);
   if (!config.save_path.empty()) parallel::OnWriter([&] { result.trained_hash = SaveModel(config.save_path, *model); });
   if (result.trained_hash.empty()) result.trained_hash = ModelHash(*model);
-  if (receipt_writer) receipt_writer->Finish(result.trained_hash);
+  if (run_receipt) run_receipt->Finish(result.trained_hash);
 
   if (config.evaluate) {
     const EvalResult eval = Evaluate(*model, test_set, config.batch_size, config.max_test);

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/data.h"
-#include "core/receipt/state_hash.h"
+#include "core/receipt/run_receipt.h"
 #include "core/trace/trace.h"
 
 namespace lockstep {
@@ -43,14 +43,8 @@ struct MnistConfig {
   // trace_in_memory, into MnistResult::trace).
   trace::Options trace;
   bool trace_in_memory = false;
-  // A training receipt (docs/verifiable-training.md) written to receipt_path, with a training
-  // state kept beside it at the start, after every receipt_every steps (0: about ten over the run)
-  // and at the end. A receipt covers a run from its first step: not with resume_path.
-  std::string receipt_path;
-  int64_t receipt_every = 0;
-  // Called after every step with the digests a receipt records (verification), when set; first
-  // with the state the run starts from (its step: 0, or the resumed one; batch all zeros).
-  std::function<void(int64_t step, const receipt::Digest& batch, const receipt::Digest& state)> step_digests;
+  // A training receipt, or the digests of each step for verification (core/receipt/run_receipt.h).
+  receipt::ReceiptOptions receipt;
   bool evaluate = true;  // false: no evaluation on the test set (test_accuracy 0, logits_hash empty)
 };
 

@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
       continue;
     }
     if (arg == "--data") config.data_dir = verify.data_dir = value;
-    else if (arg == "--receipt") config.receipt_path = value;
+    else if (arg == "--receipt") config.receipt.path = value;
     else if (arg == "--verify-receipt") verify.receipt_path = value;
     else if (arg == "--target" || arg == "--device") {
       const std::string problem = arg == "--target" ? lockstep::examples::ForceTargetByName(value)
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
     else if (arg == "--steps") config.max_steps = n;
     else if (arg == "--lr-step") config.lr_step_epochs = n;
     else if (arg == "--test") config.max_test = n;
-    else if (arg == "--receipt-every") config.receipt_every = n;
+    else if (arg == "--receipt-every") config.receipt.every = n;
     else if (arg == "--sample") verify.sample = n;
     else if (arg == "--sample-seed") verify.seed = static_cast<uint64_t>(n);
     else if (arg == "--threads") lockstep::simd::SetDefaultThreadCount(n < 1 ? 1 : static_cast<size_t>(n));
