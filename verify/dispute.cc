@@ -81,14 +81,14 @@ DisputeResult Dispute(const DisputeOptions& o) {
         std::to_string(result.comparisons) + " chain comparisons)");
 
   // The referee starts from the latest checkpoint before it that matches its receipt.
-  const Replay replay(a, o.data_dir);
+  const Replay replay(a, o.data);
   std::string start_path;
   int64_t start = -1;
   for (const receipt::Receipt* side : {&a, &b}) {
     const receipt::CheckpointEntry* c = side->CheckpointAtOrBefore(hi - 1);
     if (c == nullptr || c->step <= start) continue;
     try {
-      const std::string path = Replay(*side, o.data_dir).CheckpointFile(*c);
+      const std::string path = CheckedCheckpoint(*side, *c);
       replay.CheckStart(path);  // the state both receipts record at that step
       start_path = path;
       start = c->step;

@@ -18,7 +18,7 @@ struct DisputeOptions {
   std::string a_path, b_path;
   std::string a_trace, b_trace;                // each party's trace of its run (--trace), optional
   std::string a_values, b_values;              // their values sidecars (--trace-values), optional
-  std::string data_dir = ".deps/data/mnist";
+  std::string data;  // the training data (Replay); empty: the task's default
   std::function<void(const std::string& line)> print;
 };
 

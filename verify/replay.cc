@@ -57,6 +57,60 @@ train::MnistConfig ConfigOf(const receipt::Receipt& r) {
   return c;
 }
 
+std::vector<std::string> Split(const std::string& text, char separator) {
+  std::vector<std::string> parts(1);
+  for (char c : text) {
+    if (c == separator) {
+      parts.emplace_back();
+    } else {
+      parts.back().push_back(c);
+    }
+  }
+  return parts;
+}
+
+std::vector<std::string> Fields(const receipt::Receipt& r, const char* key, char separator, size_t count) {
+  const std::vector<std::string> parts = Split(IdentityValue(r, key), separator);
+  LOCKSTEP_REQUIRE_FORMAT(parts.size() == count, r.path << ": the identity's " << key << " '" << IdentityValue(r, key)
+                                                         << "' does not have " << count << " fields");
+  return parts;
+}
+
+// The GPT run's configuration from the receipt's identity (GptTrainer writes it).
+train::GptTrainConfig GptConfigOf(const receipt::Receipt& r) {
+  train::GptTrainConfig c;
+  const std::string& model = IdentityValue(r, "model");
+  LOCKSTEP_REQUIRE_FORMAT(model.compare(0, 4, "gpt ") == 0, r.path << ": model '" << model << "' is not a gpt");
+  const std::vector<std::string> m = Split(model.substr(4), '/');
+  LOCKSTEP_REQUIRE_FORMAT(m.size() == 6, r.path << ": model '" << model << "': expected gpt V/B/L/H/E/DROPOUT");
+  const std::string what = r.path + ": model";
+  c.model.vocab_size = IntegerOf(m[0], what);
+  c.model.block_size = IntegerOf(m[1], what);
+  c.model.n_layer = IntegerOf(m[2], what);
+  c.model.n_head = IntegerOf(m[3], what);
+  c.model.n_embd = IntegerOf(m[4], what);
+  c.model.dropout = FloatOfBits(m[5], what);
+  const std::vector<std::string> batch = Fields(r, "batch_size", 'x', 2);
+  c.batch_size = IntegerOf(batch[0], r.path + ": batch_size");
+  c.grad_accum = IntegerOf(batch[1], r.path + ": batch_size");
+  c.steps = IntegerOf(IdentityValue(r, "steps"), r.path + ": steps");
+  c.seed = static_cast<uint64_t>(IntegerOf(IdentityValue(r, "seed"), r.path + ": seed"));
+  const std::vector<std::string> lr = Fields(r, "lr", '/', 4);
+  c.lr = FloatOfBits(lr[0], r.path + ": lr");
+  c.min_lr = FloatOfBits(lr[1], r.path + ": lr");
+  c.warmup_steps = IntegerOf(lr[2], r.path + ": lr");
+  c.decay_steps = IntegerOf(lr[3], r.path + ": lr");
+  const std::vector<std::string> opt = Fields(r, "optimizer", '/', 4);
+  c.weight_decay = FloatOfBits(opt[0], r.path + ": optimizer");
+  c.beta1 = FloatOfBits(opt[1], r.path + ": optimizer");
+  c.beta2 = FloatOfBits(opt[2], r.path + ": optimizer");
+  c.grad_clip = FloatOfBits(opt[3], r.path + ": optimizer");
+  const std::vector<std::string> estimates = Fields(r, "estimates", '/', 2);
+  c.eval_interval = IntegerOf(estimates[0], r.path + ": estimates");
+  c.eval_iters = IntegerOf(estimates[1], r.path + ": estimates");
+  return c;
+}
+
 }  // namespace
 
 std::string Compare(const receipt::Receipt& r, const StepDigests& got) {
@@ -73,21 +127,38 @@ std::string Compare(const receipt::Receipt& r, const StepDigests& got) {
   return "";
 }
 
-Replay::Replay(const receipt::Receipt& r, const std::string& data_dir) : receipt_(r) {
+Replay::Replay(const receipt::Receipt& r, const std::string& data) : receipt_(r) {
   LOCKSTEP_REQUIRE(r.contract == kContractVersion, r.path << ": the receipt was written under contract version "
                                                           << r.contract << "; this lockstep computes version "
                                                           << kContractVersion);
-  LOCKSTEP_REQUIRE(r.task == "mnist", r.path << ": task '" << r.task << "': this lockstep re-executes mnist runs");
-  const train::MnistConfig config = ConfigOf(r);
-  train_set_ = LoadIdxDataset(data_dir + "/train-images.idx", data_dir + "/train-labels.idx");
-  train::NormalizeMnist(&train_set_);
+  LOCKSTEP_REQUIRE(r.task == "mnist" || r.task == "gpt",
+                   r.path << ": task '" << r.task << "': this lockstep re-executes mnist and gpt runs");
   const std::string& want = IdentityValue(r, "data");
-  const std::string got = train_set_.Fingerprint();
-  LOCKSTEP_REQUIRE(got == want, "the training data in " << data_dir << " is not the receipt's (fingerprint " << got
+  std::string got;
+  const std::string source = !data.empty() ? data : r.task == "gpt" ? ".deps/data/fortunes/input.txt" : ".deps/data/mnist";
+  if (r.task == "gpt") {
+    gpt_ = std::make_unique<train::GptTrainConfig>(GptConfigOf(r));
+    corpus_ = std::make_unique<CharCorpus>(MakeCharCorpus(ReadTextFile(source)));
+    LOCKSTEP_REQUIRE(corpus_->vocab_size() == gpt_->model.vocab_size,
+                     "the text " << source << " is not the receipt's (" << corpus_->vocab_size() << " distinct characters, "
+                                 << r.path << " records " << gpt_->model.vocab_size << ")");
+    const train::GptTrainer probe(*gpt_, *corpus_);  // its identity, data fingerprint included
+    got = probe.identity().at("data");
+    LOCKSTEP_REQUIRE_FORMAT(probe.identity() == r.identity || got != want,
+                            r.path << ": the identity does not describe a run this lockstep makes");
+  } else {
+    const train::MnistConfig config = ConfigOf(r);
+    train_set_ = LoadIdxDataset(source + "/train-images.idx", source + "/train-labels.idx");
+    train::NormalizeMnist(&train_set_);
+    got = train_set_.Fingerprint();
+    steps_per_epoch_ = train_set_.size() / config.batch_size;
+    LOCKSTEP_REQUIRE(steps_per_epoch_ >= 1, r.path << ": batch size " << config.batch_size << " exceeds the data");
+  }
+  LOCKSTEP_REQUIRE(got == want, "the training data in " << source << " is not the receipt's (fingerprint " << got
                                                         << ", " << r.path << " records " << want << ")");
-  steps_per_epoch_ = train_set_.size() / config.batch_size;
-  LOCKSTEP_REQUIRE(steps_per_epoch_ >= 1, r.path << ": batch size " << config.batch_size << " exceeds the data");
 }
+
+Replay::~Replay() = default;
 
 int64_t Replay::CheckStart(const std::string& state_path) const {
   int64_t start = -1;
@@ -110,20 +181,41 @@ int64_t Replay::CheckStart(const std::string& state_path) const {
 std::string Replay::Run(const std::string& state_path, int64_t last,
                         const std::function<bool(const StepDigests&)>& on_step, int64_t trace_step,
                         std::vector<uint8_t>* trace, std::vector<uint8_t>* values) const {
+  struct Stop {};
+  auto digests = [&](int64_t step, const receipt::Digest& batch, const receipt::Digest& state) {
+    if (!on_step({step, batch, state})) throw Stop{};
+  };
+  trace::Options trace_options;
+  if (trace_step > 0) {
+    trace_options.values_from = trace_options.values_to = trace_step;
+    trace_options.source = "lockstep verify: re-execution of " + receipt_.path;
+  }
+  if (gpt_) {
+    train::GptTrainConfig config = *gpt_;
+    config.resume_path = state_path;
+    config.stop_after = last;
+    config.receipt.step_digests = digests;
+    config.trace = trace_options;
+    config.trace_in_memory = trace_step > 0;
+    train::GptResult result;
+    try {
+      result = train::RunGpt(config, *corpus_, nullptr);
+    } catch (const Stop&) {
+      return "";
+    }
+    if (trace != nullptr) *trace = result.trace;
+    if (values != nullptr) *values = result.trace_values;
+    // A run stopped before its last step has no trained model to compare.
+    return last == config.steps ? result.trained_hash : "";
+  }
   train::MnistConfig config = ConfigOf(receipt_);
   config.resume_path = state_path;
   // Enough epochs for `last` (-1: none, only the starting state is reported).
   config.max_steps = last < 0 ? 0 : last;
   config.epochs = last < 0 ? 1 : last / steps_per_epoch_ + 1;
-  struct Stop {};
-  config.receipt.step_digests = [&](int64_t step, const receipt::Digest& batch, const receipt::Digest& state) {
-    if (!on_step({step, batch, state})) throw Stop{};
-  };
-  if (trace_step > 0) {
-    config.trace_in_memory = true;
-    config.trace.values_from = config.trace.values_to = trace_step;
-    config.trace.source = "lockstep verify: re-execution of " + receipt_.path;
-  }
+  config.receipt.step_digests = digests;
+  config.trace = trace_options;
+  config.trace_in_memory = trace_step > 0;
   train::MnistResult result;
   try {
     result = train::RunMnistOn(config, train_set_, train_set_, nullptr);
@@ -135,7 +227,7 @@ std::string Replay::Run(const std::string& state_path, int64_t last,
   return result.trained_hash;
 }
 
-std::string Replay::CheckpointFile(const receipt::CheckpointEntry& c) const {
+std::string CheckedCheckpoint(const receipt::Receipt& receipt_, const receipt::CheckpointEntry& c) {
   const std::string path = receipt_.CheckpointPath(c);
   const std::vector<uint8_t> bytes = ReadWholeFile(path, kMaxTrainingStateBytes);
   const std::string got = Sha256Hex(bytes.data(), bytes.size());

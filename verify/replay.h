@@ -13,6 +13,8 @@
 
 #include "core/data.h"
 #include "core/receipt/receipt.h"
+#include "core/text.h"
+#include "core/train/gpt.h"
 #include "core/trace/trace.h"
 
 namespace lockstep {
@@ -26,9 +28,11 @@ struct StepDigests {
 // The run a receipt describes, with its data loaded (and checked against the receipt's).
 class Replay {
  public:
-  // Throws (kind kArgument) when the task or contract is not this lockstep's, or the data in
-  // data_dir is not the receipt's.
-  Replay(const receipt::Receipt& receipt, const std::string& data_dir);
+  // Throws (kind kArgument) when the task or contract is not this lockstep's, or the data is not
+  // the receipt's. `data` is the folder of the IDX files (mnist) or the text file (gpt); empty:
+  // the task's default (.deps/data/mnist, .deps/data/fortunes/input.txt).
+  Replay(const receipt::Receipt& receipt, const std::string& data);
+  ~Replay();
 
   // The step a training state file is at, after checking that its state is the one the receipt
   // records for that step (kind kState otherwise, saying so).
@@ -41,14 +45,17 @@ class Replay {
                   int64_t trace_step = 0, std::vector<uint8_t>* trace = nullptr,
                   std::vector<uint8_t>* values = nullptr) const;
 
-  // A checkpoint of the receipt, its file checked against the receipt's SHA-256 (kind kState).
-  std::string CheckpointFile(const receipt::CheckpointEntry& c) const;
 
  private:
   const receipt::Receipt& receipt_;
-  Dataset train_set_;
+  Dataset train_set_;  // mnist
   int64_t steps_per_epoch_ = 0;
+  std::unique_ptr<CharCorpus> corpus_;  // gpt
+  std::unique_ptr<train::GptTrainConfig> gpt_;
 };
+
+// A checkpoint of the receipt as a path, its file checked against the receipt's SHA-256 (kind kState).
+std::string CheckedCheckpoint(const receipt::Receipt& receipt, const receipt::CheckpointEntry& c);
 
 // "step 37: the state differs (receipt 1a2b..., re-executed 3c4d...)" or "" when they match.
 std::string Compare(const receipt::Receipt& receipt, const StepDigests& got);

@@ -40,7 +40,7 @@ VerifyResult VerifyRun(const VerifyOptions& o) {
                    "verify-run: steps " << o.first << "-" << o.last << " are not within the receipt's 1-" << n);
   print(o.receipt_path + ": " + std::to_string(n) + " steps, chain intact" +
         (r.ended ? ", trained model " + r.trained_model : " (the run had not ended when it was written)"));
-  const Replay replay(r, o.data_dir);
+  const Replay replay(r, o.data);
 
   int64_t given_start = -1;
   if (!o.checkpoint_path.empty()) {
@@ -60,7 +60,7 @@ VerifyResult VerifyRun(const VerifyOptions& o) {
     }
     LOCKSTEP_REQUIRE_STATE(c != nullptr, o.receipt_path << ": no checkpoint at or before step " << step - 1
                                                         << " to start from (give one with --checkpoint)");
-    const std::string path = replay.CheckpointFile(*c);
+    const std::string path = CheckedCheckpoint(r, *c);
     replay.CheckStart(path);
     return {path, c->step};
   };

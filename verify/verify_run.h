@@ -21,7 +21,7 @@ struct VerifyOptions {
   int64_t first = 0, last = 0;
   int64_t sample = 0;
   uint64_t seed = 0;
-  std::string data_dir = ".deps/data/mnist";
+  std::string data;  // the training data (Replay); empty: the task's default
   std::function<void(const std::string& line)> print;  // the report, a line at a time
 };
 

@@ -118,13 +118,7 @@ lockstep_status lockstep_train_mnist(const lockstep_mnist_config* config, lockst
     }
     if (config->batch_size < 1) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "batch_size must be >= 1");
     if (!std::isfinite(config->lr) || config->lr <= 0) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "lr must be finite and > 0");
-    if (config->receipt_every < 0) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "receipt_every must be >= 0");
-    if (config->receipt_path != nullptr) {
-      if (config->receipt_path[0] == '\0') Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "receipt_path is empty: expected a file");
-      if (config->resume_path != nullptr) {
-        Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "receipt_path with resume_path: a receipt covers a run from its first step");
-      }
-    }
+    lockstep::capi::CheckReceiptFields(config->receipt_path, config->receipt_every, config->resume_path);
     lockstep::train::MnistConfig c;
     c.data_dir = config->data_dir;
     if (config->receipt_path != nullptr) c.receipt.path = config->receipt_path;

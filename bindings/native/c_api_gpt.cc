@@ -36,7 +36,7 @@ lockstep_status lockstep_gpt_config_default(lockstep_gpt_config* out) {
   return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
     *out = lockstep_gpt_config{sizeof(lockstep_gpt_config), ".deps/data/fortunes/input.txt", "small", 500, 1, 0,
-                               nullptr, 0, nullptr, nullptr, 0, {}};
+                               nullptr, 0, nullptr, nullptr, 0, {}, nullptr, 0};
   });
 }
 
@@ -50,7 +50,10 @@ lockstep_status lockstep_train_gpt(const lockstep_gpt_config* config, lockstep_g
     RequireNonNull(config->preset, "config->preset");
     if (config->steps < 1) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "steps must be >= 1, got " + std::to_string(config->steps));
     if (config->eval_interval < 0) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "eval_interval must be >= 0");
+    lockstep::capi::CheckReceiptFields(config->receipt_path, config->receipt_every, config->resume_path);
     lockstep::train::GptTrainConfig c = Preset(config->preset);
+    if (config->receipt_path != nullptr) c.receipt.path = config->receipt_path;
+    c.receipt.every = config->receipt_every;
     c.steps = config->steps;
     c.seed = config->seed;
     c.eval_interval = config->eval_interval;

@@ -48,6 +48,10 @@ inline void RequireNonNull(const void* p, const char* what) {
 // Fails naming the file when it cannot be opened for reading or is not a regular file (a FIFO
 // or device is refused without blocking on it).
 void RequireReadable(const std::string& path);
+// A config's receipt fields (receipt_path, receipt_every) against its resume_path: fails with
+// LOCKSTEP_ERROR_INVALID_ARGUMENT on an empty path, a negative interval or a resumed run.
+void CheckReceiptFields(const char* receipt_path, int64_t receipt_every, const char* resume_path);
+
 // Fails with LOCKSTEP_ERROR_INVALID_ARGUMENT unless a config struct's struct_size is this
 // library's size of it (a caller built against another lockstep.h).
 void RequireStructSize(uint32_t given, size_t expected, const char* type);

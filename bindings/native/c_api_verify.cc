@@ -15,7 +15,7 @@ extern "C" {
 lockstep_status lockstep_verify_options_default(lockstep_verify_options* out) {
   return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
-    *out = lockstep_verify_options{sizeof(lockstep_verify_options), nullptr, 0, 0, 0, 0, ".deps/data/mnist"};
+    *out = lockstep_verify_options{sizeof(lockstep_verify_options), nullptr, 0, 0, 0, 0, nullptr};
   });
 }
 
@@ -30,7 +30,6 @@ lockstep_status lockstep_verify_run(const char* receipt, const lockstep_verify_o
       lockstep::capi::RequireStructSize(options->struct_size, sizeof(lockstep_verify_options), "lockstep_verify_options");
       o = *options;
     }
-    RequireNonNull(o.data_dir, "options->data_dir");
     lockstep::verify::VerifyOptions v;
     v.receipt_path = receipt;
     if (o.checkpoint_path != nullptr) v.checkpoint_path = o.checkpoint_path;
@@ -38,7 +37,7 @@ lockstep_status lockstep_verify_run(const char* receipt, const lockstep_verify_o
     v.last = o.last_step;
     v.sample = o.sample;
     v.seed = o.sample_seed;
-    v.data_dir = o.data_dir;
+    if (o.data != nullptr) v.data = o.data;
     if (write != nullptr) v.print = [&](const std::string& line) { write(line.c_str(), user); };
     *first_mismatch = lockstep::verify::VerifyRun(v).first_mismatch;
   });
@@ -47,8 +46,7 @@ lockstep_status lockstep_verify_run(const char* receipt, const lockstep_verify_o
 lockstep_status lockstep_dispute_options_default(lockstep_dispute_options* out) {
   return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
-    *out = lockstep_dispute_options{sizeof(lockstep_dispute_options), nullptr, nullptr, nullptr, nullptr,
-                                    ".deps/data/mnist"};
+    *out = lockstep_dispute_options{sizeof(lockstep_dispute_options), nullptr, nullptr, nullptr, nullptr, nullptr};
   });
 }
 
@@ -66,7 +64,6 @@ lockstep_status lockstep_dispute(const char* a, const char* b, const lockstep_di
       lockstep::capi::RequireStructSize(options->struct_size, sizeof(lockstep_dispute_options), "lockstep_dispute_options");
       o = *options;
     }
-    RequireNonNull(o.data_dir, "options->data_dir");
     lockstep::verify::DisputeOptions d;
     d.a_path = a;
     d.b_path = b;
@@ -74,7 +71,7 @@ lockstep_status lockstep_dispute(const char* a, const char* b, const lockstep_di
     if (o.b_trace != nullptr) d.b_trace = o.b_trace;
     if (o.a_values != nullptr) d.a_values = o.a_values;
     if (o.b_values != nullptr) d.b_values = o.b_values;
-    d.data_dir = o.data_dir;
+    if (o.data != nullptr) d.data = o.data;
     if (write != nullptr) d.print = [&](const std::string& line) { write(line.c_str(), user); };
     const lockstep::verify::DisputeResult r = lockstep::verify::Dispute(d);
     *step = r.agree ? 0 : r.step;

@@ -50,6 +50,15 @@ lockstep_status SetError(lockstep_status status, const std::string& message) {
 
 void RequireReadable(const std::string& path) { const InputFile file(path); }
 
+void CheckReceiptFields(const char* receipt_path, int64_t receipt_every, const char* resume_path) {
+  if (receipt_every < 0) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "receipt_every must be >= 0");
+  if (receipt_path == nullptr) return;
+  if (receipt_path[0] == '\0') Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "receipt_path is empty: expected a file");
+  if (resume_path != nullptr) {
+    Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, "receipt_path with resume_path: a receipt covers a run from its first step");
+  }
+}
+
 void RequireStructSize(uint32_t given, size_t expected, const char* type) {
   if (given != expected) {
     Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, std::string(type) + ".struct_size is " + std::to_string(given) +

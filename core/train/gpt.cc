@@ -182,10 +182,14 @@ float GptTrainer::Step() {
   // In a data-parallel run every rank computes its share of every micro-batch (so the micro-batches
   // accumulate in order, as in one process) and the loss and gradients come out whole.
   parallel::DataParallel* dp = parallel::Current();
+  step_inputs_.clear();
+  step_labels_.clear();
   for (int64_t micro = 0; micro < config_.grad_accum; ++micro) {
     Tensor x, y;
     TextBatch(corpus_.train, config_.model.block_size, config_.batch_size, config_.seed, "batches",
               static_cast<uint64_t>(step_ * config_.grad_accum + micro), &x, &y);
+    step_inputs_.push_back(x);
+    step_labels_.push_back(y);
     std::optional<parallel::BatchScope> batch;
     if (dp != nullptr) {
       const parallel::Share share = dp->ShareOf(config_.batch_size);
@@ -239,14 +243,37 @@ GptResult RunGpt(const GptTrainConfig& config, const CharCorpus& corpus, const G
     const auto read = [&] { return ReadWholeFile(config.resume_path, kMaxTrainingStateBytes); };
     trainer.Resume(parallel::Current() == nullptr ? read() : parallel::Current()->ReadOnWriter(read), config.resume_path);
   }
+  models::Gpt& model = *trainer.result().model;
   std::unique_ptr<trace::Session> tracing;
-  if (!config.trace.path.empty()) tracing = std::make_unique<trace::Session>(config.trace, trainer.result().model.get());
-  while (!trainer.done()) {
-    const float loss = trainer.Step();
-    if (progress) progress({trainer.steps_done(), config.steps, loss, trainer.lr(), trainer.result().model.get()});
+  if (!config.trace.path.empty() || config.trace_in_memory) {
+    tracing = std::make_unique<trace::Session>(config.trace, &model);
   }
-  if (tracing) tracing->Finish();
-  return trainer.Finish();
+  // Receipts (core/receipt/): rank 0 hashes each step's micro-batches and the state after it.
+  std::unique_ptr<receipt::RunReceipt> run_receipt;
+  if (parallel::IsWriter() && config.receipt.active()) {
+    run_receipt = std::make_unique<receipt::RunReceipt>(
+        config.receipt, "gpt", trainer.identity(), trainer.result().initial_hash, trainer.steps_done(), config.steps,
+        model, trainer.optimizer(), DropoutOffsets(model), [&](int64_t) { return trainer.StateBytes(); });
+  }
+  while (!trainer.done() && trainer.steps_done() != config.stop_after) {
+    const float loss = trainer.Step();
+    if (run_receipt) {
+      const trace::PauseScope not_the_models_work;  // stacking the micro-batches is not traced
+      run_receipt->AfterStep(trainer.steps_done(), model, trainer.optimizer(), DropoutOffsets(model),
+                             Concat(trainer.step_inputs(), 0), Concat(trainer.step_labels(), 0));
+    }
+    if (progress) progress({trainer.steps_done(), config.steps, loss, trainer.lr(), &model});
+  }
+  GptResult result = trainer.Finish();
+  if (run_receipt) run_receipt->Finish(result.trained_hash);
+  if (tracing) {
+    tracing->Finish();
+    if (config.trace_in_memory) {
+      result.trace = tracing->Bytes();
+      result.trace_values = tracing->ValueBytes();
+    }
+  }
+  return result;
 }
 
 std::vector<int64_t> SampleGpt(models::Gpt& model, const std::vector<int64_t>& prompt, const SampleOptions& options) {

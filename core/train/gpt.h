@@ -14,6 +14,7 @@
 
 #include "core/models/gpt.h"
 #include "core/optim/optimizer.h"
+#include "core/receipt/run_receipt.h"
 #include "core/text.h"
 #include "core/trace/trace.h"
 
@@ -40,6 +41,10 @@ struct GptTrainConfig {
   std::string checkpoint_path;
   std::string resume_path;
   trace::Options trace;  // an op-level trace of RunGpt when trace.path is set
+  bool trace_in_memory = false;  // ... or kept in GptResult::trace (trace.path empty)
+  // A training receipt, or each step's digests for verification (core/receipt/run_receipt.h).
+  receipt::ReceiptOptions receipt;
+  int64_t stop_after = -1;  // RunGpt stops after this step (a verifier's re-execution); -1: at `steps`
 };
 
 // The configurations the examples, the CLI and check-matrix name: "small" (4 layers, 4 heads,
@@ -62,6 +67,7 @@ struct GptResult {
   std::vector<float> losses;          // per step: the mean of its micro-batch losses
   std::vector<GptLosses> estimates;   // one per evaluation, the last at the end
   std::shared_ptr<models::Gpt> model;
+  std::vector<uint8_t> trace, trace_values;  // with trace_in_memory
 };
 
 using GptProgressFn = std::function<void(const GptProgress&)>;
@@ -85,6 +91,11 @@ class GptTrainer {
   std::vector<uint8_t> StateBytes();
   void Resume(const std::vector<uint8_t>& state, const std::string& what);
   const std::map<std::string, std::string>& identity() const { return identity_; }
+  const optim::Optimizer& optimizer() const { return *optimizer_; }
+  // The last step's micro-batches, whole (before a data-parallel rank takes its share), stacked:
+  // what a receipt hashes as the step's batch.
+  const std::vector<Tensor>& step_inputs() const { return step_inputs_; }
+  const std::vector<Tensor>& step_labels() const { return step_labels_; }
 
  private:
   GptTrainConfig config_;
@@ -95,6 +106,7 @@ class GptTrainer {
   int64_t step_ = 0;
   float lr_ = 0;
   std::map<std::string, std::string> identity_;
+  std::vector<Tensor> step_inputs_, step_labels_;
 };
 
 GptResult RunGpt(const GptTrainConfig& config, const CharCorpus& corpus, const GptProgressFn& progress);

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
       if (!problem.empty()) return Usage(problem);
       continue;
     }
-    if (arg == "--data") config.data_dir = verify.data_dir = value;
+    if (arg == "--data") config.data_dir = verify.data = value;
     else if (arg == "--receipt") config.receipt.path = value;
     else if (arg == "--verify-receipt") verify.receipt_path = value;
     else if (arg == "--target" || arg == "--device") {

@@ -358,14 +358,11 @@ int main(int argc, char** argv) {
     config.receipt_path = "/dev/null";
     EXPECT(lockstep_train_mnist(&config, NULL, NULL, &result), LOCKSTEP_ERROR_INVALID_ARGUMENT, "character device");
     REQUIRE_OK(lockstep_verify_options_default(&verify));
-    verify.data_dir = data_dir;
+    verify.data = data_dir;
     EXPECT(lockstep_verify_run(NULL, &verify, NULL, NULL, &mismatch), LOCKSTEP_ERROR_INVALID_ARGUMENT, "receipt");
     EXPECT(lockstep_verify_run(path, &verify, NULL, NULL, NULL), LOCKSTEP_ERROR_INVALID_ARGUMENT, "first_mismatch");
     verify.struct_size -= 8;
     EXPECT(lockstep_verify_run(path, &verify, NULL, NULL, &mismatch), LOCKSTEP_ERROR_INVALID_ARGUMENT, "struct_size");
-    REQUIRE_OK(lockstep_verify_options_default(&verify));
-    verify.data_dir = NULL;
-    EXPECT(lockstep_verify_run(path, &verify, NULL, NULL, &mismatch), LOCKSTEP_ERROR_INVALID_ARGUMENT, "data_dir");
     path_in_work(other, sizeof other, "not.receipt");
     FILE* f = fopen(other, "w");
     fputs("{\"step\":1}\n", f);

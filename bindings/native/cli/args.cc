@@ -90,6 +90,27 @@ const char kRunFlagsHelp[] =
     "                       as a run never interrupted\n"
     "  --allow-nonfinite    train on through NaN or infinite losses (default: stop with an error)\n";
 
+const char kReceiptFlagsHelp[] =
+    "  --receipt FILE       write a training receipt (docs/verifiable-training.md): the run's identity\n"
+    "                       and a hash chain over its steps, with training states kept beside it\n"
+    "                       (FILE.<step>.state) at the start, every --receipt-every N steps (default:\n"
+    "                       about ten over the run) and at the end; check it with `lockstep verify-run`\n";
+
+bool ParseReceiptFlags(const Args& args, ReceiptFlags* out, std::string* error) {
+  if (!NonEmpty(args, "--receipt", error)) return false;
+  auto path = args.flags.find("--receipt");
+  if (path != args.flags.end()) out->path = path->second;
+  auto every = args.flags.find("--receipt-every");
+  if (every != args.flags.end()) {
+    if (out->path.empty()) return *error = "--receipt-every needs --receipt FILE", false;
+    if (!ParseInt("--receipt-every", every->second, 1, INT64_MAX, &out->every, error)) return false;
+  }
+  if (!out->path.empty() && args.flags.count("--resume")) {
+    return *error = "--receipt with --resume: a receipt covers a run from its first step", false;
+  }
+  return true;
+}
+
 bool ParseRunFlags(const Args& args, const std::string& default_checkpoint, RunFlags* out, std::string* error) {
   for (const char* flag : {"--out", "--checkpoint", "--resume"}) {
     if (!NonEmpty(args, flag, error)) return false;

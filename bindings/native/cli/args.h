@@ -45,6 +45,19 @@ struct RunFlags {
 };
 extern const char kRunFlagsHelp[];
 
+// --receipt FILE [--receipt-every N] (docs/verifiable-training.md), for `train mnist` and `train gpt`.
+struct ReceiptFlags {
+  std::string path;
+  int64_t every = 0;
+};
+extern const char kReceiptFlagsHelp[];
+bool ParseReceiptFlags(const Args& args, ReceiptFlags* out, std::string* error);
+template <class Config>
+void ApplyReceiptFlags(const ReceiptFlags& receipt, Config* config) {
+  if (!receipt.path.empty()) config->receipt_path = receipt.path.c_str();
+  config->receipt_every = receipt.every;
+}
+
 // --trace FILE [--trace-values FILE] [--trace-steps A-B] [--trace-match TEXT]: an op-level trace
 // (docs/diagnostics.md). options.path is NULL without --trace; the strings live in the struct.
 struct TraceFlags {

@@ -10,7 +10,7 @@ namespace {
 
 const char kHelp[] =
     "usage: lockstep dispute A.receipt B.receipt [--trace-a FILE] [--trace-b FILE] [--a-values FILE]\n"
-    "                        [--b-values FILE] [--data DIR] [--threads T]\n"
+    "                        [--b-values FILE] [--data PATH] [--threads T]\n"
     "\n"
     "Two receipts of the same claimed run (the same identity) whose chains differ\n"
     "(docs/verifiable-training.md): finds the first differing step by bisection over the chains,\n"
@@ -20,7 +20,9 @@ const char kHelp[] =
     "\n"
     "  --trace-a FILE, --trace-b FILE    the parties' traces (written with --trace)\n"
     "  --a-values FILE, --b-values FILE  their values sidecars (--trace-values), for ulps\n"
-    "  --data DIR                        the run's training data (default .deps/data/mnist)\n"
+    "  --data PATH                       the run's training data: the IDX folder of an mnist run, the\n"
+    "                                    text of a gpt run (default .deps/data/mnist or\n"
+    "                                    .deps/data/fortunes/input.txt)\n"
     "%s"
     "\n"
     "Exit status: 0 the receipts agree on every common step, 1 they differ (the step and the side\n"
@@ -58,7 +60,7 @@ int DisputeCommand(const std::vector<std::string>& argv) {
   options.b_trace = flag("--trace-b");
   options.a_values = flag("--a-values");
   options.b_values = flag("--b-values");
-  if (args.flags.count("--data")) options.data_dir = args.flags["--data"].c_str();
+  if (args.flags.count("--data")) options.data = args.flags["--data"].c_str();
   int64_t step = 0;
   char supported = 0;
   const lockstep_status status = lockstep_dispute(args.positional[0].c_str(), args.positional[1].c_str(), &options,

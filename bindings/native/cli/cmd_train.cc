@@ -17,6 +17,7 @@ const char kHelp[] =
     "                            [--data DIR] [--out FILE] [--checkpoint-every N [--checkpoint FILE]]\n"
     "                            [--resume FILE] [--allow-nonfinite]\n"
     "                            [--trace FILE [--trace-values FILE --trace-steps A-B --trace-match TEXT]]\n"
+    "                            [--receipt FILE [--receipt-every N]]\n"
     "       lockstep train gpt --help    (the GPT example)\n"
     "       lockstep train onnx --help   (an imported ONNX classifier)\n"
     "\n"
@@ -30,11 +31,8 @@ const char kHelp[] =
     "  --seed S      seed of initialisation and shuffling (default 2)\n"
     "  --data DIR    train-images.idx, train-labels.idx, test-images.idx, test-labels.idx\n"
     "                (default .deps/data/mnist)\n"
-    "  --receipt FILE  write a training receipt (docs/verifiable-training.md): the run's identity\n"
-    "                and a hash chain over its steps, with training states kept beside it\n"
-    "                (FILE.<step>.state) at the start, every --receipt-every N steps (default: about\n"
-    "                ten over the run) and at the end; check it with `lockstep verify-run`\n"
-    "%s%s%s%s";
+
+    "%s%s%s%s%s";
 
 volatile sig_atomic_t interrupted = 0;
 
@@ -57,17 +55,17 @@ int TrainCommand(const std::vector<std::string>& argv) {
   const bool gpt = !argv.empty() && argv[0] == "gpt";
   std::vector<std::string> flags =
       gpt ? std::vector<std::string>{"--config", "--steps", "--eval-interval"}
-          : std::vector<std::string>{"--epochs", "--steps", "--test", "--receipt", "--receipt-every"};
+          : std::vector<std::string>{"--epochs", "--steps", "--test"};
   for (const char* common : {"--seed", "--threads", "--device", "--data", "--out", "--checkpoint-every",
                              "--checkpoint", "--resume", "--trace", "--trace-values", "--trace-steps",
-                             "--trace-match"}) {
+                             "--trace-match", "--receipt", "--receipt-every"}) {
     flags.push_back(common);
   }
   if (!ParseArgs(argv, flags, &args, &error, {"--allow-nonfinite"})) return UsageError("train", error);
   if (args.help) {
     char help[4096];
     snprintf(help, sizeof help, kRunFlagsHelp, gpt ? "lockstep-gpt.state" : "lockstep-mnist.state");
-    printf(gpt ? kGptHelp : kHelp, kComputeFlagsHelp, help, kTraceFlagsHelp, kDataParallelHelp);
+    printf(gpt ? kGptHelp : kHelp, kComputeFlagsHelp, help, kReceiptFlagsHelp, kTraceFlagsHelp, kDataParallelHelp);
     return kExitOk;
   }
   if (args.positional.empty()) return UsageError("train", "missing the model to train (mnist or gpt)");
@@ -104,18 +102,9 @@ int TrainCommand(const std::vector<std::string>& argv) {
   TraceFlags trace;
   if (!ParseTraceFlags(args, &trace, &error)) return UsageError("train", error);
   config.trace = trace.options;
-  if (!NonEmpty(args, "--receipt", &error)) return UsageError("train", error);
-  if (args.flags.count("--receipt")) config.receipt_path = args.flags["--receipt"].c_str();
-  if (args.flags.count("--receipt-every")) {
-    if (!args.flags.count("--receipt")) return UsageError("train", "--receipt-every needs --receipt FILE");
-    if (!ParseInt("--receipt-every", args.flags["--receipt-every"], 1, INT64_MAX, &value, &error)) {
-      return UsageError("train", error);
-    }
-    config.receipt_every = value;
-  }
-  if (config.receipt_path != nullptr && config.resume_path != nullptr) {
-    return UsageError("train", "--receipt with --resume: a receipt covers a run from its first step");
-  }
+  ReceiptFlags receipt;
+  if (!ParseReceiptFlags(args, &receipt, &error)) return UsageError("train", error);
+  ApplyReceiptFlags(receipt, &config);
 
   DataParallelSession session;  // under mpirun: data-parallel over its processes, rank 0 reports
   if (const int code = session.Start("train"); code != kExitOk) return code;

@@ -16,6 +16,7 @@ const char kGptHelp[] =
     "                          [--checkpoint-every N [--checkpoint FILE]] [--resume FILE]\n"
     "                          [--allow-nonfinite]\n"
     "                          [--trace FILE [--trace-values FILE --trace-steps A-B --trace-match TEXT]]\n"
+    "                          [--receipt FILE [--receipt-every N]]\n"
     "\n"
     "Trains a character-level GPT (nanoGPT's architecture: pre-LayerNorm blocks, causal\n"
     "self-attention, GELU MLP, tied head, dropout 0.1) with AdamW, gradient clipping, warmup and\n"
@@ -28,7 +29,7 @@ const char kGptHelp[] =
     "  --data FILE        training text (default .deps/data/fortunes/input.txt); 90%% train, 10%% val\n"
     "  --eval-interval N  estimate train/val losses every N steps (default: at the end only)\n"
     "  (--out FILE: then try 'lockstep sample FILE')\n"
-    "%s%s%s%s";
+    "%s%s%s%s%s";
 
 namespace {
 
@@ -70,6 +71,9 @@ int TrainGptCommand(const Args& parsed) {
   TraceFlags trace;
   if (!ParseTraceFlags(args, &trace, &error)) return UsageError("train", error);
   config.trace = trace.options;
+  ReceiptFlags receipt;
+  if (!ParseReceiptFlags(args, &receipt, &error)) return UsageError("train", error);
+  ApplyReceiptFlags(receipt, &config);
 
   DataParallelSession session;  // under mpirun: data-parallel over its processes, rank 0 reports
   if (const int code = session.Start("train"); code != kExitOk) return code;
@@ -90,6 +94,7 @@ int TrainGptCommand(const Args& parsed) {
          static_cast<long long>(result.steps), result.train_loss, result.val_loss);
   if (config.save_path != nullptr) printf("saved:         %s\n", config.save_path);
   if (config.checkpoint_every > 0) printf("state:         %s\n", config.checkpoint_path);
+  if (config.receipt_path != nullptr) printf("receipt:       %s\n", config.receipt_path);
   session.Report(result.steps);
   return kExitOk;
 }

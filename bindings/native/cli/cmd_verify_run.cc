@@ -9,7 +9,7 @@ namespace lockstep_cli {
 namespace {
 
 const char kHelp[] =
-    "usage: lockstep verify-run RECEIPT [--checkpoint FILE] [--steps A-B | --sample K --seed S] [--data DIR]\n"
+    "usage: lockstep verify-run RECEIPT [--checkpoint FILE] [--steps A-B | --sample K --seed S] [--data PATH]\n"
     "                           [--threads T]\n"
     "\n"
     "Re-executes steps of a training run from a training state and checks each against the receipt's\n"
@@ -21,7 +21,8 @@ const char kHelp[] =
     "  --steps A-B        check steps A to B (default: every step after the starting state)\n"
     "  --sample K         check K steps drawn at random by --seed S (default seed 0), each from the\n"
     "                     nearest checkpoint before it: a spot check of a long run\n"
-    "  --data DIR         the run's training data (default .deps/data/mnist)\n"
+    "  --data PATH        the run's training data: the IDX folder of an mnist run, the text of a gpt\n"
+    "                     run (default .deps/data/mnist or .deps/data/fortunes/input.txt)\n"
     "%s"
     "\n"
     "Exit status: 0 every checked step matches, 1 a step does not (the first is named), 2 error (a\n"
@@ -52,7 +53,7 @@ int VerifyRunCommand(const std::vector<std::string>& argv) {
   lockstep_verify_options options;
   lockstep_verify_options_default(&options);
   if (args.flags.count("--checkpoint")) options.checkpoint_path = args.flags["--checkpoint"].c_str();
-  if (args.flags.count("--data")) options.data_dir = args.flags["--data"].c_str();
+  if (args.flags.count("--data")) options.data = args.flags["--data"].c_str();
   if (args.flags.count("--steps")) {
     if (args.flags.count("--sample")) return UsageError("verify-run", "--steps and --sample: give one of them");
     const std::string& range = args.flags["--steps"];

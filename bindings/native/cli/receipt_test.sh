@@ -4,8 +4,9 @@
 # a random sample; a run with a one-ulp fault planted in one op at step 37 fails verification at
 # step 37, and `lockstep dispute` locates it to step 37 and that op, from either side; a tampered
 # chain, a checkpoint that does not match its receipt, other data and receipts of different runs
-# are refused (exit 2). The same receipt, byte for byte, is written natively, by two MPI ranks, in
-# WebAssembly (Node) and on AArch64 (qemu), and each side verifies the others'.
+# are refused (exit 2); the GPT trainer likewise (a fault at step 17 located to its op). The same
+# receipt, byte for byte, is written natively, by two MPI ranks, in WebAssembly (Node) and on
+# AArch64 (qemu), and each side verifies the others'.
 #   usage: bindings/native/cli/receipt_test.sh BUILD_ROOT   (build/ with native/, wasm-simd/, aarch64/)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -85,12 +86,32 @@ check "not a receipt" 2 "not a lockstep receipt" "$cli" verify-run "$data/train-
 check "--receipt with --resume" 2 "a receipt covers a run from its first step" \
   "$cli" train mnist "${run[@]}" --receipt "$work/bad/r.receipt" --resume "$work/a/run.receipt.30.state"
 
-# Across platforms and processes: the same bytes, and each verifies the others'.
 same_receipt() {  # same_receipt NAME DIR [REFERENCE]: DIR/run.receipt is REFERENCE's (A's), byte for byte
   local reference=${3:-$a}
   if cmp -s "$reference" "$2/run.receipt"; then echo "ok: $1 writes the same receipt, byte for byte"
   else echo "FAIL: $1 wrote another receipt"; diff "$reference" "$2/run.receipt" | head -4; failures=$((failures + 1)); fi
 }
+
+# The GPT trainer (tiny, 30 steps): verified whole; a fault in the first block's GELU at step 17
+# located to that step and op; two MPI ranks write the same receipt.
+text=$root/.deps/data/fortunes/input.txt
+gpt=(--config tiny --steps 30 --data "$text" --receipt-every 10)
+mkdir -p "$work/gpt-a" "$work/gpt-b" "$work/gpt-mpi"
+"$cli" train gpt "${gpt[@]}" --receipt "$work/gpt-a/run.receipt" >/dev/null || { echo "FAIL: the GPT receipt run"; exit 1; }
+check "gpt: verify-run, every step" 0 "^VERIFIED$" "$cli" verify-run "$work/gpt-a/run.receipt" --data "$text"
+LOCKSTEP_TRACE_FAULT=17:transformer.h.0.mlp:gelu "$cli" train gpt "${gpt[@]}" --receipt "$work/gpt-b/run.receipt" \
+  --trace "$work/gpt-b/run.trace" --trace-values "$work/gpt-b/run.values" --trace-steps 17-17 >/dev/null
+check "gpt: verify-run of the faulty run, steps 11-20" 1 "^FAILED: step 17 " "$cli" verify-run "$work/gpt-b/run.receipt" --steps 11-20 --data "$text"
+check "gpt: a sample that misses step 17 passes (each kept state is the claimed one)" 0 "^VERIFIED$" \
+  "$cli" verify-run "$work/gpt-b/run.receipt" --sample 2 --seed 5 --data "$text"
+check "gpt: dispute, the op" 1 "^first diverging op: step 17 forward transformer.h.0.mlp gelu call 0 " \
+  "$cli" dispute "$work/gpt-a/run.receipt" "$work/gpt-b/run.receipt" --trace-b "$work/gpt-b/run.trace" \
+  --b-values "$work/gpt-b/run.values" --data "$text"
+mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader -np 2 "$cli" train gpt "${gpt[@]}" \
+  --receipt "$work/gpt-mpi/run.receipt" >/dev/null
+same_receipt "lockstep train gpt over 2 MPI ranks" "$work/gpt-mpi" "$work/gpt-a/run.receipt"
+
+# Across platforms and processes: the same bytes, and each verifies the others'.
 mkdir -p "$work/mpi" "$work/wasm" "$work/arm" "$work/short"
 mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader -np 2 "$mnist" "${run[@]}" --receipt "$work/mpi/run.receipt" --quiet >/dev/null
 same_receipt "lockstep_mnist over 2 MPI ranks" "$work/mpi"

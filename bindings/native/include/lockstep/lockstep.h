@@ -304,7 +304,8 @@ typedef struct lockstep_verify_options {
   int64_t first_step, last_step;  /* the steps to check (0, 0: every step after the start) */
   int64_t sample;               /* > 0: check this many steps drawn by sample_seed (not with a range) */
   uint64_t sample_seed;
-  const char* data_dir;         /* the run's training data (".deps/data/mnist") */
+  const char* data;             /* the run's training data: the IDX folder (mnist) or the text (gpt);
+                                 * NULL: the task's default (.deps/data/mnist, .deps/data/fortunes/input.txt) */
 } lockstep_verify_options;
 LOCKSTEP_API lockstep_status lockstep_verify_options_default(lockstep_verify_options* out);
 /* Re-executes steps of the receipt and checks each against its chain; the report goes to
@@ -321,7 +322,7 @@ typedef struct lockstep_dispute_options {
   const char* b_trace;
   const char* a_values;  /* their values sidecars (--trace-values), or NULL */
   const char* b_values;
-  const char* data_dir;  /* the run's training data (".deps/data/mnist") */
+  const char* data;      /* as in lockstep_verify_options */
 } lockstep_dispute_options;
 LOCKSTEP_API lockstep_status lockstep_dispute_options_default(lockstep_dispute_options* out);
 /* Two receipts of the same claimed run: *step is 0 when they agree on every common step, else the
@@ -345,6 +346,8 @@ typedef struct lockstep_gpt_config {
   const char* resume_path;
   int allow_nonfinite;
   lockstep_trace_options trace;
+  const char* receipt_path;  /* as in lockstep_mnist_config */
+  int64_t receipt_every;
 } lockstep_gpt_config;
 
 typedef struct lockstep_gpt_progress {
