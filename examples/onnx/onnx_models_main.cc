@@ -7,8 +7,10 @@
 // platform must reproduce (tools/check-matrix).
 //
 // usage: lockstep_onnx_models [--models DIR] [--data DIR] [--target NAME] [--device D] [--threads T]
+//                             [--only NAME,NAME...]   (those models alone)
 #include <stdio.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -30,7 +32,8 @@
 namespace {
 
 int Usage(const std::string& problem) {
-  fprintf(stderr, "%s\nusage: lockstep_onnx_models [--models DIR] [--data DIR] [--target NAME] [--device D] [--threads T]\n",
+  fprintf(stderr, "%s\nusage: lockstep_onnx_models [--models DIR] [--data DIR] [--target NAME] [--device D] [--threads T]\n"
+                  "                            [--only NAME,NAME...]\n",
           problem.c_str());
   return 2;
 }
@@ -52,7 +55,9 @@ std::string FineTune(lockstep::onnx::OnnxModel& model, const lockstep::Dataset& 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string models = ".deps/onnx", data_dir = ".deps/data/mnist";
+  std::string models = ".deps/onnx", data_dir = ".deps/data/mnist", only;
+  const std::vector<std::string> names = {"lenet5", "mlp_bn", "resnet_small", "transformer", "resnet18", "mobilenet_v2",
+                                          "efficientnet_b0"};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (i + 1 >= argc) return Usage("missing value after " + arg);
@@ -62,6 +67,14 @@ int main(int argc, char** argv) {
       models = value;
     } else if (arg == "--data") {
       data_dir = value;
+    } else if (arg == "--only") {
+      only = std::string(",") + value + ",";  // ",a,b,": each name found as ",name,"
+      for (size_t start = 1; start < only.size(); start = only.find(',', start) + 1) {
+        const std::string name = only.substr(start, only.find(',', start) - start);
+        if (std::find(names.begin(), names.end(), name) == names.end()) {
+          return Usage("--only: '" + name + "' is not one of the reference models");
+        }
+      }
     } else if (arg == "--target" || arg == "--device") {
       const std::string problem = arg == "--target" ? lockstep::examples::ForceTargetByName(value)
                                                     : lockstep::examples::UseDevice(value);
@@ -75,8 +88,9 @@ int main(int argc, char** argv) {
   try {
     lockstep::Dataset train = lockstep::LoadIdxDataset(data_dir + "/train-images.idx", data_dir + "/train-labels.idx");
     lockstep::train::NormalizeMnist(&train);  // (x - 0.1307) * (1 / 0.3081), as the reference run
-    for (const char* name : {"lenet5", "mlp_bn", "resnet_small", "transformer", "resnet18", "mobilenet_v2",
-                             "efficientnet_b0"}) {
+    for (const std::string& model_name : names) {
+      if (!only.empty() && only.find("," + model_name + ",") == std::string::npos) continue;
+      const char* name = model_name.c_str();
       const std::string path = models + "/" + name + ".onnx";
       const std::vector<uint8_t> bytes = lockstep::ReadWholeFile(path, lockstep::onnx::kMaxOnnxBytes);
       printf("%s file %s\n", name, lockstep::Sha256Hex(bytes.data(), bytes.size()).c_str());
