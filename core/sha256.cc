@@ -182,7 +182,7 @@ void Sha256::Update(const void* data, size_t size) {
   buffered_ = size;
 }
 
-std::string Sha256::HexDigest() {
+std::array<uint8_t, 32> Sha256::Digest() {
   const uint64_t bit_length = total_bytes_ * 8;
   const uint8_t one_bit = 0x80, zero = 0;
   Update(&one_bit, 1);
@@ -190,10 +190,23 @@ std::string Sha256::HexDigest() {
   uint8_t length_bytes[8];
   for (int i = 0; i < 8; ++i) length_bytes[i] = static_cast<uint8_t>(bit_length >> (56 - 8 * i));
   Update(length_bytes, 8);
+  std::array<uint8_t, 32> out;
+  for (int i = 0; i < 32; ++i) out[i] = static_cast<uint8_t>(state_[i / 4] >> (24 - 8 * (i % 4)));  // big-endian words
+  return out;
+}
+
+std::string Sha256::HexDigest() {
+  const std::array<uint8_t, 32> digest = Digest();
+  return HexOf(digest.data(), digest.size());
+}
+
+std::string HexOf(const uint8_t* bytes, size_t size) {
   static const char kHex[] = "0123456789abcdef";
   std::string out;
-  for (uint32_t word : state_) {
-    for (int shift = 28; shift >= 0; shift -= 4) out += kHex[(word >> shift) & 0xF];
+  out.reserve(2 * size);
+  for (size_t i = 0; i < size; ++i) {
+    out += kHex[bytes[i] >> 4];
+    out += kHex[bytes[i] & 15];
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <array>
 #include <string>
 
 #include "core/io/byte_order.h"
@@ -22,6 +23,8 @@ class Sha256 {
     const LittleEndianBytes bytes(values, count);
     Update(bytes.data(), bytes.size());
   }
+  // Finishes and returns the 32 digest bytes; the object is then spent.
+  std::array<uint8_t, 32> Digest();
   // Finishes and returns the digest as 64 lowercase hex digits; the object is then spent.
   std::string HexDigest();
 
@@ -35,6 +38,8 @@ class Sha256 {
 };
 
 std::string Sha256Hex(const void* data, size_t size);
+// Bytes as lowercase hex digits, two per byte.
+std::string HexOf(const uint8_t* bytes, size_t size);
 
 // Tests only: true makes every Sha256 use the portable scalar compressor even where the CPU has
 // the SHA extensions, so the two paths can be compared. Digests are the same either way.

@@ -6,6 +6,7 @@
 #include "core/contract.h"
 #include "core/error.h"
 #include "core/io/files.h"
+#include "core/io/json_text.h"
 
 namespace lockstep {
 namespace receipt {
@@ -13,23 +14,6 @@ namespace receipt {
 namespace {
 
 constexpr size_t kMaxReceiptBytes = size_t{1} << 30;
-
-void AppendString(const std::string& s, std::string* out) {
-  *out += '"';
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      *out += '\\';
-      *out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(c));
-      *out += buf;
-    } else {
-      *out += c;
-    }
-  }
-  *out += '"';
-}
 
 // One line's fields: strings, integers, and (for "identity") an object of strings. The receipt's
 // own writer is the only producer, so anything else is a format error.
@@ -165,15 +149,15 @@ Writer::Writer(const std::string& path, const std::string& task, const std::map<
   RequireWritableFile(path);
   std::string header = "{\"lockstep_receipt\":" + std::to_string(kFormatVersion) +
                        ",\"contract\":" + std::to_string(kContractVersion) + ",\"task\":";
-  AppendString(task, &header);
+  AppendJsonString(task, &header);
   header += ",\"identity\":{";
   bool first = true;
   for (const auto& [key, value] : identity) {  // a std::map: sorted keys, one spelling
     if (!first) header += ',';
     first = false;
-    AppendString(key, &header);
+    AppendJsonString(key, &header);
     header += ':';
-    AppendString(value, &header);
+    AppendJsonString(value, &header);
   }
   header += "},\"initial_model\":\"" + initial_model + "\"" + DigestLine("state", initial_state) + "}";
   chain_ = Sha256Digest(header.data(), header.size());
@@ -195,7 +179,7 @@ void Writer::Checkpoint(int64_t step, const std::string& file_path, const std::s
   LOCKSTEP_REQUIRE_STATE(Folder(file_path) == Folder(path_), "receipt: the checkpoint " << file_path
                                                                  << " is not beside the receipt " << path_);
   std::string line = "{\"checkpoint\":" + std::to_string(step) + ",\"file\":";
-  AppendString(BaseName(file_path), &line);
+  AppendJsonString(BaseName(file_path), &line);
   text_ += line + ",\"sha256\":\"" + sha256 + "\"}\n";
 }
 
@@ -247,7 +231,6 @@ Receipt ParseReceipt(const std::string& text, const std::string& what) {
       LOCKSTEP_REQUIRE_FORMAT(step == r.last_step() + 1,
                               where << ": step " << step << " follows step " << r.last_step());
       StepEntry e;
-      e.step = step;
       e.batch = DigestField(f, "batch", where);
       e.state = DigestField(f, "state", where);
       e.chain = DigestField(f, "chain", where);
@@ -282,15 +265,12 @@ Receipt ParseReceipt(const std::string& text, const std::string& what) {
       LOCKSTEP_REQUIRE_FORMAT(false, where << ": expected a step, checkpoint or end line");
     }
   }
-  LOCKSTEP_REQUIRE_FORMAT(line_number > 0, what << ": empty file: not a lockstep receipt");
   return r;
 }
 
 Receipt ReadReceipt(const std::string& path) {
   const std::vector<uint8_t> bytes = ReadWholeFile(path, kMaxReceiptBytes);
-  Receipt r = ParseReceipt(std::string(bytes.begin(), bytes.end()), path);
-  r.path = path;
-  return r;
+  return ParseReceipt(std::string(bytes.begin(), bytes.end()), path);
 }
 
 }  // namespace receipt

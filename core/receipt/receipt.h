@@ -26,8 +26,7 @@ namespace receipt {
 
 constexpr int kFormatVersion = 1;
 
-struct StepEntry {
-  int64_t step = 0;
+struct StepEntry {  // the step is its position: Receipt::steps[k - 1] is step k
   Digest batch{}, state{}, chain{};
 };
 
@@ -44,7 +43,7 @@ struct Receipt {
   std::map<std::string, std::string> identity;
   std::string initial_model;
   Digest initial_state{}, initial_chain{};
-  std::vector<StepEntry> steps;  // steps[i].step == i + 1
+  std::vector<StepEntry> steps;  // steps[k - 1]: step k
   std::vector<CheckpointEntry> checkpoints;
   bool ended = false;
   std::string trained_model;  // with ended

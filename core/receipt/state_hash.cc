@@ -13,12 +13,6 @@ namespace receipt {
 
 namespace {
 
-Digest Finish(Sha256& sha) {
-  Digest out;
-  ParseHex(sha.HexDigest(), &out);
-  return out;
-}
-
 void UpdateU64(Sha256& sha, uint64_t value) {
   uint8_t bytes[8];
   for (int i = 0; i < 8; ++i) bytes[i] = static_cast<uint8_t>(value >> (8 * i));
@@ -42,14 +36,14 @@ void StartLeaf(Sha256& sha, const std::string& name, const char* dtype, const st
 Digest Sha256Digest(const void* data, size_t size) {
   Sha256 sha;
   sha.Update(data, size);
-  return Finish(sha);
+  return sha.Digest();
 }
 
 Digest TensorLeaf(const std::string& name, const Tensor& t) {
   Sha256 sha;
   StartLeaf(sha, name, DTypeName(t.dtype()), t.shape());
   CanonicalTensorBytes(t, [&](const uint8_t* data, size_t size) { sha.Update(data, size); });
-  return Finish(sha);
+  return sha.Digest();
 }
 
 Digest BytesLeaf(const std::string& name, const char* dtype, const std::vector<int64_t>& shape,
@@ -57,14 +51,14 @@ Digest BytesLeaf(const std::string& name, const char* dtype, const std::vector<i
   Sha256 sha;
   StartLeaf(sha, name, dtype, shape);
   sha.Update(bytes.data(), bytes.size());
-  return Finish(sha);
+  return sha.Digest();
 }
 
 Digest IntegerLeaf(const std::string& name, uint64_t value) {
   Sha256 sha;
   StartLeaf(sha, name, "U64", {});
   UpdateU64(sha, value);
-  return Finish(sha);
+  return sha.Digest();
 }
 
 Digest MerkleRoot(std::vector<std::pair<std::string, Digest>> leaves) {
@@ -90,15 +84,22 @@ Digest MerkleRoot(std::vector<std::pair<std::string, Digest>> leaves) {
   return level[0];
 }
 
+StateParts PartsOf(const nn::Module& model, const optim::Optimizer& optimizer,
+                   const std::map<std::string, uint64_t>& rng_offsets) {
+  StateParts parts;
+  for (const auto& [name, t] : model.StateDict()) parts.tensors.emplace_back("model." + name, t);
+  for (const auto& [name, t] : optimizer.State()) parts.tensors.emplace_back("optimizer." + name, t);
+  parts.counters.emplace_back("optimizer.step", static_cast<uint64_t>(optimizer.step_count()));
+  for (const auto& [name, offset] : rng_offsets) parts.counters.emplace_back("rng." + name, offset);
+  return parts;
+}
+
 std::vector<std::pair<std::string, Digest>> StateLeaves(const nn::Module& model, const optim::Optimizer& optimizer,
                                                         const std::map<std::string, uint64_t>& rng_offsets) {
+  const StateParts parts = PartsOf(model, optimizer, rng_offsets);
   std::vector<std::pair<std::string, Digest>> leaves;
-  for (const auto& [name, t] : model.StateDict()) leaves.emplace_back("model." + name, TensorLeaf("model." + name, t));
-  for (const auto& [name, t] : optimizer.State()) {
-    leaves.emplace_back("optimizer." + name, TensorLeaf("optimizer." + name, t));
-  }
-  leaves.emplace_back("optimizer.step", IntegerLeaf("optimizer.step", static_cast<uint64_t>(optimizer.step_count())));
-  for (const auto& [name, offset] : rng_offsets) leaves.emplace_back("rng." + name, IntegerLeaf("rng." + name, offset));
+  for (const auto& [name, t] : parts.tensors) leaves.emplace_back(name, TensorLeaf(name, t));
+  for (const auto& [name, value] : parts.counters) leaves.emplace_back(name, IntegerLeaf(name, value));
   return leaves;
 }
 
@@ -126,15 +127,7 @@ Digest ChainLink(const Digest& previous, const Digest& state, const Digest& batc
   return Sha256Digest(link, sizeof link);
 }
 
-std::string Hex(const Digest& digest) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (uint8_t b : digest) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
-}
+std::string Hex(const Digest& digest) { return HexOf(digest.data(), digest.size()); }
 
 bool ParseHex(const std::string& text, Digest* out) {
   if (text.size() != 64) return false;

@@ -34,8 +34,17 @@ Digest IntegerLeaf(const std::string& name, uint64_t value);
 // The root of the tree over (name, leaf) pairs; names must be distinct. No leaves: SHA-256 of "".
 Digest MerkleRoot(std::vector<std::pair<std::string, Digest>> leaves);
 
-// The leaves of a training state: "model.<state dict name>", "optimizer.<state name>",
-// "optimizer.step" and "rng.<stream>" for each random stream's offset.
+// What a training state's tree is made of, by leaf name: the tensors "model.<state dict name>" and
+// "optimizer.<state name>", the counters "optimizer.step" and "rng.<stream>" (each random stream's
+// offset). The one list of a state's leaves: StateLeaves and the step hasher both read it.
+struct StateParts {
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  std::vector<std::pair<std::string, uint64_t>> counters;
+};
+StateParts PartsOf(const nn::Module& model, const optim::Optimizer& optimizer,
+                   const std::map<std::string, uint64_t>& rng_offsets);
+
+// The leaves of a training state (PartsOf's, hashed).
 std::vector<std::pair<std::string, Digest>> StateLeaves(const nn::Module& model, const optim::Optimizer& optimizer,
                                                         const std::map<std::string, uint64_t>& rng_offsets);
 Digest StateRoot(const nn::Module& model, const optim::Optimizer& optimizer,

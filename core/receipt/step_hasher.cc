@@ -162,10 +162,9 @@ void StepHasher::Submit(int64_t step, const nn::Module& model, const optim::Opti
                         const Tensor& labels) {
   Job job;
   job.step = step;
-  for (const auto& [name, t] : model.StateDict()) job.state.push_back(Copy("model." + name, t, worker_->spare));
-  for (const auto& [name, t] : optimizer.State()) job.state.push_back(Copy("optimizer." + name, t, worker_->spare));
-  job.integers.emplace_back("optimizer.step", IntegerLeaf("optimizer.step", static_cast<uint64_t>(optimizer.step_count())));
-  for (const auto& [name, offset] : rng_offsets) job.integers.emplace_back("rng." + name, IntegerLeaf("rng." + name, offset));
+  const StateParts parts = PartsOf(model, optimizer, rng_offsets);
+  for (const auto& [name, t] : parts.tensors) job.state.push_back(Copy(name, t, worker_->spare));
+  for (const auto& [name, value] : parts.counters) job.integers.emplace_back(name, IntegerLeaf(name, value));
   job.batch.push_back(Copy("inputs", inputs, worker_->spare));
   job.batch.push_back(Copy("labels", labels, worker_->spare));
   worker_->Push(std::move(job));

@@ -18,6 +18,7 @@
 #include "core/trace/bits_hash.h"
 #include "core/trace/summary.h"
 #include "core/trace/trace.h"
+#include "core/io/json_text.h"
 #include "core/backend/host.h"
 
 namespace lockstep {
@@ -25,23 +26,6 @@ namespace trace {
 
 namespace {
 thread_local Recorder* current = nullptr;
-
-void AppendJsonString(std::string_view text, std::string* out) {
-  out->push_back('"');
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(c);
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escape[8];
-      snprintf(escape, sizeof escape, "\\u%04x", c);
-      out->append(escape);
-    } else {
-      out->push_back(c);
-    }
-  }
-  out->push_back('"');
-}
 
 void AppendInteger(int64_t v, std::string* out) {
   char text[24];
