@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
       plain.push_back(steps / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       start = std::chrono::steady_clock::now();
       {
-        receipt::Writer writer(path, "bench", {}, "", receipt::Digest{});
+        receipt::Writer writer(receipt::FileStore(), path, "bench", {}, "", receipt::Digest{});
         receipt::StepHasher hasher([&](int64_t k, const receipt::Digest& batch, const receipt::Digest& state) {
           writer.Step(k, batch, state);
         });

@@ -127,12 +127,37 @@ std::string Compare(const receipt::Receipt& r, const StepDigests& got) {
   return "";
 }
 
-Replay::Replay(const receipt::Receipt& r, const std::string& data) : receipt_(r) {
+namespace {
+
+void RequireReplayable(const receipt::Receipt& r) {
   LOCKSTEP_REQUIRE(r.contract == kContractVersion, r.path << ": the receipt was written under contract version "
                                                           << r.contract << "; this lockstep computes version "
                                                           << kContractVersion);
   LOCKSTEP_REQUIRE(r.task == "mnist" || r.task == "gpt",
                    r.path << ": task '" << r.task << "': this lockstep re-executes mnist and gpt runs");
+}
+
+}  // namespace
+
+Replay::Replay(const receipt::Receipt& r, const Dataset& mnist_train_set, const receipt::Store& store)
+    : receipt_(r), store_(store), train_set_(mnist_train_set) {
+  RequireReplayable(r);
+  LOCKSTEP_REQUIRE(r.task == "mnist", r.path << ": task '" << r.task << "' is not an mnist run");
+  const train::MnistConfig config = ConfigOf(r);
+  steps_per_epoch_ = train_set_.size() / config.batch_size;
+  CheckData(train_set_.Fingerprint(), "the given training set");
+  LOCKSTEP_REQUIRE(steps_per_epoch_ >= 1, r.path << ": batch size " << config.batch_size << " exceeds the data");
+}
+
+void Replay::CheckData(const std::string& got, const std::string& source) const {
+  const std::string& want = IdentityValue(receipt_, "data");
+  LOCKSTEP_REQUIRE(got == want, "the training data in " << source << " is not the receipt's (fingerprint " << got
+                                                        << ", " << receipt_.path << " records " << want << ")");
+}
+
+Replay::Replay(const receipt::Receipt& r, const std::string& data, const receipt::Store& store)
+    : receipt_(r), store_(store) {
+  RequireReplayable(r);
   const std::string& want = IdentityValue(r, "data");
   std::string got;
   const std::string source = !data.empty() ? data : r.task == "gpt" ? ".deps/data/fortunes/input.txt" : ".deps/data/mnist";
@@ -154,8 +179,7 @@ Replay::Replay(const receipt::Receipt& r, const std::string& data) : receipt_(r)
     steps_per_epoch_ = train_set_.size() / config.batch_size;
     LOCKSTEP_REQUIRE(steps_per_epoch_ >= 1, r.path << ": batch size " << config.batch_size << " exceeds the data");
   }
-  LOCKSTEP_REQUIRE(got == want, "the training data in " << source << " is not the receipt's (fingerprint " << got
-                                                        << ", " << r.path << " records " << want << ")");
+  CheckData(got, source);
 }
 
 Replay::~Replay() = default;
@@ -193,6 +217,7 @@ std::string Replay::Run(const std::string& state_path, int64_t last,
   if (gpt_) {
     train::GptTrainConfig config = *gpt_;
     config.resume_path = state_path;
+    config.resume_state = store_.Read(state_path, kMaxTrainingStateBytes);
     config.stop_after = last;
     config.receipt.step_digests = digests;
     config.trace = trace_options;
@@ -210,6 +235,7 @@ std::string Replay::Run(const std::string& state_path, int64_t last,
   }
   train::MnistConfig config = ConfigOf(receipt_);
   config.resume_path = state_path;
+  config.resume_state = store_.Read(state_path, kMaxTrainingStateBytes);
   // Enough epochs for `last` (-1: none, only the starting state is reported).
   config.max_steps = last < 0 ? 0 : last;
   config.epochs = last < 0 ? 1 : last / steps_per_epoch_ + 1;
@@ -227,9 +253,10 @@ std::string Replay::Run(const std::string& state_path, int64_t last,
   return result.trained_hash;
 }
 
-std::string CheckedCheckpoint(const receipt::Receipt& receipt_, const receipt::CheckpointEntry& c) {
+std::string CheckedCheckpoint(const receipt::Receipt& receipt_, const receipt::CheckpointEntry& c,
+                              const receipt::Store& store) {
   const std::string path = receipt_.CheckpointPath(c);
-  const std::vector<uint8_t> bytes = ReadWholeFile(path, kMaxTrainingStateBytes);
+  const std::vector<uint8_t> bytes = store.Read(path, kMaxTrainingStateBytes);
   const std::string got = Sha256Hex(bytes.data(), bytes.size());
   LOCKSTEP_REQUIRE_STATE(got == c.sha256, "the checkpoint " << path << " does not match its receipt: its SHA-256 is "
                                                             << got << ", " << receipt_.path << " records " << c.sha256);

@@ -31,7 +31,11 @@ class Replay {
   // Throws (kind kArgument) when the task or contract is not this lockstep's, or the data is not
   // the receipt's. `data` is the folder of the IDX files (mnist) or the text file (gpt); empty:
   // the task's default (.deps/data/mnist, .deps/data/fortunes/input.txt).
-  Replay(const receipt::Receipt& receipt, const std::string& data);
+  // Training states are read from `store`.
+  Replay(const receipt::Receipt& receipt, const std::string& data,
+         const receipt::Store& store = receipt::FileStore());
+  // An MNIST run's receipt with its training set given (normalised as the run had it).
+  Replay(const receipt::Receipt& receipt, const Dataset& mnist_train_set, const receipt::Store& store);
   ~Replay();
 
   // The step a training state file is at, after checking that its state is the one the receipt
@@ -47,7 +51,9 @@ class Replay {
 
 
  private:
+  void CheckData(const std::string& got, const std::string& source) const;
   const receipt::Receipt& receipt_;
+  const receipt::Store& store_;
   Dataset train_set_;  // mnist
   int64_t steps_per_epoch_ = 0;
   std::unique_ptr<CharCorpus> corpus_;  // gpt
@@ -55,7 +61,8 @@ class Replay {
 };
 
 // A checkpoint of the receipt as a path, its file checked against the receipt's SHA-256 (kind kState).
-std::string CheckedCheckpoint(const receipt::Receipt& receipt, const receipt::CheckpointEntry& c);
+std::string CheckedCheckpoint(const receipt::Receipt& receipt, const receipt::CheckpointEntry& c,
+                              const receipt::Store& store = receipt::FileStore());
 
 // "step 37: the state differs (receipt 1a2b..., re-executed 3c4d...)" or "" when they match.
 std::string Compare(const receipt::Receipt& receipt, const StepDigests& got);

@@ -1,6 +1,7 @@
 #include "verify/verify_run.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
 
 #include "core/error.h"
@@ -28,7 +29,8 @@ std::vector<int64_t> SampleSteps(int64_t steps, int64_t count, uint64_t seed) {
 }
 
 VerifyResult VerifyRun(const VerifyOptions& o) {
-  const receipt::Receipt r = receipt::ReadReceipt(o.receipt_path);  // checks the chain
+  const receipt::Store& store = o.store != nullptr ? *o.store : receipt::FileStore();
+  const receipt::Receipt r = receipt::ReadReceipt(o.receipt_path, store);  // checks the chain
   auto print = [&](const std::string& line) {
     if (o.print) o.print(line);
   };
@@ -40,11 +42,13 @@ VerifyResult VerifyRun(const VerifyOptions& o) {
                    "verify-run: steps " << o.first << "-" << o.last << " are not within the receipt's 1-" << n);
   print(o.receipt_path + ": " + std::to_string(n) + " steps, chain intact" +
         (r.ended ? ", trained model " + r.trained_model : " (the run had not ended when it was written)"));
-  const Replay replay(r, o.data);
+  const std::unique_ptr<const Replay> replay =
+      o.mnist_train_set != nullptr ? std::make_unique<const Replay>(r, *o.mnist_train_set, store)
+                                   : std::make_unique<const Replay>(r, o.data, store);
 
   int64_t given_start = -1;
   if (!o.checkpoint_path.empty()) {
-    given_start = replay.CheckStart(o.checkpoint_path);
+    given_start = replay->CheckStart(o.checkpoint_path);
     print(o.checkpoint_path + ": the state the receipt records at step " + std::to_string(given_start));
   }
   // The stretches to re-execute: (state file, first step to check, last step).
@@ -60,8 +64,8 @@ VerifyResult VerifyRun(const VerifyOptions& o) {
     }
     LOCKSTEP_REQUIRE_STATE(c != nullptr, o.receipt_path << ": no checkpoint at or before step " << step - 1
                                                         << " to start from (give one with --checkpoint)");
-    const std::string path = CheckedCheckpoint(r, *c);
-    replay.CheckStart(path);
+    const std::string path = CheckedCheckpoint(r, *c, store);
+    replay->CheckStart(path);
     return {path, c->step};
   };
   if (o.sample > 0) {
@@ -86,7 +90,7 @@ VerifyResult VerifyRun(const VerifyOptions& o) {
   for (const Stretch& s : stretches) {
     std::string mismatch;
     bool starting_state = true;  // the first call: the state the stretch starts from (CheckStart checked it)
-    const std::string trained = replay.Run(s.from, s.last, [&](const StepDigests& d) {
+    const std::string trained = replay->Run(s.from, s.last, [&](const StepDigests& d) {
       if (starting_state) return !(starting_state = false);
       ++result.executed;
       if (d.step < s.check_from) return true;

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "core/data.h"
+#include "core/receipt/store.h"
+
 namespace lockstep {
 namespace verify {
 
@@ -22,6 +25,10 @@ struct VerifyOptions {
   int64_t sample = 0;
   uint64_t seed = 0;
   std::string data;  // the training data (Replay); empty: the task's default
+  // Where the receipt and its states are read (null: the file system), and an MNIST run's training
+  // set given in memory (null: read from `data`): the npm package, which has no files.
+  const receipt::Store* store = nullptr;
+  const Dataset* mnist_train_set = nullptr;
   std::function<void(const std::string& line)> print;  // the report, a line at a time
 };
 

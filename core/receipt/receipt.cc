@@ -5,7 +5,6 @@
 
 #include "core/contract.h"
 #include "core/error.h"
-#include "core/io/files.h"
 #include "core/io/json_text.h"
 
 namespace lockstep {
@@ -143,10 +142,11 @@ const CheckpointEntry* Receipt::CheckpointAtOrBefore(int64_t step) const {
   return best;
 }
 
-Writer::Writer(const std::string& path, const std::string& task, const std::map<std::string, std::string>& identity,
-               const std::string& initial_model, const Digest& initial_state)
-    : path_(path) {
-  RequireWritableFile(path);
+Writer::Writer(Store& store, const std::string& path, const std::string& task,
+               const std::map<std::string, std::string>& identity, const std::string& initial_model,
+               const Digest& initial_state)
+    : store_(store), path_(path) {
+  store_.RequireWritable(path);
   std::string header = "{\"lockstep_receipt\":" + std::to_string(kFormatVersion) +
                        ",\"contract\":" + std::to_string(kContractVersion) + ",\"task\":";
   AppendJsonString(task, &header);
@@ -183,7 +183,7 @@ void Writer::Checkpoint(int64_t step, const std::string& file_path, const std::s
   text_ += line + ",\"sha256\":\"" + sha256 + "\"}\n";
 }
 
-void Writer::Flush() { WriteFileAtomic(path_, std::vector<uint8_t>(text_.begin(), text_.end())); }
+void Writer::Flush() { store_.Write(path_, std::vector<uint8_t>(text_.begin(), text_.end())); }
 
 void Writer::Finish(const std::string& trained_model) {
   text_ += "{\"end\":" + std::to_string(last_step_) + DigestLine("chain", chain_) + ",\"trained_model\":\"" +
@@ -268,8 +268,8 @@ Receipt ParseReceipt(const std::string& text, const std::string& what) {
   return r;
 }
 
-Receipt ReadReceipt(const std::string& path) {
-  const std::vector<uint8_t> bytes = ReadWholeFile(path, kMaxReceiptBytes);
+Receipt ReadReceipt(const std::string& path, const Store& store) {
+  const std::vector<uint8_t> bytes = store.Read(path, kMaxReceiptBytes);
   return ParseReceipt(std::string(bytes.begin(), bytes.end()), path);
 }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/receipt/state_hash.h"
+#include "core/receipt/store.h"
 
 namespace lockstep {
 namespace receipt {
@@ -62,8 +63,9 @@ struct Receipt {
 // reader never sees half a line (a run stopped early leaves the receipt of its last flush).
 class Writer {
  public:
-  Writer(const std::string& path, const std::string& task, const std::map<std::string, std::string>& identity,
-         const std::string& initial_model, const Digest& initial_state);
+  Writer(Store& store, const std::string& path, const std::string& task,
+         const std::map<std::string, std::string>& identity, const std::string& initial_model,
+         const Digest& initial_state);
   void Step(int64_t step, const Digest& batch, const Digest& state);
   // Records a training state written after `step` (its file must be beside the receipt).
   void Checkpoint(int64_t step, const std::string& file_path, const std::string& sha256);
@@ -74,6 +76,7 @@ class Writer {
   std::string CheckpointFile(int64_t step) const;
 
  private:
+  Store& store_;
   std::string path_, text_;
   Digest chain_{};
   int64_t last_step_ = 0;
@@ -82,7 +85,7 @@ class Writer {
 // Parses and checks a receipt (the chain, the step numbering, the checkpoints' order); throws
 // lockstep::Error (kind kFormat) naming `what`, the line and the fault.
 Receipt ParseReceipt(const std::string& text, const std::string& what);
-Receipt ReadReceipt(const std::string& path);
+Receipt ReadReceipt(const std::string& path, const Store& store = FileStore());
 
 }  // namespace receipt
 }  // namespace lockstep

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "core/io/files.h"
 #include "core/sha256.h"
 
 namespace lockstep {
@@ -25,13 +24,13 @@ RunReceipt::RunReceipt(const ReceiptOptions& options, const std::string& task,
   const Digest initial = StateRoot(model, optimizer, rng_offsets);
   if (options_.step_digests) options_.step_digests(start_step, Digest{}, initial);
   if (!options_.path.empty()) {
-    writer_ = std::make_unique<Writer>(options_.path, task, identity, initial_model, initial);
+    writer_ = std::make_unique<Writer>(store(), options_.path, task, identity, initial_model, initial);
     Keep(0);
   }
   hasher_ = std::make_unique<StepHasher>([this](int64_t step, const Digest& batch, const Digest& state) {
     if (options_.step_digests) options_.step_digests(step, batch, state);
     if (writer_) writer_->Step(step, batch, state);
-  });
+  }, options_.background);
 }
 
 RunReceipt::~RunReceipt() = default;
@@ -39,7 +38,7 @@ RunReceipt::~RunReceipt() = default;
 void RunReceipt::Keep(int64_t step) {
   const std::vector<uint8_t> bytes = state_bytes_(step);
   const std::string file = writer_->CheckpointFile(step);
-  WriteFileAtomic(file, bytes);
+  store().Write(file, bytes);
   writer_->Checkpoint(step, file, Sha256Hex(bytes.data(), bytes.size()));
   writer_->Flush();
 }

@@ -16,6 +16,7 @@
 #include "core/optim/optimizer.h"
 #include "core/receipt/receipt.h"
 #include "core/receipt/step_hasher.h"
+#include "core/receipt/store.h"
 
 namespace lockstep {
 namespace receipt {
@@ -28,6 +29,10 @@ struct ReceiptOptions {
   int64_t every = 0;
   // Called with each step's digests (verification), first with the starting state (batch zeros).
   std::function<void(int64_t step, const Digest& batch, const Digest& state)> step_digests;
+  // Where the receipt and its states go (null: the file system).
+  Store* store = nullptr;
+  // Hash each step on a thread of its own (where the build has threads), overlapping the next step.
+  bool background = true;
   bool active() const { return !path.empty() || step_digests; }
 };
 
@@ -49,6 +54,7 @@ class RunReceipt {
 
  private:
   void Keep(int64_t step);
+  Store& store() { return options_.store != nullptr ? *options_.store : FileStore(); }
   ReceiptOptions options_;
   int64_t every_, total_;
   std::function<std::vector<uint8_t>(int64_t)> state_bytes_;

@@ -69,13 +69,17 @@ void Recycle(Job& job, Spare& spare) {
 
 class StepHasher::Worker {
  public:
-  explicit Worker(Done done) : done_(std::move(done)) {
+  Worker(Done done, bool background) : done_(std::move(done)) {
 #ifdef LOCKSTEP_STEP_HASHER_THREAD
-    thread_ = std::thread([this] { Loop(); });
+    background_ = background;
+    if (background_) thread_ = std::thread([this] { Loop(); });
+#else
+    (void)background;
 #endif
   }
   ~Worker() {
 #ifdef LOCKSTEP_STEP_HASHER_THREAD
+    if (!background_) return;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stop_ = true;
@@ -86,6 +90,12 @@ class StepHasher::Worker {
   }
 
   void Push(Job job) {
+    if (!background_) {
+      Hash(job);
+      Recycle(job, spare);
+      done_(job.step, job.batch_digest, job.state_digest);
+      return;
+    }
 #ifdef LOCKSTEP_STEP_HASHER_THREAD
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -94,16 +104,13 @@ class StepHasher::Worker {
     }
     wake_.notify_all();
     Report(false);
-#else
-    Hash(job);
-    Recycle(job, spare);
-    done_(job.step, job.batch_digest, job.state_digest);
 #endif
   }
 
   // Reports finished jobs in order; with wait, every job.
   void Report(bool wait) {
 #ifdef LOCKSTEP_STEP_HASHER_THREAD
+    if (!background_) return;
     for (;;) {
       Job job;
       {
@@ -148,13 +155,15 @@ class StepHasher::Worker {
   size_t next_ = 0;  // the first job not yet hashed
   bool stop_ = false;
 #endif
+  bool background_ = false;
   Done done_;
 
  public:
   Spare spare;  // used on the training thread only (Submit, Report)
 };
 
-StepHasher::StepHasher(Done done) : worker_(std::make_unique<Worker>(std::move(done))) {}
+StepHasher::StepHasher(Done done, bool background)
+    : worker_(std::make_unique<Worker>(std::move(done), background)) {}
 StepHasher::~StepHasher() = default;
 
 void StepHasher::Submit(int64_t step, const nn::Module& model, const optim::Optimizer& optimizer,

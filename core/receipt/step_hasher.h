@@ -1,7 +1,8 @@
 // Hashes each training step's state and batch for a receipt off the training thread, where the
 // build has threads: the training loop hands over a copy of the bytes (a memcpy, a few percent of
 // a LeNet-5 step) and hashing the copy overlaps the next step. The single-thread WebAssembly
-// builds hash in place. Digests come back in step order either way.
+// builds hash in place, and so does a caller that asks (the npm package, whose module cannot start
+// a thread of its own from a page). Digests come back in step order either way.
 #ifndef LOCKSTEP_CORE_RECEIPT_STEP_HASHER_H_
 #define LOCKSTEP_CORE_RECEIPT_STEP_HASHER_H_
 
@@ -24,7 +25,8 @@ class StepHasher {
  public:
   using Done = std::function<void(int64_t step, const Digest& batch, const Digest& state)>;
   // `done` is called on the training thread, from Submit and Drain, once per step in order.
-  explicit StepHasher(Done done);
+  // background: hash on a thread of its own where the build has threads.
+  explicit StepHasher(Done done, bool background = true);
   ~StepHasher();  // drops what is still pending
   StepHasher(const StepHasher&) = delete;
   StepHasher& operator=(const StepHasher&) = delete;

@@ -40,6 +40,7 @@ struct GptTrainConfig {
   int64_t checkpoint_every = 0;
   std::string checkpoint_path;
   std::string resume_path;
+  std::vector<uint8_t> resume_state;  // the state's bytes, when given: resume_path then only names it
   trace::Options trace;  // an op-level trace of RunGpt when trace.path is set
   bool trace_in_memory = false;  // ... or kept in GptResult::trace (trace.path empty)
   // A training receipt, or each step's digests for verification (core/receipt/run_receipt.h).

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/data.h"
 #include "core/receipt/run_receipt.h"
@@ -37,6 +38,7 @@ struct MnistConfig {
   int64_t checkpoint_every = 0;
   std::string checkpoint_path;
   std::string resume_path;
+  std::vector<uint8_t> resume_state;  // the state's bytes, when given: resume_path then only names it
   bool allow_nonfinite_loss = false;  // true: train on through NaN or infinite losses
   CancelFn cancelled;                 // asked while the data loads (Ctrl-C); optional
   // An op-level trace of the run (docs/diagnostics.md) when trace.path is set (or, with

@@ -70,12 +70,15 @@ TEST_CASE("a receipt is written, read back whole, and refused when altered") {
   char dir[] = "/tmp/lockstep-receipt-XXXXXX";
   REQUIRE(mkdtemp(dir) != nullptr);
   const std::string path = std::string(dir) + "/run.receipt";
-  Writer w(path, "mnist", {{"seed", "2"}, {"model", "lenet5"}}, "abc", D(9));
-  w.Checkpoint(0, w.CheckpointFile(0), "f0");
-  for (int64_t k = 1; k <= 5; ++k) w.Step(k, D(static_cast<uint8_t>(k)), D(static_cast<uint8_t>(100 + k)));
-  w.Checkpoint(5, w.CheckpointFile(5), "f5");
-  w.Finish("trained");
-  CHECK_THROWS_AS(w.Step(7, D(0), D(0)), Error);  // steps follow one another
+  auto write = [&](Store& store) {
+    Writer w(store, path, "mnist", {{"seed", "2"}, {"model", "lenet5"}}, "abc", D(9));
+    w.Checkpoint(0, w.CheckpointFile(0), "f0");
+    for (int64_t k = 1; k <= 5; ++k) w.Step(k, D(static_cast<uint8_t>(k)), D(static_cast<uint8_t>(100 + k)));
+    w.Checkpoint(5, w.CheckpointFile(5), "f5");
+    w.Finish("trained");
+    CHECK_THROWS_AS(w.Step(7, D(0), D(0)), Error);  // steps follow one another
+  };
+  write(FileStore());
   const Receipt r = ReadReceipt(path);
   CHECK(r.task == "mnist");
   CHECK(r.identity.at("seed") == "2");
@@ -97,6 +100,17 @@ TEST_CASE("a receipt is written, read back whole, and refused when altered") {
   text.resize(fread(&text[0], 1, text.size(), f));
   fclose(f);
   CHECK(ErrorOf(text).empty());
+  // In memory (the npm package): the same bytes, read back the same way; a missing name is an I/O error.
+  MemoryStore memory;
+  write(memory);
+  CHECK(std::string(memory.files.at(path).begin(), memory.files.at(path).end()) == text);
+  CHECK(ReadReceipt(path, memory).ChainAt(5) == chain);
+  try {
+    ReadReceipt(path + ".other", memory);
+    CHECK(false);
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kIo);
+  }
   // Any altered digit of a step is a broken chain, named by its line.
   const size_t state = text.find("\"state\":\"", text.find("{\"step\":3,")) + 9;
   std::string altered = text;
