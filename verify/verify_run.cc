@@ -96,6 +96,7 @@ VerifyResult VerifyRun(const VerifyOptions& o) {
       if (d.step < s.check_from) return true;
       ++result.checked;
       mismatch = Compare(r, d);
+      if (o.checked) o.checked(d.step, mismatch.empty());
       print((mismatch.empty() ? "step " + std::to_string(d.step) + ": ok" : "MISMATCH " + mismatch));
       if (!mismatch.empty()) {
         result.first_mismatch = d.step;

@@ -30,6 +30,7 @@ struct VerifyOptions {
   const receipt::Store* store = nullptr;
   const Dataset* mnist_train_set = nullptr;
   std::function<void(const std::string& line)> print;  // the report, a line at a time
+  std::function<void(int64_t step, bool matches)> checked;  // each checked step's verdict
 };
 
 struct VerifyResult {

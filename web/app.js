@@ -1,8 +1,9 @@
 // The page: controls, progress, loss chart, the verdict against the native build's golden hashes,
-// checkpoint hashing and the digit pad. The engine itself runs in worker.js.
+// the verification panel, checkpoint hashing and the digit pad. The engine itself runs in worker.js.
 import { LossChart } from './loss-chart.js';
 import { DigitPad } from './digit-pad.js';
 import { OnnxPanel } from './onnx-panel.js';
+import { VerifyPanel } from './verify-panel.js';
 import { startWorkerPorts } from './lockstep/index.js';
 
 const $ = (id) => document.getElementById(id);
@@ -35,6 +36,7 @@ function setRunning(running) {
   $('run').disabled = running;
   $('build').disabled = running;
   $('threads').disabled = running;
+  $('record-receipt').disabled = running;
 }
 
 // What the worker is asked to load: the build, and the thread count for the threads build.
@@ -77,7 +79,7 @@ function showResult({ run, build, hashes, bytes }) {
 }
 
 worker.onmessage = ({ data }) => {
-  if (onnxPanel?.handle(data)) return;
+  if (onnxPanel?.handle(data) || verifyPanel?.handle(data)) return;
   switch (data.type) {
     case 'engine': {
       const { info } = data;
@@ -150,7 +152,7 @@ function start() {
   setRunning(true);
   showGolden(run);
   $('progress-text').textContent = 'loading the data…';
-  worker.postMessage({ type: 'train', run, ...engineChoice() });
+  worker.postMessage({ type: 'train', run, receipt: $('record-receipt').checked, ...engineChoice() });
 }
 
 function hashFile(file) {
@@ -174,6 +176,7 @@ drop.addEventListener('drop', (e) => {
 $('checkpoint-file').addEventListener('change', (e) => { if (e.target.files.length) hashFile(e.target.files[0]); });
 const pad = new DigitPad($('pad'), (pixels) => { if (pixels) worker.postMessage({ type: 'classify', pixels }); });
 const onnxPanel = new OnnxPanel(worker, pad);
+const verifyPanel = new VerifyPanel(worker);
 $('clear').addEventListener('click', () => {
   pad.clear();
   $('prediction').textContent = '–';

@@ -7,6 +7,7 @@ let model = null;        // the model that classifies drawn digits
 let controller = null;   // aborts a training run
 let onnxModel = null;    // the ONNX panel's model, and its file name
 let onnxName = '';
+let pageReceipt = null;  // the receipt of the page's last run, and its kept states
 
 const post = (message, transfer) => self.postMessage(message, transfer ?? []);
 
@@ -65,19 +66,26 @@ function replaceModel(next) {
   model = next;
 }
 
-async function train({ build, threads, run }) {
+// The MNIST training set as the reference run uses it (normalised).
+async function trainingSet(e) {
+  const [images, labels] = await Promise.all(['train-images.idx', 'train-labels.idx'].map((f) => fetchBytes(`./data/mnist/${f}`)));
+  return e.Dataset.fromIdx(images, labels, { normalize: true });
+}
+
+async function train({ build, threads, run, receipt }) {
   const e = await engine(build, threads);
-  const [trainImages, trainLabels, testImages, testLabels] = await Promise.all(
-      ['train-images.idx', 'train-labels.idx', 'test-images.idx', 'test-labels.idx'].map((f) => fetchBytes(`./data/mnist/${f}`)));
-  const train = e.Dataset.fromIdx(trainImages, trainLabels, { normalize: true });
+  const [testImages, testLabels] = await Promise.all(['test-images.idx', 'test-labels.idx'].map((f) => fetchBytes(`./data/mnist/${f}`)));
+  const train = await trainingSet(e);
   const test = e.Dataset.fromIdx(testImages, testLabels, { normalize: true });
   controller = new AbortController();
   const options = run === 'short' ? { maxSteps: 3, maxTest: 100 } : {};
   try {
     const result = await e.mnistReferenceRun({
-      train, test, ...options, signal: controller.signal, yieldEvery: 5,
+      train, test, ...options, signal: controller.signal, yieldEvery: 5, receipt,
       onProgress: (p) => post({ type: 'progress', ...p }),
     });
+    pageReceipt = result.receipt ?? null;
+    post({ type: 'page-receipt', steps: pageReceipt ? result.steps : 0, kept: pageReceipt ? Object.keys(pageReceipt.states).length : 0 });
     const bytes = result.model.save();
     replaceModel(result.model);
     post({
@@ -202,6 +210,21 @@ async function onnxRun(message) {
          outputs: described.map(({ values, ...rest }) => rest), prediction, inputNpy }, [inputNpy.buffer]);
 }
 
+// The verification panel: a sample of a receipt's steps re-executed from the states kept beside
+// it (the page's run, or files), each step's verdict posted as it comes.
+async function verify({ source, text, states, sample, seed }) {
+  const receipt = source === 'page' ? pageReceipt : { text, states };
+  if (!receipt) throw new Error('no run on this page has a receipt yet: train with "record a receipt" ticked');
+  const e = await engine('auto');
+  const train = await trainingSet(e);
+  try {
+    const result = e.verifyRun(receipt, { train, sample, seed, onStep: (step, ok) => post({ type: 'verify-step', step, ok }) });
+    post({ type: 'verify-result', ...result, sample, seed, build: e.info.build });
+  } finally {
+    train.dispose();
+  }
+}
+
 self.onmessage = async ({ data }) => {
   try {
     if (data.type === 'workers') workersArrived(data);
@@ -212,6 +235,7 @@ self.onmessage = async ({ data }) => {
     else if (data.type === 'classify') classify(data);
     else if (data.type === 'onnx-load') await onnxLoad(data);
     else if (data.type === 'onnx-run') await onnxRun(data);
+    else if (data.type === 'verify') await verify(data);
   } catch (error) {
     post({ type: 'error', during: data.type, message: error.message });
   }

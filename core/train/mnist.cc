@@ -28,6 +28,13 @@ std::map<std::string, std::string> ClassifierRunIdentity(const std::string& mode
           {"data", train_set.Fingerprint()}};
 }
 
+std::map<std::string, std::string> MnistRunIdentity(const MnistConfig& config, const Dataset& train_set) {
+  std::map<std::string, std::string> identity =
+      ClassifierRunIdentity("lenet5", config.seed, config.batch_size, config.lr, train_set);
+  identity["lr_schedule"] = std::to_string(config.lr_step_epochs) + "/" + FloatBits(config.lr_gamma);
+  return identity;
+}
+
 MnistResult RunMnist(const MnistConfig& config, const MnistProgressFn& progress) {
   const simd::ContractFloatingPointScope fp_mode;  // the caller gets its own mode back
   Dataset train_set = LoadIdxDataset(config.data_dir + "/train-images.idx", config.data_dir + "/train-labels.idx",
@@ -71,8 +78,7 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
   std::map<std::string, std::string> identity;
   const bool digests = parallel::IsWriter() && config.receipt.active();
   if (config.checkpoint_every > 0 || !config.resume_path.empty() || digests) {
-    identity = ClassifierRunIdentity("lenet5", config.seed, config.batch_size, config.lr, train_set);
-    identity["lr_schedule"] = std::to_string(config.lr_step_epochs) + "/" + FloatBits(config.lr_gamma);
+    identity = MnistRunIdentity(config, train_set);
   }
 
   std::unique_ptr<trace::Session> tracing;

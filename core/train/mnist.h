@@ -77,6 +77,8 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
 // What identifies a classifier training run in its training states: a resume must match it.
 std::map<std::string, std::string> ClassifierRunIdentity(const std::string& model, uint64_t seed, int64_t batch_size,
                                                          float lr, const Dataset& train_set);
+// The reference run's (RunMnistOn's): its training states and receipts carry it.
+std::map<std::string, std::string> MnistRunIdentity(const MnistConfig& config, const Dataset& train_set);
 
 // MNIST's usual normalisation, applied to every batch the data set makes: x = (x + (-0.1307)) *
 // (1 / 0.3081), both constants float32 (the division 1 / 0.3081 rounded once, to float32).

@@ -33,7 +33,7 @@ for (const build of ['simd', 'scalar']) {
     const problems = [];
     try {
       const page = await browser.newPage();
-      await page.setViewport({ width: 1000, height: 1600 });
+      await page.setViewport({ width: 1000, height: 2400 });
       page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
       page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
       page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()} for ${r.url()}`); });

@@ -26,7 +26,7 @@ for (const build of ['simd', 'scalar', 'threads']) {
     const browser = await launch();
     const problems = [];
     try {
-      const page = await browser.newPage({ viewport: { width: 1000, height: 1600 } });
+      const page = await browser.newPage({ viewport: { width: 1000, height: 2400 } });
       page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
       page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
       page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()} for ${r.url()}`); });

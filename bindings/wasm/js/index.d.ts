@@ -446,6 +446,45 @@ export interface MnistRunOptions {
   onCheckpoint?: (bytes: Uint8Array, step: number) => void | Promise<void>;
   resume?: Uint8Array;
   allowNonFinite?: boolean;
+  /**
+   * Records a receipt of the run (docs/verifiable-training.md in the repository): true, or
+   * { every } steps between the training states kept beside it (default: about ten over the run).
+   * The same bytes as the native `lockstep train mnist --receipt run.receipt` of the same run.
+   */
+  receipt?: boolean | { every?: number };
+}
+
+/** A receipt and the training states kept beside it, named as the receipt names them. */
+export interface Receipt {
+  text: string;
+  states: Record<string, Uint8Array>;
+}
+
+export interface VerifyOptions {
+  /** The training set the run used (Dataset.fromIdx(..., { normalize: true })). */
+  train: Dataset;
+  /** The states, when the receipt is given as text. */
+  states?: Record<string, Uint8Array>;
+  /** Start from this state (a name among states) instead of the receipt's nearest. */
+  checkpoint?: string;
+  /** Check steps first..last. */
+  steps?: [number, number];
+  /** Check this many steps drawn by seed (the native --sample K --seed S draw). */
+  sample?: number;
+  seed?: number;
+  /** Each checked step's verdict, as it comes. */
+  onStep?: (step: number, ok: boolean) => void;
+}
+
+export interface VerifyResult {
+  verified: boolean;
+  checkedSteps: number;
+  executedSteps: number;
+  /** 0 when every checked step matched. */
+  firstMismatch: number;
+  mismatch: string;
+  /** The report, a line at a time (as the native verify-run prints it). */
+  report: string[];
 }
 
 export interface MnistRunResult {
@@ -461,6 +500,8 @@ export interface MnistRunResult {
   losses: number[];
   /** The trained model: dispose it when done. */
   model: Module;
+  /** With options.receipt. */
+  receipt?: Receipt;
 }
 
 export type GptPreset = 'small' | 'tiny';
@@ -502,6 +543,8 @@ export interface GptTrainResult {
   estimates: { train: number; val: number }[];
   /** The trained model: dispose it when done. */
   model: Module;
+  /** With options.receipt. */
+  receipt?: Receipt;
 }
 
 export interface CharCorpus extends Owned {
@@ -601,6 +644,11 @@ export interface Lockstep {
   evaluate(model: Module, dataset: Dataset, options?: EvalOptions): EvalResult;
   /** The MNIST reference run: the same steps, and so the same hashes, as `lockstep train mnist`. */
   mnistReferenceRun(options: MnistRunOptions): Promise<MnistRunResult>;
+  /**
+   * Re-executes steps of a receipt of the MNIST reference run (this package's or the native
+   * `lockstep train mnist --receipt`'s) and checks each against the receipt's hash chain.
+   */
+  verifyRun(receipt: Receipt | string, options: VerifyOptions): VerifyResult;
   /** The GPT example: corpora, model, training, sampling. */
   gpt: Gpt;
   /** ONNX models: the same output bits as the native `lockstep run` for the same file and input. */

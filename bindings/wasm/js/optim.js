@@ -4,11 +4,13 @@ import { Owned } from './lifetime.js';
 import * as check from './check.js';
 
 export function makeOptimApi(engine, { Tensor }, { nn }) {
-  // The parameter handles for the engine; tensors we fetched ourselves are disposed again.
+  // The parameter handles for the engine, a module's as [name, handle] pairs (its optimizer state
+  // then carries the module's names, as the native trainers'); tensors we fetched ourselves are
+  // disposed again.
   function withParams(params, where, fn) {
     if (params instanceof nn.Module) {
-      const list = params.parameters();
-      try { return fn(list.map((t) => t.handle)); } finally { list.forEach((t) => t.dispose()); }
+      const list = params.namedParameters();
+      try { return fn(list.map(([name, t]) => [name, t.handle])); } finally { list.forEach(([, t]) => t.dispose()); }
     }
     if (Array.isArray(params) && params.every((p) => p instanceof Tensor)) return fn(params.map((t) => t.handle));
     throw check.typeError(`${where}: params must be a Module or an array of parameter Tensors, got ${check.describe(params)}`);

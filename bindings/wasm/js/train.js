@@ -88,10 +88,16 @@ export function makeTrainApi(engine, { Tensor }, { nn, models }, { optim }) {
     check.instance(model, nn.Module, 'fit', 'model', 'Module');
     check.instance(optimizer, optim.Optimizer, 'fit', 'optimizer', 'Optimizer');
     check.instance(dataset, Dataset, 'fit', 'dataset', 'Dataset');
-    const o = fitOptions(options, 'fit');
+    return fitChecked(model, optimizer, dataset, fitOptions(options, 'fit'));
+  }
+
+  // fit() on checked arguments. run.mnistLr: the run is the MNIST reference run (its training
+  // states and receipts are the native run's); run.receipt: { every } records a receipt.
+  async function fitChecked(model, optimizer, dataset, o, run = {}) {
     const trainer = engine.makeTrainer(model.handle, optimizer.handle, dataset.handle, o.batchSize, o.seed);
     try {
       trainer.setAllowNonFinite(o.allowNonFinite);
+      if (run.mnistLr !== undefined) trainer.useMnistIdentity(run.mnistLr);
       if (o.resume !== undefined) trainer.resume(o.resume);
       const resumedFrom = trainer.stepsDone();
       const perEpoch = trainer.stepsPerEpoch();
@@ -99,6 +105,13 @@ export function makeTrainApi(engine, { Tensor }, { nn, models }, { optim }) {
       if (resumedFrom > total) {
         throw stateError(`fit: the training state to resume is at step ${resumedFrom}, past the ${total} steps of this ` +
                          `fit (epochs ${o.epochs} of ${perEpoch} steps${o.maxSteps === undefined ? '' : `, maxSteps ${o.maxSteps}`})`);
+      }
+      if (run.receipt !== undefined) {
+        if (resumedFrom !== 0) {
+          throw stateError(`${run.where}: a receipt covers a run from its first step; this one resumes at step ${
+            resumedFrom} (verify the resumed part with verifyRun instead)`);
+        }
+        trainer.startReceipt(run.receipt.every, total);
       }
       const start = performance.now();
       const losses = [];
@@ -120,7 +133,9 @@ export function makeTrainApi(engine, { Tensor }, { nn, models }, { optim }) {
         }
         if (step % o.yieldEvery === 0 && step < total) await nextTask();
       }
-      return { steps: total, resumedFrom, losses, finalLoss: losses.at(-1) ?? NaN };
+      const fitted = { steps: total, resumedFrom, losses, finalLoss: losses.at(-1) ?? NaN };
+      if (run.receipt !== undefined) fitted.receipt = trainer.finishReceipt();
+      return fitted;
     } finally {
       trainer.delete();
     }
@@ -147,24 +162,25 @@ export function makeTrainApi(engine, { Tensor }, { nn, models }, { optim }) {
     if (options === undefined || options === null || typeof options !== 'object') {
       throw check.typeError(`${w} needs { train, test } Datasets (Dataset.fromIdx), got ${check.describe(options)}`);
     }
-    const o = check.options(options, w, ['train', 'test', 'lr', 'maxTest', ...FIT_OPTIONS]);
+    const o = check.options(options, w, ['train', 'test', 'lr', 'maxTest', 'receipt', ...FIT_OPTIONS]);
     if (!(o.train instanceof Dataset) || !(o.test instanceof Dataset)) {
       throw check.typeError(`${w} needs { train, test } Datasets (Dataset.fromIdx), got train ${
         check.describe(o.train)} and test ${check.describe(o.test)}`);
     }
-    const { train, test, lr = 1e-3, maxTest, ...rest } = o;
+    const { train, test, lr = 1e-3, maxTest, receipt, ...rest } = o;
     const fitOpts = { epochs: 20, seed: 2, batchSize: 100, ...rest };
     for (const key of Object.keys(fitOpts)) if (fitOpts[key] === undefined) delete fitOpts[key];
-    fitOptions(fitOpts, w);  // checked before anything is made
+    const checkedFit = fitOptions(fitOpts, w);  // checked before anything is made
     check.number(lr, w, 'lr', { min: 0, float32: true });
     if (maxTest !== undefined) check.integer(maxTest, w, 'maxTest', { min: 1 });
+    const receiptOptions = receiptOf(receipt, w);
     const model = models.lenet5({ seed: fitOpts.seed });
     try {
       const initialHash = model.hash();
       const optimizer = new optim.Adam(model, { lr });
       let fitted;
       try {
-        fitted = await fit(model, optimizer, train, fitOpts);
+        fitted = await fitChecked(model, optimizer, train, checkedFit, { mnistLr: lr, receipt: receiptOptions, where: w });
       } finally {
         optimizer.dispose();
       }
@@ -173,6 +189,7 @@ export function makeTrainApi(engine, { Tensor }, { nn, models }, { optim }) {
       return {
         initialHash, trainedHash, logitsHash: e.logitsHash, testAccuracy: e.accuracy, testExamples: e.examples,
         steps: fitted.steps, resumedFrom: fitted.resumedFrom, finalLoss: fitted.finalLoss, losses: fitted.losses, model,
+        ...(fitted.receipt ? { receipt: fitted.receipt } : {}),
       };
     } catch (error) {
       model.dispose();
@@ -180,5 +197,55 @@ export function makeTrainApi(engine, { Tensor }, { nn, models }, { optim }) {
     }
   }
 
-  return { Dataset, fit, evaluate, mnistReferenceRun };
+  // options.receipt: true, or { every } (the steps between kept training states; default about
+  // ten over the run); undefined or false: none.
+  function receiptOf(value, where) {
+    if (value === undefined || value === false) return undefined;
+    if (value === true) return { every: 0 };
+    const r = check.options(value, `${where} receipt`, ['every']);
+    return { every: r.every === undefined ? 0 : check.integer(r.every, where, 'receipt.every', { min: 1 }) };
+  }
+
+  // Re-executes steps of a receipt of the MNIST reference run (mnistReferenceRun's, or the native
+  // `lockstep train mnist --receipt`'s) from the training states kept beside it, on options.train
+  // (Dataset.fromIdx(..., { normalize: true })), and checks each against the receipt's chain:
+  // every step after options.checkpoint's (default: the whole run), options.steps [first, last],
+  // or options.sample steps drawn by options.seed (the same draw as the native --sample K --seed S).
+  // receipt: { text, states } as mnistReferenceRun returns it, or the receipt's text with
+  // options.states ({ file name: bytes }). options.onStep(step, ok) hears each verdict.
+  // Returns { verified, checkedSteps, executedSteps, firstMismatch (0: none), mismatch, report }.
+  // A receipt or state that cannot be used (a tampered chain, a state that does not match its
+  // receipt, other training data) throws an Error of kind 'format' or 'state' or 'argument'.
+  function verifyRun(receipt, options) {
+    const w = 'verifyRun';
+    const o = check.options(options, w, ['train', 'states', 'checkpoint', 'steps', 'sample', 'seed', 'onStep']);
+    let text = receipt, states = o.states;
+    if (receipt !== null && typeof receipt === 'object' && typeof receipt.text === 'string') {
+      ({ text } = receipt);
+      states = states ?? receipt.states;
+    }
+    if (typeof text !== 'string') {
+      throw check.typeError(`${w}: expected the receipt's text or { text, states }, got ${check.describe(receipt)}`);
+    }
+    if (states === undefined || states === null || typeof states !== 'object') {
+      throw check.typeError(`${w}: expected states, { file name: Uint8Array }, got ${check.describe(states)}`);
+    }
+    for (const [name, bytes] of Object.entries(states)) check.bytes(bytes, w, `states['${name}']`);
+    check.instance(o.train, Dataset, w, 'train');
+    const v = {};
+    if (o.checkpoint !== undefined) v.checkpoint = check.string(o.checkpoint, w, 'checkpoint');
+    if (o.steps !== undefined) {
+      if (!Array.isArray(o.steps) || o.steps.length !== 2) {
+        throw check.typeError(`${w}: steps must be [first, last], got ${check.describe(o.steps)}`);
+      }
+      v.first = check.integer(o.steps[0], w, 'steps[0]', { min: 1 });
+      v.last = check.integer(o.steps[1], w, 'steps[1]', { min: v.first });
+    }
+    if (o.sample !== undefined) v.sample = check.integer(o.sample, w, 'sample', { min: 1 });
+    if (o.seed !== undefined) v.seed = check.seed(o.seed, w, 'seed');
+    if (o.onStep !== undefined) v.onStep = check.func(o.onStep, w, 'onStep');
+    return engine.verifyMnistRun(text, states, o.train.handle, v);
+  }
+
+  return { Dataset, fit, evaluate, mnistReferenceRun, verifyRun };
 }

@@ -16,17 +16,21 @@ namespace {
 using emscripten::val;
 using OptimizerPtr = std::shared_ptr<optim::Optimizer>;
 
-// Parameters named "0", "1", ... in the order given (the names only label optimizer state).
+// The parameters in the order given, each a tensor (named "0", "1", ...) or a [name, tensor] pair
+// (a module's parameters, named as the module names them: the optimizer state, and so a training
+// state or receipt, then has the names the native trainers give it). The names label optimizer state.
 nn::NamedTensors ParamsFromJs(const val& params, const char* what) {
-  LOCKSTEP_REQUIRE(val::global("Array").call<bool>("isArray", params), what << ": expected an array of tensors");
+  const val is_array = val::global("Array")["isArray"];
+  LOCKSTEP_REQUIRE(is_array(params).as<bool>(), what << ": expected an array of tensors");
   nn::NamedTensors named;
   const size_t n = params["length"].as<size_t>();
   LOCKSTEP_REQUIRE(n > 0, what << ": the parameter list is empty");
   for (size_t i = 0; i < n; ++i) {
-    const Tensor t = params[i].as<Tensor>();
+    const bool pair = is_array(params[i]).as<bool>();
+    const Tensor t = pair ? params[i][1].as<Tensor>() : params[i].as<Tensor>();
     LOCKSTEP_REQUIRE(t.dtype() == DType::kFloat32, what << ": parameter " << i << " is not float32");
     LOCKSTEP_REQUIRE(t.requires_grad(), what << ": parameter " << i << " does not require gradients");
-    named.emplace_back(std::to_string(i), t);
+    named.emplace_back(pair ? params[i][0].as<std::string>() : std::to_string(i), t);
   }
   return named;
 }

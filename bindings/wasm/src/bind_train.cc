@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/idx.h"
 #include "core/ops.h"
+#include "core/receipt/run_receipt.h"
 #include "core/sha256.h"
 #include "core/train/classifier_trainer.h"
 #include "core/train/evaluate.h"
@@ -67,7 +68,8 @@ std::string ArchitectureOf(const nn::Module& model) {
 }
 
 // The training-loop step (core/train/classifier_trainer.h) with what it refers to kept alive,
-// and its full training state as bytes (JavaScript has no files: fit() hands them to the caller).
+// its full training state as bytes (JavaScript has no files: fit() hands them to the caller), and
+// its receipt (core/receipt/), written in memory.
 class Trainer {
  public:
   Trainer(ModulePtr model, OptimizerPtr optimizer, const Dataset& data, int64_t batch_size, uint64_t seed)
@@ -75,20 +77,73 @@ class Trainer {
         optimizer_(std::move(optimizer)),
         data_(data),
         trainer_(*model_, *optimizer_, data_, batch_size, seed),
+        seed_(seed),
+        batch_size_(batch_size),
         identity_(train::ClassifierRunIdentity("js:" + ArchitectureOf(*model_), seed, batch_size, optimizer_->lr(),
                                                data_)) {}
-  double Step() { return JsBoundary([&] { return static_cast<double>(trainer_.Step()); }); }
+  // The run is the MNIST reference run (LeNet-5 and Adam at lr, made by the caller): its states and
+  // receipts are those of `lockstep train mnist`, so each side resumes and verifies the other's.
+  void UseMnistIdentity(double lr) {
+    JsBoundary([&] {
+      train::MnistConfig c;
+      c.seed = seed_;
+      c.batch_size = batch_size_;
+      c.lr = static_cast<float>(lr);
+      identity_ = train::MnistRunIdentity(c, data_);
+      task_ = "mnist";
+    });
+  }
+  double Step() {
+    return JsBoundary([&] {
+      const double loss = trainer_.Step();
+      if (receipt_) {
+        receipt_->AfterStep(trainer_.steps_done(), *model_, *optimizer_, DropoutOffsets(*model_), batch_x_, batch_y_);
+      }
+      return loss;
+    });
+  }
   double StepsDone() const { return static_cast<double>(trainer_.steps_done()); }
   double StepsPerEpoch() const { return static_cast<double>(trainer_.steps_per_epoch()); }
   void SetAllowNonFinite(bool allow) { trainer_.set_allow_nonfinite_loss(allow); }
   val StateBytes() {
+    return JsBoundary([&] { return BytesToJs(StateAt(trainer_.steps_done())); });
+  }
+  // Records a receipt of the run from here (its first step) to step `total`, keeping the state
+  // every `every` steps (0: about ten over the run).
+  void StartReceipt(double every, double total) {
+    JsBoundary([&] {
+      LOCKSTEP_REQUIRE(every >= 0 && every == static_cast<int64_t>(every),
+                       "fit: receipt.every must be an integer >= 0, got " << every);
+      receipt::ReceiptOptions options;
+      options.path = kReceiptName;
+      options.every = static_cast<int64_t>(every);
+      options.store = &store_;
+      options.background = false;  // a page's module cannot start a thread of its own
+      trainer_.set_batch_observer([this](const Tensor& x, const Tensor& y) { batch_x_ = x, batch_y_ = y; });
+      receipt_ = std::make_unique<receipt::RunReceipt>(
+          options, task_, identity_, ModelHash(*model_), trainer_.steps_done(), static_cast<int64_t>(total), *model_,
+          *optimizer_, DropoutOffsets(*model_), [this](int64_t step) { return StateAt(step); });
+    });
+  }
+  // The receipt's end line; { text, states: { file name: bytes } }.
+  val FinishReceipt() {
     return JsBoundary([&] {
-      TrainingPosition at;
-      at.epoch = trainer_.epoch();
-      at.batch = trainer_.steps_done() % trainer_.steps_per_epoch();
-      at.rng_offsets = DropoutOffsets(*model_);
-      at.run = identity_;
-      return BytesToJs(EncodeTrainingState(*model_, *optimizer_, at));
+      LOCKSTEP_REQUIRE_STATE(receipt_ != nullptr, "fit: no receipt was started");
+      receipt_->Finish(ModelHash(*model_));
+      receipt_.reset();
+      val states = val::object();
+      std::string text;
+      for (const auto& [name, bytes] : store_.files) {
+        if (name == kReceiptName) {
+          text.assign(bytes.begin(), bytes.end());
+        } else {
+          states.set(name, BytesToJs(bytes));
+        }
+      }
+      val out = val::object();
+      out.set("text", text);
+      out.set("states", states);
+      return out;
     });
   }
   // Continues from StateBytes() of the same run (else an Error of kind "state").
@@ -106,11 +161,26 @@ class Trainer {
   }
 
  private:
+  static constexpr const char* kReceiptName = "run.receipt";
+  std::vector<uint8_t> StateAt(int64_t step) const {
+    TrainingPosition at;
+    at.epoch = step / trainer_.steps_per_epoch();
+    at.batch = step % trainer_.steps_per_epoch();
+    at.rng_offsets = DropoutOffsets(*model_);
+    at.run = identity_;
+    return EncodeTrainingState(*model_, *optimizer_, at);
+  }
   ModulePtr model_;
   OptimizerPtr optimizer_;
   Dataset data_;
   train::ClassifierTrainer trainer_;
+  uint64_t seed_;
+  int64_t batch_size_;
+  std::string task_ = "fit";
   std::map<std::string, std::string> identity_;
+  receipt::MemoryStore store_;
+  std::unique_ptr<receipt::RunReceipt> receipt_;
+  Tensor batch_x_, batch_y_;
 };
 
 std::shared_ptr<Trainer> MakeTrainer(const ModulePtr& model, const OptimizerPtr& optimizer, const Dataset& data,
@@ -176,7 +246,10 @@ EMSCRIPTEN_BINDINGS(lockstep_train) {
       .function("stepsPerEpoch", &Trainer::StepsPerEpoch)
       .function("setAllowNonFinite", &Trainer::SetAllowNonFinite)
       .function("stateBytes", &Trainer::StateBytes)
-      .function("resume", &Trainer::Resume);
+      .function("resume", &Trainer::Resume)
+      .function("useMnistIdentity", &Trainer::UseMnistIdentity)
+      .function("startReceipt", &Trainer::StartReceipt)
+      .function("finishReceipt", &Trainer::FinishReceipt);
   function("makeTrainer", &MakeTrainer);
   function("evaluate", &EvaluateJs);
   function("sha256", &Sha256Js);

@@ -75,13 +75,15 @@ test('the tarball installs into a fresh project and trains with the golden hashe
 // of line.) 1.7 MB since ONNX's element types, ConvTranspose, the recurrent layers, the index,
 // resizing, quantisation, signal and detection operators and their bindings (issue 32: the
 // importer's 38 new operators, compiled with -Oz, about 200 KB) took the threads module past 1.4 MB.
-// ONNX Runtime Web's module is 14 MB.
-test('each .wasm is at most 1.7 MB', () => {
+// 1.9 MB since receipts and their verification (docs/verifiable-training.md: the state tree, the
+// receipt's writer and reader, re-execution and verifyRun; about 135 KB, 46 KB gzipped) took the
+// threads module past 1.7 MB. ONNX Runtime Web's module is 14 MB.
+test('each .wasm is at most 1.9 MB', () => {
   for (const flavour of ['simd', 'scalar', 'threads']) {
     const file = path.join(packageDir, `lockstep-${flavour}.wasm`);
     const bytes = statSync(file).size;
     const gzipped = gzipSync(readFileSync(file), { level: 9 }).length;
     console.log(`  lockstep-${flavour}.wasm: ${bytes} bytes, ${gzipped} gzipped`);
-    assert.ok(bytes <= 1.7 * 1024 * 1024, `${file} is ${bytes} bytes, over 1.7 MB`);
+    assert.ok(bytes <= 1.9 * 1024 * 1024, `${file} is ${bytes} bytes, over 1.9 MB`);
   }
 });
