@@ -29,7 +29,7 @@ from ._C import (Generator, argmax, cat, eq, exp, gt, log, manual_seed, initial_
                  log_softmax, sha256, canonicalize)
 from ._runtime import cuda, current_device, device, info, is_grad_enabled, no_grad, set_device, trace
 from ._io import encode, hash, load, load_bytes, load_safetensors, save, save_safetensors
-from ._train import EvalResult, FitResult, Progress, evaluate, fit, mnist_reference_run
+from ._train import EvalResult, FitResult, Progress, VerifyResult, evaluate, fit, mnist_reference_run, verify_run
 from . import nn, optim, data
 from . import onnx
 from ._torch import from_torch_module, to_torch_state_dict
@@ -52,4 +52,5 @@ __all__ = [
     "mean", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "softmax", "log_softmax", "maximum", "minimum", "pow",
     "argmax", "eq", "gt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
     "floor", "ceil", "round", "fmod", "remainder", "FitResult", "EvalResult", "Progress", "export",
+    "verify_run", "VerifyResult",
 ]

@@ -63,15 +63,47 @@ def evaluate(model, dataset, batch_size=100, limit=None):
 
 
 def mnist_reference_run(data_dir, epochs=20, seed=2, max_steps=None, max_test=None, lr=1e-3, save_path=None,
-                        on_progress=None):
+                        on_progress=None, receipt=None, receipt_every=0):
     """The MNIST reference run of examples/mnist and `lockstep train mnist` (LeNet-5, Adam, batch
     100) on the IDX files in data_dir: a dict with initial_hash, trained_hash, logits_hash,
     test_accuracy, steps, test_examples, final_loss (tests/golden/mnist.txt). The shortened run is
     max_steps=3, max_test=100. on_progress(step, total_steps, epoch, loss) after every step;
-    Ctrl-C raises KeyboardInterrupt."""
+    Ctrl-C raises KeyboardInterrupt. receipt: a path where the run's receipt is written, with the
+    training state kept beside it every receipt_every steps (0: about ten over the run), as
+    `lockstep train mnist --receipt` writes them (docs/verifiable-training.md); verify_run checks it."""
     epochs = _count(epochs, "mnist_reference_run", "epochs", 1)
     seed = _count(seed, "mnist_reference_run", "seed", 0)
     max_steps = -1 if max_steps is None else _count(max_steps, "mnist_reference_run", "max_steps", 0)
     max_test = -1 if max_test is None else _count(max_test, "mnist_reference_run", "max_test", 1)
+    receipt_every = _count(receipt_every, "mnist_reference_run", "receipt_every", 0)
     return _C._mnist_reference_run(os.fspath(data_dir), epochs, seed, max_steps, max_test, float(lr),
-                                   "" if save_path is None else os.fspath(save_path), on_progress)
+                                   "" if save_path is None else os.fspath(save_path), on_progress,
+                                   "" if receipt is None else os.fspath(receipt), receipt_every)
+
+
+VerifyResult = collections.namedtuple("VerifyResult", ["verified", "checked_steps", "executed_steps",
+                                                       "first_mismatch", "mismatch", "report"])
+
+
+def verify_run(receipt, data=None, checkpoint=None, steps=None, sample=None, seed=0):
+    """`lockstep verify-run` (docs/verifiable-training.md): re-executes steps of the receipt at path
+    `receipt` (of an MNIST or GPT run, written by any front door on any platform) from the training
+    states kept beside it, or from `checkpoint`, and checks each step's batch and state against the
+    receipt's chain: every step (default), steps=(first, last), or `sample` steps drawn by `seed`
+    (the CLI's --sample K --seed S draw). data: the training data (the IDX folder, or the GPT's
+    text file; default the task's). Returns VerifyResult(verified, checked_steps, executed_steps,
+    first_mismatch (0: none), mismatch, report); a receipt or state that cannot be used (a tampered
+    chain, a state that does not match its receipt, other data) raises FormatError, StateError or
+    ArgumentError saying which."""
+    first = last = 0
+    if steps is not None:
+        if not isinstance(steps, (tuple, list)) or len(steps) != 2:
+            raise ArgumentError("verify_run: steps must be (first, last), got %r" % (steps,))
+        first = _count(steps[0], "verify_run", "steps[0]", 1)
+        last = _count(steps[1], "verify_run", "steps[1]", first)
+    sample = 0 if sample is None else _count(sample, "verify_run", "sample", 1)
+    seed = _count(seed, "verify_run", "seed", 0)
+    r = _C._verify_run(os.fspath(receipt), "" if checkpoint is None else os.fspath(checkpoint), first, last,
+                       sample, seed, "" if data is None else os.fspath(data))
+    return VerifyResult(r["verified"], r["checked_steps"], r["executed_steps"], r["first_mismatch"], r["mismatch"],
+                        r["report"])

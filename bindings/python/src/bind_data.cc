@@ -85,7 +85,8 @@ py::dict EvalDict(const train::EvalResult& r) {
 }
 
 py::dict RunMnistPy(const std::string& data_dir, int64_t epochs, uint64_t seed, int64_t max_steps, int64_t max_test,
-                    double lr, const std::string& save_path, const py::object& on_progress) {
+                    double lr, const std::string& save_path, const py::object& on_progress,
+                    const std::string& receipt_path, int64_t receipt_every) {
   train::MnistConfig config;
   config.data_dir = data_dir;
   config.epochs = epochs;
@@ -94,6 +95,8 @@ py::dict RunMnistPy(const std::string& data_dir, int64_t epochs, uint64_t seed, 
   config.max_test = max_test;
   config.lr = static_cast<float>(lr);
   config.save_path = save_path;
+  config.receipt.path = receipt_path;
+  config.receipt.every = receipt_every;
   config.cancelled = &Interrupted;
   const bool report = !on_progress.is_none();
   train::MnistResult r = Long([&] {

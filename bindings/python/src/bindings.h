@@ -21,6 +21,7 @@ void BindData(pybind11::module_& m);        // bind_data.cc
 void BindIo(pybind11::module_& m);          // bind_io.cc
 void BindRuntime(pybind11::module_& m);     // bind_runtime.cc: seeds, devices, threads, traces
 void BindOnnx(pybind11::module_& m);        // bind_onnx.cc: ONNX models
+void BindVerify(pybind11::module_& m);      // bind_verify.cc: verify_run of receipts
 
 // The default generators (torch.manual_seed's counterpart): one per stream name under the seed
 // manual_seed set (0 at start). Layers draw their initial values from "init"; the k-th Dropout

@@ -23,6 +23,7 @@ PYBIND11_MODULE(_C, m) {
   BindOptim(optim);
   BindData(m);
   BindIo(m);
+  BindVerify(m);
   py::module_ onnx = m.def_submodule("onnx", "ONNX models.");
   BindOnnx(onnx);
   guard.Install();  // after every class is bound
