@@ -6,8 +6,8 @@
 # chain, a checkpoint that does not match its receipt, other data and receipts of different runs
 # are refused (exit 2); the GPT trainer likewise (a fault at step 17 located to its op). The same
 # receipt, byte for byte, is written natively, by two MPI ranks, in WebAssembly (Node) and on
-# AArch64 (qemu), and each side verifies the others'.
-#   usage: bindings/native/cli/receipt_test.sh BUILD_ROOT   (build/ with native/, wasm-simd/, aarch64/)
+# AArch64 and s390x (qemu), and each side verifies the others'.
+#   usage: bindings/native/cli/receipt_test.sh BUILD_ROOT   (build/ with native/, wasm-simd/, aarch64/, s390x/)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 builds=$(cd "${1:?usage: receipt_test.sh BUILD_ROOT}" && pwd)
@@ -138,6 +138,19 @@ if [ -f "$arm" ]; then  # 20 steps: emulated, a step takes a second
   check "native verifies the AArch64 receipt" 0 "^VERIFIED$" "$cli" verify-run "$work/arm/run.receipt" --data "$data"
 else
   echo "FAIL: $arm was not built"; failures=$((failures + 1))
+fi
+s390x=$builds/s390x/examples/mnist/lockstep_mnist
+if [ -f "$s390x" ]; then  # big-endian: the state tree hashes each tensor's little-endian bytes; 6 steps (emulated)
+  tiny=(--steps 6 --test 100 --data "$data" --receipt-every 3)
+  mkdir -p "$work/tiny" "$work/s390x"
+  "$cli" train mnist "${tiny[@]}" --receipt "$work/tiny/run.receipt" >/dev/null
+  (cd "$work/s390x" && qemu-s390x "$s390x" "${tiny[@]}" --receipt run.receipt --quiet >/dev/null)
+  same_receipt "s390x big-endian (qemu)" "$work/s390x" "$work/tiny/run.receipt"
+  check "s390x verifies the native receipt (a sample)" 0 "^VERIFIED 1 steps" \
+    qemu-s390x "$s390x" --verify-receipt "$work/tiny/run.receipt" --sample 1 --sample-seed 2 --data "$data" --quiet
+  check "native verifies the s390x receipt" 0 "^VERIFIED$" "$cli" verify-run "$work/s390x/run.receipt" --data "$data"
+else
+  echo "FAIL: $s390x was not built"; failures=$((failures + 1))
 fi
 
 echo "receipt_test: $failures failure(s)"
