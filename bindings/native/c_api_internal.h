@@ -3,6 +3,7 @@
 #ifndef LOCKSTEP_BINDINGS_NATIVE_C_API_INTERNAL_H_
 #define LOCKSTEP_BINDINGS_NATIVE_C_API_INTERNAL_H_
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -22,6 +23,9 @@ struct lockstep_tensor {
 struct lockstep_model {
   const char* arch;  // static: "lenet5" or "mlp"
   std::shared_ptr<lockstep::nn::Module> module;
+  // What the model is, for a run's identity (lockstep_fine_tune): an imported model's
+  // {"model": "onnx:<SHA-256 of its bytes>", "seed": ...}.
+  std::map<std::string, std::string> identity;
 };
 struct lockstep_optimizer {
   std::shared_ptr<lockstep::nn::Module> module;  // the model it was created for

@@ -12,6 +12,7 @@
 #include "core/sha256.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "core/train/fine_tune.h"
 
 using lockstep::capi::Boundary;
 using lockstep::capi::Fail;
@@ -24,7 +25,7 @@ lockstep_model* NewModel(const char* arch, uint64_t seed) {
   const char* canonical = nullptr;
   auto module = lockstep::capi::MakeModel(arch, seed, &canonical);
   if (!module) Fail(LOCKSTEP_ERROR_INVALID_ARGUMENT, std::string("unknown arch '") + arch + "', expected lenet5 or mlp");
-  return new lockstep_model{canonical, module};
+  return new lockstep_model{canonical, module, {{"model", canonical}, {"seed", std::to_string(seed)}}};
 }
 
 }  // namespace
@@ -223,17 +224,7 @@ lockstep_status lockstep_train_step(lockstep_model* model, lockstep_optimizer* o
       }
     }
     const lockstep::Tensor y = lockstep::Tensor::FromInt64({label_count}, std::vector<int64_t>(labels, labels + label_count));
-    model->module->Train();
-    optimizer->optimizer->ZeroGrad();
-    const lockstep::Tensor loss = lockstep::CrossEntropy((*model->module)(inputs->tensor), y);
-    const float value = loss.item();
-    if (!std::isfinite(value)) {
-      Fail(LOCKSTEP_ERROR_STATE, "the loss is " + std::string(std::isnan(value) ? "nan" : "inf") +
-                                     ": the inputs or the model hold non-finite values, or the learning rate is too "
-                                     "high; the model and optimizer are unchanged");
-    }
-    loss.Backward();
-    optimizer->optimizer->Step();
+    const float value = lockstep::train::ClassifierStep(*model->module, *optimizer->optimizer, inputs->tensor, y);
     if (loss_out != nullptr) *loss_out = value;
   });
 }

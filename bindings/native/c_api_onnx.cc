@@ -9,6 +9,7 @@
 #include "bindings/native/c_api_internal.h"
 #include "core/autograd.h"
 #include "core/io/npy.h"
+#include "core/sha256.h"
 #include "onnx/model.h"
 
 using lockstep::capi::Boundary;
@@ -45,8 +46,10 @@ lockstep::Shape CheckedShape(const int64_t* shape, int rank, int64_t* numel) {
   return dims;
 }
 
-lockstep_model* Wrap(std::shared_ptr<lockstep::onnx::OnnxModel> onnx) {
-  return new lockstep_model{kOnnxArch, std::move(onnx)};
+lockstep_model* Wrap(std::shared_ptr<lockstep::onnx::OnnxModel> onnx, const std::vector<uint8_t>& bytes, uint64_t seed) {
+  return new lockstep_model{kOnnxArch, std::move(onnx),
+                            {{"model", "onnx:" + lockstep::Sha256Hex(bytes.data(), bytes.size())},
+                             {"seed", std::to_string(seed)}}};
 }
 
 }  // namespace
@@ -60,7 +63,12 @@ lockstep_status lockstep_model_load_onnx(const char* path, uint64_t seed, lockst
     lockstep::capi::RequireReadable(path);
     lockstep::onnx::LoadOptions options;
     options.seed = seed;
-    *out = Wrap(lockstep::onnx::LoadOnnxFile(path, options));
+    const std::vector<uint8_t> bytes = lockstep::ReadWholeFile(path, lockstep::onnx::kMaxOnnxBytes);
+    try {
+      *out = Wrap(lockstep::onnx::LoadOnnx(bytes.data(), bytes.size(), options), bytes, seed);
+    } catch (const lockstep::Error& e) {
+      throw lockstep::Error(std::string(path) + ": " + e.what(), e.kind());  // as LoadOnnxFile says it
+    }
   });
 }
 
@@ -70,7 +78,8 @@ lockstep_status lockstep_model_load_onnx_bytes(const void* data, size_t size, ui
     RequireNonNull(out, "out");
     lockstep::onnx::LoadOptions options;
     options.seed = seed;
-    *out = Wrap(lockstep::onnx::LoadOnnx(static_cast<const uint8_t*>(data), size, options));
+    const uint8_t* begin = static_cast<const uint8_t*>(data);
+    *out = Wrap(lockstep::onnx::LoadOnnx(begin, size, options), std::vector<uint8_t>(begin, begin + size), seed);
   });
 }
 

@@ -1,8 +1,12 @@
 #include "core/optim/optimizer.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include <map>
 
 #include "core/error.h"
+#include "core/sha256.h"
 #include "core/ops_internal.h"
 #include "core/backend/host.h"
 #include "simd/fp_mode.h"
@@ -11,6 +15,14 @@ namespace lockstep {
 namespace optim {
 
 namespace {
+
+std::string Bits(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof bits);
+  char text[11];
+  snprintf(text, sizeof text, "0x%08x", bits);
+  return text;
+}
 
 // base^exponent in float64 by repeated squaring: a fixed sequence of multiplications.
 double IntPow(double base, int64_t exponent) {
@@ -267,6 +279,33 @@ float CosineWithWarmup(float base_lr, float min_lr, int64_t step, int64_t warmup
   const double ratio = static_cast<double>(step - warmup) / static_cast<double>(decay_steps - warmup);
   const double coefficient = 0.5 * (1.0 + host::CosPi(ratio));
   return static_cast<float>(min_lr + coefficient * (static_cast<double>(base_lr) - min_lr));
+}
+
+}  // namespace optim
+}  // namespace lockstep
+
+namespace lockstep {
+namespace optim {
+
+std::string Optimizer::Describe() const {
+  std::string out = DescribeOptions() + " lr=" + Bits(lr_) + " groups=";
+  for (size_t i = 0; i < groups_.size(); ++i) {
+    Sha256 names;
+    for (const auto& [name, t] : groups_[i].params) names.Update(name.data(), name.size() + 1);  // with its NUL
+    out += (i > 0 ? "," : "") + Bits(groups_[i].weight_decay) + "/" + std::to_string(groups_[i].params.size()) + "/" +
+           names.HexDigest().substr(0, 16);
+  }
+  return out;
+}
+
+std::string Sgd::DescribeOptions() const {
+  return "sgd momentum=" + Bits(options_.momentum) + " dampening=" + Bits(options_.dampening) +
+         " nesterov=" + (options_.nesterov ? "1" : "0");
+}
+
+std::string Adam::DescribeOptions() const {
+  return "adam beta1=" + Bits(options_.beta1) + " beta2=" + Bits(options_.beta2) + " eps=" + Bits(options_.eps) +
+         " decoupled=" + (options_.decoupled_weight_decay ? "1" : "0");
 }
 
 }  // namespace optim

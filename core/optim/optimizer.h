@@ -37,8 +37,13 @@ class Optimizer {
   // Throws (kind kState) unless this optimizer updates exactly the model's trainable parameters:
   // an optimizer made for another model would train nothing, silently.
   void RequireParametersOf(const nn::Module& model, const char* what) const;
+  // What it is, for a run's identity (receipts): its kind and options, floats as their bits, the
+  // learning rate it has now, and each parameter group's weight decay, size and the SHA-256 of its
+  // parameters' names, e.g. "adam lr=0x3a83126f beta1=0x3f666666 ... groups=0x00000000/10/1a2b3c4d".
+  std::string Describe() const;
 
  protected:
+  virtual std::string DescribeOptions() const = 0;
   Optimizer(std::vector<ParamGroup> groups, float lr);
   virtual void DoStep() = 0;
   std::vector<Tensor> AllParameters() const;
@@ -59,6 +64,7 @@ class Sgd : public Optimizer {
   nn::NamedTensors State() const override;
 
  private:
+  std::string DescribeOptions() const override;
   void DoStep() override;
   SgdOptions options_;
   std::vector<Tensor> momentum_;  // one per parameter, in group order
@@ -76,6 +82,7 @@ class Adam : public Optimizer {
   nn::NamedTensors State() const override;
 
  private:
+  std::string DescribeOptions() const override;
   void DoStep() override;
   AdamOptions options_;
   std::vector<Tensor> exp_avg_, exp_avg_sq_;

@@ -19,6 +19,7 @@ namespace {
 const char kHelp[] =
     "usage: lockstep train onnx MODEL.onnx [--data DIR] [--epochs N] [--steps N] [--batch N] [--lr LR]\n"
     "                           [--seed S] [--out FILE] [--no-normalize] [--threads T] [--device D]\n"
+    "                           [--receipt FILE [--receipt-every N]]\n"
     "\n"
     "Fine-tunes an imported ONNX classifier (docs/onnx.md; its one input takes a batch of images, its\n"
     "first output gives [N, classes] logits): Adam, cross-entropy, batches in file order. Prints the\n"
@@ -33,7 +34,7 @@ const char kHelp[] =
     "  --seed S        seed of the graph's Dropout streams (default 0)\n"
     "  --out FILE      write the fine-tuned checkpoint (ONNX's initializer names)\n"
     "  --no-normalize  feed pixels / 255 without MNIST's normalisation (x - 0.1307) / 0.3081\n"
-    "%s";
+    "%s%s";
 
 template <class T, lockstep_status (*Free)(T*)>
 struct Handle {
@@ -57,12 +58,13 @@ bool ParseLr(const std::string& text, float* out, std::string* error) {
 int TrainOnnxCommand(const std::vector<std::string>& argv) {
   Args args;
   std::string error;
-  if (!ParseArgs(argv, {"--data", "--epochs", "--steps", "--batch", "--lr", "--seed", "--out", "--threads", "--device"},
+  if (!ParseArgs(argv, {"--data", "--epochs", "--steps", "--batch", "--lr", "--seed", "--out", "--threads", "--device",
+                        "--receipt", "--receipt-every"},
                  &args, &error, {"--no-normalize"})) {
     return UsageError("train", error);
   }
   if (args.help) {
-    printf(kHelp, kComputeFlagsHelp);
+    printf(kHelp, kComputeFlagsHelp, kReceiptFlagsHelp);
     return kExitOk;
   }
   if (args.positional.size() != 1) {
@@ -87,6 +89,8 @@ int TrainOnnxCommand(const std::vector<std::string>& argv) {
   lockstep_adam_options adam;
   lockstep_adam_options_default(&adam);
   if (args.flags.count("--lr") && !ParseLr(args.flags["--lr"], &adam.lr, &error)) return UsageError("train", error);
+  ReceiptFlags receipt;
+  if (!ParseReceiptFlags(args, &receipt, &error)) return UsageError("train", error);
   if (const int code = ApplyComputeFlags(args, "train"); code != kExitOk) return code;
   const std::string data = args.flags.count("--data") ? args.flags["--data"] : ".deps/data/mnist";
   const int normalize = args.flags.count("--no-normalize") ? 0 : 1;
@@ -107,22 +111,18 @@ int TrainOnnxCommand(const std::vector<std::string>& argv) {
   char hash[LOCKSTEP_HASH_SIZE];
   lockstep_model_hash(model.p, hash);
   printf("initial hash:  %s\n", hash);
-  int64_t size = 0, done = 0;
-  lockstep_dataset_size(train_set.p, &size);
-  float loss = 0.0f;
-  std::vector<int64_t> labels(static_cast<size_t>(batch));
-  for (int64_t epoch = 0; epoch < epochs && done < steps; ++epoch) {
-    for (int64_t start = 0; start < size && done < steps; start += batch, ++done) {
-      const int64_t count = size - start < batch ? size - start : batch;
-      Handle<lockstep_tensor, lockstep_tensor_free> inputs;
-      status = lockstep_dataset_batch(train_set.p, start, count, &inputs.p, labels.data());
-      if (status == LOCKSTEP_OK) status = lockstep_train_step(model.p, optimizer.p, inputs.p, labels.data(), count, &loss);
-      if (status != LOCKSTEP_OK) return ApiFailure("train", ("step " + std::to_string(done + 1)).c_str(), status);
-    }
-  }
+  lockstep_fine_tune_options options;
+  lockstep_fine_tune_options_default(&options);
+  options.epochs = epochs;
+  options.max_steps = steps == INT64_MAX ? -1 : steps;
+  options.batch_size = batch;
+  ApplyReceiptFlags(receipt, &options);
+  lockstep_fine_tune_result result;
+  status = lockstep_fine_tune(model.p, optimizer.p, train_set.p, &options, nullptr, nullptr, &result);
+  if (status != LOCKSTEP_OK) return ApiFailure("train", "fine-tuning", status);
   lockstep_model_hash(model.p, hash);
-  printf("steps:         %lld\n", static_cast<long long>(done));
-  printf("last loss:     %.6f\n", static_cast<double>(loss));
+  printf("steps:         %lld\n", static_cast<long long>(result.steps));
+  printf("last loss:     %.6f\n", static_cast<double>(result.last_loss));
   printf("trained hash:  %s\n", hash);
   lockstep_eval_result eval;
   status = lockstep_evaluate(model.p, test_set.p, 100, &eval);

@@ -187,6 +187,34 @@ LOCKSTEP_API lockstep_status lockstep_train_step(lockstep_model* model, lockstep
                                                  const lockstep_tensor* inputs, const int64_t* labels,
                                                  int64_t label_count, float* loss_out);
 
+/* Fine-tuning in file order (`lockstep train onnx`): every epoch the data set in order, batch by
+ * batch (the last batch of an epoch may be smaller), each step lockstep_train_step's. Training
+ * states and receipts (docs/verifiable-training.md) carry the run's identity: the model's (an
+ * imported model: the SHA-256 of its ONNX bytes and its seed), the optimizer's kind and options,
+ * the batch size and the data's fingerprint. */
+typedef struct lockstep_fine_tune_options {
+  uint32_t struct_size;      /* sizeof(lockstep_fine_tune_options), set by lockstep_fine_tune_options_default */
+  int64_t epochs;            /* passes over the data set (default 1) */
+  int64_t max_steps;         /* stop after this many steps; -1 (default): every step of the epochs */
+  int64_t batch_size;        /* default 100 */
+  const char* resume_path;   /* a training state of the same run to continue, or NULL */
+  const char* receipt_path;  /* write a receipt of the run there, or NULL (a run from its first step) */
+  int64_t receipt_every;     /* steps between the training states kept beside it (0: about ten) */
+} lockstep_fine_tune_options;
+LOCKSTEP_API lockstep_status lockstep_fine_tune_options_default(lockstep_fine_tune_options* out);
+typedef struct lockstep_fine_tune_result {
+  int64_t steps;                            /* the run's steps at the end */
+  float last_loss;                          /* of the last step this call ran */
+  char trained_hash[LOCKSTEP_HASH_SIZE];    /* the model's hash at the end */
+} lockstep_fine_tune_result;
+/* progress(step, total_steps, loss, user) after every step (may be NULL). */
+LOCKSTEP_API lockstep_status lockstep_fine_tune(lockstep_model* model, lockstep_optimizer* optimizer,
+                                                const lockstep_dataset* dataset,
+                                                const lockstep_fine_tune_options* options,
+                                                void (*progress)(int64_t step, int64_t total_steps, float loss,
+                                                                 void* user),
+                                                void* user, lockstep_fine_tune_result* out);
+
 /* ---- data sets */
 /* Reads an IDX image file and label file (MNIST's layout). normalize != 0 applies MNIST's
  * normalisation exactly as the reference run does, in float32: (x - 0.1307f) * (1.0f / 0.3081f)
