@@ -8,6 +8,8 @@
 #include "core/error.h"
 #include "core/io/files.h"
 #include "core/sha256.h"
+#include "core/optim/optimizer.h"
+#include "core/train/fine_tune.h"
 #include "core/train/mnist.h"
 
 namespace lockstep {
@@ -111,6 +113,51 @@ train::GptTrainConfig GptConfigOf(const receipt::Receipt& r) {
   return c;
 }
 
+// The optimizer a fine-tuning run describes in its identity (Optimizer::Describe), over `model`'s
+// parameters: Adam or SGD with one parameter group; its own description must be the receipt's.
+std::unique_ptr<optim::Optimizer> OptimizerOf(const receipt::Receipt& r, nn::Module& model) {
+  const std::string& described = IdentityValue(r, "optimizer");
+  std::map<std::string, std::string> fields;
+  const std::vector<std::string> words = Split(described, ' ');
+  for (size_t i = 1; i < words.size(); ++i) {
+    const size_t eq = words[i].find('=');
+    if (eq != std::string::npos) fields[words[i].substr(0, eq)] = words[i].substr(eq + 1);
+  }
+  auto field = [&](const char* key) {
+    auto it = fields.find(key);
+    LOCKSTEP_REQUIRE_FORMAT(it != fields.end(), r.path << ": the optimizer '" << described << "' has no " << key);
+    return it->second;
+  };
+  const std::vector<std::string> groups = Split(field("groups"), ',');
+  LOCKSTEP_REQUIRE(groups.size() == 1, r.path << ": the optimizer '" << described
+                                              << "' has several parameter groups: this lockstep rebuilds one");
+  const float weight_decay = FloatOfBits(Split(groups[0], '/')[0], r.path + ": optimizer");
+  const float lr = FloatOfBits(field("lr"), r.path + ": optimizer");
+  std::unique_ptr<optim::Optimizer> optimizer;
+  if (words[0] == "adam") {
+    optim::AdamOptions o;
+    o.lr = lr;
+    o.beta1 = FloatOfBits(field("beta1"), r.path + ": optimizer");
+    o.beta2 = FloatOfBits(field("beta2"), r.path + ": optimizer");
+    o.eps = FloatOfBits(field("eps"), r.path + ": optimizer");
+    o.weight_decay = weight_decay;
+    o.decoupled_weight_decay = field("decoupled") == "1";
+    optimizer = std::make_unique<optim::Adam>(model.NamedParameters(), o);
+  } else if (words[0] == "sgd") {
+    optim::SgdOptions o;
+    o.lr = lr;
+    o.momentum = FloatOfBits(field("momentum"), r.path + ": optimizer");
+    o.dampening = FloatOfBits(field("dampening"), r.path + ": optimizer");
+    o.nesterov = field("nesterov") == "1";
+    o.weight_decay = weight_decay;
+    optimizer = std::make_unique<optim::Sgd>(model.NamedParameters(), o);
+  }
+  LOCKSTEP_REQUIRE(optimizer != nullptr && optimizer->Describe() == described,
+                   r.path << ": the optimizer '" << described << "' is not one this lockstep rebuilds over the model "
+                                                                  "given");
+  return optimizer;
+}
+
 }  // namespace
 
 std::string Compare(const receipt::Receipt& r, const StepDigests& got) {
@@ -133,8 +180,8 @@ void RequireReplayable(const receipt::Receipt& r) {
   LOCKSTEP_REQUIRE(r.contract == kContractVersion, r.path << ": the receipt was written under contract version "
                                                           << r.contract << "; this lockstep computes version "
                                                           << kContractVersion);
-  LOCKSTEP_REQUIRE(r.task == "mnist" || r.task == "gpt",
-                   r.path << ": task '" << r.task << "': this lockstep re-executes mnist and gpt runs");
+  LOCKSTEP_REQUIRE(r.task == "mnist" || r.task == "gpt" || r.task == "fine-tune",
+                   r.path << ": task '" << r.task << "': this lockstep re-executes mnist, gpt and fine-tune runs");
 }
 
 }  // namespace
@@ -155,9 +202,26 @@ void Replay::CheckData(const std::string& got, const std::string& source) const 
                                                         << ", " << receipt_.path << " records " << want << ")");
 }
 
-Replay::Replay(const receipt::Receipt& r, const std::string& data, const receipt::Store& store)
-    : receipt_(r), store_(store) {
+Replay::Replay(const receipt::Receipt& r, const std::string& data, const receipt::Store& store,
+               const ModelSource* model)
+    : receipt_(r), store_(store), model_(model) {
   RequireReplayable(r);
+  if (r.task == "fine-tune") {
+    LOCKSTEP_REQUIRE(model != nullptr && model->make, r.path << ": a fine-tuning run's receipt is re-executed from the "
+                                                                 "model it started from: give it (verify-run --model "
+                                                                 "FILE.onnx)");
+    for (const auto& [key, value] : model->identity) {
+      LOCKSTEP_REQUIRE(IdentityValue(r, key.c_str()) == value,
+                       "the model given is not the receipt's: its " << key << " is " << value << ", " << r.path
+                                                                    << " records " << IdentityValue(r, key.c_str()));
+    }
+    // The data as the run had it: MNIST's normalisation or none, whichever the fingerprint records.
+    const std::string source = data.empty() ? ".deps/data/mnist" : data;
+    train_set_ = LoadIdxDataset(source + "/train-images.idx", source + "/train-labels.idx");
+    if (train_set_.Fingerprint() != IdentityValue(r, "data")) train::NormalizeMnist(&train_set_);
+    CheckData(train_set_.Fingerprint(), source);
+    return;
+  }
   const std::string& want = IdentityValue(r, "data");
   std::string got;
   const std::string source = !data.empty() ? data : r.task == "gpt" ? ".deps/data/fortunes/input.txt" : ".deps/data/mnist";
@@ -213,6 +277,29 @@ std::string Replay::Run(const std::string& state_path, int64_t last,
   if (trace_step > 0) {
     trace_options.values_from = trace_options.values_to = trace_step;
     trace_options.source = "lockstep verify: re-execution of " + receipt_.path;
+  }
+  if (receipt_.task == "fine-tune") {
+    const std::shared_ptr<nn::Module> model =
+        model_->make(static_cast<uint64_t>(IntegerOf(IdentityValue(receipt_, "seed"), receipt_.path + ": seed")));
+    const std::unique_ptr<optim::Optimizer> optimizer = OptimizerOf(receipt_, *model);
+    train::FineTuneConfig config;
+    config.batch_size = IntegerOf(IdentityValue(receipt_, "batch_size"), receipt_.path + ": batch_size");
+    config.model_identity = model_->identity;
+    config.model_identity["seed"] = IdentityValue(receipt_, "seed");
+    const int64_t per_epoch = (train_set_.size() + config.batch_size - 1) / config.batch_size;
+    // Enough epochs for `last`; -1: only the starting state is reported (then the run stops), from
+    // whatever step the state is at.
+    config.max_steps = last;
+    config.epochs = last < 0 ? receipt_.last_step() / per_epoch + 1 : last / per_epoch + 1;
+    config.resume_path = state_path;
+    config.resume_state = store_.Read(state_path, kMaxTrainingStateBytes);
+    config.receipt.step_digests = digests;
+    LOCKSTEP_REQUIRE(trace_step <= 0, receipt_.path << ": tracing a fine-tuning run's re-execution is not supported yet");
+    try {
+      return train::RunFineTune(config, *model, *optimizer, train_set_).trained_hash;
+    } catch (const Stop&) {
+      return "";
+    }
   }
   if (gpt_) {
     train::GptTrainConfig config = *gpt_;

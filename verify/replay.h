@@ -7,11 +7,13 @@
 #include <stdint.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/data.h"
+#include "core/nn/module.h"
 #include "core/receipt/receipt.h"
 #include "core/text.h"
 #include "core/train/gpt.h"
@@ -19,6 +21,14 @@
 
 namespace lockstep {
 namespace verify {
+
+// Where a fine-tuning run's model comes from (`lockstep train onnx`: the ONNX file): what it is,
+// for the receipt's identity ("model": "onnx:<SHA-256>"), and a fresh one as the run started
+// from, its random streams under the receipt's seed.
+struct ModelSource {
+  std::map<std::string, std::string> identity;
+  std::function<std::shared_ptr<nn::Module>(uint64_t seed)> make;
+};
 
 struct StepDigests {
   int64_t step = 0;
@@ -32,8 +42,9 @@ class Replay {
   // the receipt's. `data` is the folder of the IDX files (mnist) or the text file (gpt); empty:
   // the task's default (.deps/data/mnist, .deps/data/fortunes/input.txt).
   // Training states are read from `store`.
+  // A fine-tuning run's receipt needs its model too (null otherwise).
   Replay(const receipt::Receipt& receipt, const std::string& data,
-         const receipt::Store& store = receipt::FileStore());
+         const receipt::Store& store = receipt::FileStore(), const ModelSource* model = nullptr);
   // An MNIST run's receipt with its training set given (normalised as the run had it).
   Replay(const receipt::Receipt& receipt, const Dataset& mnist_train_set, const receipt::Store& store);
   ~Replay();
@@ -58,6 +69,7 @@ class Replay {
   int64_t steps_per_epoch_ = 0;
   std::unique_ptr<CharCorpus> corpus_;  // gpt
   std::unique_ptr<train::GptTrainConfig> gpt_;
+  const ModelSource* model_ = nullptr;  // fine-tune
 };
 
 // A checkpoint of the receipt as a path, its file checked against the receipt's SHA-256 (kind kState).

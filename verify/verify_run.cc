@@ -44,7 +44,7 @@ VerifyResult VerifyRun(const VerifyOptions& o) {
         (r.ended ? ", trained model " + r.trained_model : " (the run had not ended when it was written)"));
   const std::unique_ptr<const Replay> replay =
       o.mnist_train_set != nullptr ? std::make_unique<const Replay>(r, *o.mnist_train_set, store)
-                                   : std::make_unique<const Replay>(r, o.data, store);
+                                   : std::make_unique<const Replay>(r, o.data, store, o.model);
 
   int64_t given_start = -1;
   if (!o.checkpoint_path.empty()) {

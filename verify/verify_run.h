@@ -11,6 +11,7 @@
 
 #include "core/data.h"
 #include "core/receipt/store.h"
+#include "verify/replay.h"
 
 namespace lockstep {
 namespace verify {
@@ -29,6 +30,8 @@ struct VerifyOptions {
   // set given in memory (null: read from `data`): the npm package, which has no files.
   const receipt::Store* store = nullptr;
   const Dataset* mnist_train_set = nullptr;
+  // A fine-tuning run's model (replay.h); null for the other tasks.
+  const ModelSource* model = nullptr;
   std::function<void(const std::string& line)> print;  // the report, a line at a time
   std::function<void(int64_t step, bool matches)> checked;  // each checked step's verdict
 };

@@ -1,8 +1,12 @@
 // The C ABI: receipts verified by re-execution and disputes between two receipts (verify/), for
 // `lockstep verify-run`, `lockstep dispute` and C callers.
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "bindings/native/c_api_internal.h"
+#include "core/sha256.h"
+#include "onnx/model.h"
 #include "verify/dispute.h"
 #include "verify/verify_run.h"
 
@@ -15,7 +19,7 @@ extern "C" {
 lockstep_status lockstep_verify_options_default(lockstep_verify_options* out) {
   return Boundary(__func__, [&] {
     RequireNonNull(out, "out");
-    *out = lockstep_verify_options{sizeof(lockstep_verify_options), nullptr, 0, 0, 0, 0, nullptr};
+    *out = lockstep_verify_options{sizeof(lockstep_verify_options), nullptr, 0, 0, 0, 0, nullptr, nullptr};
   });
 }
 
@@ -38,6 +42,19 @@ lockstep_status lockstep_verify_run(const char* receipt, const lockstep_verify_o
     v.sample = o.sample;
     v.seed = o.sample_seed;
     if (o.data != nullptr) v.data = o.data;
+    // A fine-tuning run's model: the ONNX file, what lockstep_model_load_onnx makes of it.
+    lockstep::verify::ModelSource model;
+    if (o.model != nullptr) {
+      auto bytes = std::make_shared<const std::vector<uint8_t>>(
+          lockstep::ReadWholeFile(o.model, lockstep::onnx::kMaxOnnxBytes));
+      model.identity["model"] = "onnx:" + lockstep::Sha256Hex(bytes->data(), bytes->size());
+      model.make = [bytes](uint64_t seed) -> std::shared_ptr<lockstep::nn::Module> {
+        lockstep::onnx::LoadOptions options;
+        options.seed = seed;
+        return lockstep::onnx::LoadOnnx(bytes->data(), bytes->size(), options);
+      };
+      v.model = &model;
+    }
     if (write != nullptr) v.print = [&](const std::string& line) { write(line.c_str(), user); };
     *first_mismatch = lockstep::verify::VerifyRun(v).first_mismatch;
   });

@@ -1,6 +1,6 @@
 #include "core/train/fine_tune.h"
 
-#include <cmath>
+#include <algorithm>
 #include <memory>
 
 #include "core/checkpoint.h"
@@ -17,7 +17,8 @@ float ClassifierStep(nn::Module& model, optim::Optimizer& optimizer, const Tenso
   optimizer.ZeroGrad();
   const Tensor loss = CrossEntropy(model(inputs), labels);
   const float value = loss.item();
-  LOCKSTEP_REQUIRE_STATE(std::isfinite(value), "the loss is " << (std::isnan(value) ? "nan" : "inf")
+  // value - value is 0 for a finite value, NaN otherwise (no libm in core: docs/numerics.md)
+  LOCKSTEP_REQUIRE_STATE(value - value == 0.0f, "the loss is " << (value != value ? "nan" : "inf")
                                                    << ": the inputs or the model hold non-finite values, or the "
                                                       "learning rate is too high; the model and optimizer are "
                                                       "unchanged");

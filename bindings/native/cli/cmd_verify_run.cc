@@ -10,7 +10,7 @@ namespace {
 
 const char kHelp[] =
     "usage: lockstep verify-run RECEIPT [--checkpoint FILE] [--steps A-B | --sample K --seed S] [--data PATH]\n"
-    "                           [--threads T]\n"
+    "                           [--model FILE.onnx] [--threads T]\n"
     "\n"
     "Re-executes steps of a training run from a training state and checks each against the receipt's\n"
     "hash chain (docs/verifiable-training.md). The receipt's own chain is checked first: an altered\n"
@@ -23,6 +23,8 @@ const char kHelp[] =
     "                     nearest checkpoint before it: a spot check of a long run\n"
     "  --data PATH        the run's training data: the IDX folder of an mnist run, the text of a gpt\n"
     "                     run (default .deps/data/mnist or .deps/data/fortunes/input.txt)\n"
+    "  --model FILE.onnx  the model a `lockstep train onnx` run started from (checked against the\n"
+    "                     SHA-256 its receipt records)\n"
     "%s"
     "\n"
     "Exit status: 0 every checked step matches, 1 a step does not (the first is named), 2 error (a\n"
@@ -35,8 +37,8 @@ void PrintLine(const char* line, void*) { printf("%s\n", line); }
 int VerifyRunCommand(const std::vector<std::string>& argv) {
   Args args;
   std::string error;
-  if (!ParseArgs(argv, {"--checkpoint", "--steps", "--sample", "--seed", "--data", "--threads", "--device"}, &args,
-                 &error)) {
+  if (!ParseArgs(argv, {"--checkpoint", "--steps", "--sample", "--seed", "--data", "--model", "--threads", "--device"},
+                 &args, &error)) {
     return UsageError("verify-run", error);
   }
   if (args.help) {
@@ -47,13 +49,14 @@ int VerifyRunCommand(const std::vector<std::string>& argv) {
     return UsageError("verify-run", args.positional.empty() ? "expected a receipt"
                                                             : "unexpected argument '" + args.positional[1] + "'");
   }
-  for (const char* flag : {"--checkpoint", "--data"}) {
+  for (const char* flag : {"--checkpoint", "--data", "--model"}) {
     if (!NonEmpty(args, flag, &error)) return UsageError("verify-run", error);
   }
   lockstep_verify_options options;
   lockstep_verify_options_default(&options);
   if (args.flags.count("--checkpoint")) options.checkpoint_path = args.flags["--checkpoint"].c_str();
   if (args.flags.count("--data")) options.data = args.flags["--data"].c_str();
+  if (args.flags.count("--model")) options.model = args.flags["--model"].c_str();
   if (args.flags.count("--steps")) {
     if (args.flags.count("--sample")) return UsageError("verify-run", "--steps and --sample: give one of them");
     const std::string& range = args.flags["--steps"];

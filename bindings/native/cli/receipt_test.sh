@@ -92,6 +92,21 @@ same_receipt() {  # same_receipt NAME DIR [REFERENCE]: DIR/run.receipt is REFERE
   else echo "FAIL: $1 wrote another receipt"; diff "$reference" "$2/run.receipt" | head -4; failures=$((failures + 1)); fi
 }
 
+# Fine-tuning an imported ONNX model (`train onnx`, 30 steps): verified whole and by a sample from
+# the ONNX file; another model, no model and a kept state swapped for another are refused.
+mkdir -p "$work/onnx"
+lenet=$root/.deps/onnx/lenet5.onnx
+"$cli" train onnx "$lenet" --data "$data" --steps 30 --receipt "$work/onnx/run.receipt" --receipt-every 10 >/dev/null
+o=$work/onnx/run.receipt
+check "train onnx: verify-run with its model" 0 "^VERIFIED$" "$cli" verify-run "$o" --model "$lenet" --data "$data"
+check "train onnx: a sample" 0 "^VERIFIED$" "$cli" verify-run "$o" --model "$lenet" --data "$data" --sample 3 --seed 9
+check "train onnx: another model" 2 "the model given is not the receipt's: its model is onnx:" \
+  "$cli" verify-run "$o" --model "$root/.deps/onnx/mlp_bn.onnx" --data "$data"
+check "train onnx: no model" 2 "give it \(verify-run --model FILE.onnx\)" "$cli" verify-run "$o" --data "$data"
+cp "$work/onnx/run.receipt.20.state" "$work/onnx/run.receipt.10.state"
+check "train onnx: a kept state swapped" 2 "run.receipt.10.state does not match its receipt" \
+  "$cli" verify-run "$o" --model "$lenet" --data "$data" --steps 15-15
+
 # The GPT trainer (tiny, 30 steps): verified whole; a fault in the first block's GELU at step 17
 # located to that step and op; two MPI ranks write the same receipt.
 text=$root/.deps/data/fortunes/input.txt

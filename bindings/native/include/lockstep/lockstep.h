@@ -334,6 +334,7 @@ typedef struct lockstep_verify_options {
   uint64_t sample_seed;
   const char* data;             /* the run's training data: the IDX folder (mnist) or the text (gpt);
                                  * NULL: the task's default (.deps/data/mnist, .deps/data/fortunes/input.txt) */
+  const char* model;            /* a fine-tuning run's (lockstep_fine_tune) model: its ONNX file, or NULL */
 } lockstep_verify_options;
 LOCKSTEP_API lockstep_status lockstep_verify_options_default(lockstep_verify_options* out);
 /* Re-executes steps of the receipt and checks each against its chain; the report goes to
