@@ -10,6 +10,7 @@
 #include "core/sha256.h"
 #include "core/optim/optimizer.h"
 #include "core/train/fine_tune.h"
+#include "core/train/fit_run.h"
 #include "core/train/mnist.h"
 
 namespace lockstep {
@@ -180,16 +181,35 @@ void RequireReplayable(const receipt::Receipt& r) {
   LOCKSTEP_REQUIRE(r.contract == kContractVersion, r.path << ": the receipt was written under contract version "
                                                           << r.contract << "; this lockstep computes version "
                                                           << kContractVersion);
-  LOCKSTEP_REQUIRE(r.task == "mnist" || r.task == "gpt" || r.task == "fine-tune",
-                   r.path << ": task '" << r.task << "': this lockstep re-executes mnist, gpt and fine-tune runs");
+  LOCKSTEP_REQUIRE(r.task == "mnist" || r.task == "gpt" || r.task == "fine-tune" || r.task == "fit",
+                   r.path << ": task '" << r.task << "': this lockstep re-executes mnist, gpt, fine-tune and fit runs");
 }
 
 }  // namespace
 
-Replay::Replay(const receipt::Receipt& r, const Dataset& mnist_train_set, const receipt::Store& store)
-    : receipt_(r), store_(store), train_set_(mnist_train_set) {
+Replay::Replay(const receipt::Receipt& r, const Dataset& train_set, const receipt::Store& store, const FitModel* fit)
+    : receipt_(r), store_(store), train_set_(train_set) {
   RequireReplayable(r);
-  LOCKSTEP_REQUIRE(r.task == "mnist", r.path << ": task '" << r.task << "' is not an mnist run");
+  if (r.task == "fit") {
+    LOCKSTEP_REQUIRE(fit != nullptr && fit->model != nullptr && fit->optimizer != nullptr,
+                     r.path << ": a fit() run's receipt is re-executed on a model and optimizer made as the run's "
+                               "were: give them");
+    fit_ = *fit;
+    const std::map<std::string, std::string> got =
+        train::FitIdentity(*fit_.model, *fit_.optimizer, 0, 1, train_set_);
+    for (const char* key : {"model", "optimizer"}) {
+      LOCKSTEP_REQUIRE(got.at(key) == IdentityValue(r, key),
+                       "the " << key << " given is not the receipt's: it is " << got.at(key) << ", " << r.path
+                              << " records " << IdentityValue(r, key));
+    }
+    CheckData(got.at("data"), "the given training set");
+    const int64_t batch_size = IntegerOf(IdentityValue(r, "batch_size"), r.path + ": batch_size");
+    LOCKSTEP_REQUIRE(batch_size >= 1 && batch_size <= train_set_.size(),
+                     r.path << ": batch size " << batch_size << " does not fit the data");
+    return;
+  }
+  LOCKSTEP_REQUIRE(r.task == "mnist", r.path << ": task '" << r.task << "' is not re-executed on a data set given in "
+                                                                          "memory");
   const train::MnistConfig config = ConfigOf(r);
   steps_per_epoch_ = train_set_.size() / config.batch_size;
   CheckData(train_set_.Fingerprint(), "the given training set");
@@ -206,6 +226,9 @@ Replay::Replay(const receipt::Receipt& r, const std::string& data, const receipt
                const ModelSource* model)
     : receipt_(r), store_(store), model_(model) {
   RequireReplayable(r);
+  LOCKSTEP_REQUIRE(r.task != "fit", r.path << ": a fit() run's receipt is re-executed where fit() runs (Python's or "
+                                              "the npm package's verify_run/verifyRun, given the model, optimizer "
+                                              "and data set)");
   if (r.task == "fine-tune") {
     LOCKSTEP_REQUIRE(model != nullptr && model->make, r.path << ": a fine-tuning run's receipt is re-executed from the "
                                                                  "model it started from: give it (verify-run --model "
@@ -277,6 +300,24 @@ std::string Replay::Run(const std::string& state_path, int64_t last,
   if (trace_step > 0) {
     trace_options.values_from = trace_options.values_to = trace_step;
     trace_options.source = "lockstep verify: re-execution of " + receipt_.path;
+  }
+  if (receipt_.task == "fit") {
+    LOCKSTEP_REQUIRE(trace_step <= 0, receipt_.path << ": tracing a fit() run's re-execution is not supported yet");
+    train::FitRun run(*fit_.model, *fit_.optimizer, train_set_,
+                      IntegerOf(IdentityValue(receipt_, "batch_size"), receipt_.path + ": batch_size"),
+                      static_cast<uint64_t>(IntegerOf(IdentityValue(receipt_, "seed"), receipt_.path + ": seed")));
+    run.Resume(store_.Read(state_path, kMaxTrainingStateBytes), state_path);
+    receipt::ReceiptOptions options;
+    options.step_digests = digests;
+    options.background = false;  // each step's digests reported before the next step runs
+    try {
+      run.StartReceipt(options, receipt_.last_step());
+      while (run.steps_done() < last) run.Step();
+    } catch (const Stop&) {
+      return "";
+    }
+    // A stretch that stops before the last step has no trained model to compare.
+    return last == receipt_.last_step() ? ModelHash(*fit_.model) : "";
   }
   if (receipt_.task == "fine-tune") {
     const std::shared_ptr<nn::Module> model =

@@ -14,6 +14,7 @@
 
 #include "core/data.h"
 #include "core/nn/module.h"
+#include "core/optim/optimizer.h"
 #include "core/receipt/receipt.h"
 #include "core/text.h"
 #include "core/train/gpt.h"
@@ -28,6 +29,14 @@ namespace verify {
 struct ModelSource {
   std::map<std::string, std::string> identity;
   std::function<std::shared_ptr<nn::Module>(uint64_t seed)> make;
+};
+
+// A fit() run's model and optimizer (core/train/fit_run.h), made by the caller as the run's were:
+// the receipt's identity checks their architecture and description; re-execution loads the kept
+// training states into them.
+struct FitModel {
+  nn::Module* model = nullptr;
+  optim::Optimizer* optimizer = nullptr;
 };
 
 struct StepDigests {
@@ -45,8 +54,10 @@ class Replay {
   // A fine-tuning run's receipt needs its model too (null otherwise).
   Replay(const receipt::Receipt& receipt, const std::string& data,
          const receipt::Store& store = receipt::FileStore(), const ModelSource* model = nullptr);
-  // An MNIST run's receipt with its training set given (normalised as the run had it).
-  Replay(const receipt::Receipt& receipt, const Dataset& mnist_train_set, const receipt::Store& store);
+  // A classifier run's receipt with its training set given (normalised as the run had it): an MNIST
+  // run's, or a fit() run's with its model and optimizer (`fit`).
+  Replay(const receipt::Receipt& receipt, const Dataset& train_set, const receipt::Store& store,
+         const FitModel* fit = nullptr);
   ~Replay();
 
   // The step a training state file is at, after checking that its state is the one the receipt
@@ -65,11 +76,12 @@ class Replay {
   void CheckData(const std::string& got, const std::string& source) const;
   const receipt::Receipt& receipt_;
   const receipt::Store& store_;
-  Dataset train_set_;  // mnist
+  Dataset train_set_;  // mnist, fine-tune, fit
   int64_t steps_per_epoch_ = 0;
   std::unique_ptr<CharCorpus> corpus_;  // gpt
   std::unique_ptr<train::GptTrainConfig> gpt_;
   const ModelSource* model_ = nullptr;  // fine-tune
+  FitModel fit_;                        // fit
 };
 
 // A checkpoint of the receipt as a path, its file checked against the receipt's SHA-256 (kind kState).

@@ -43,7 +43,7 @@ VerifyResult VerifyRun(const VerifyOptions& o) {
   print(o.receipt_path + ": " + std::to_string(n) + " steps, chain intact" +
         (r.ended ? ", trained model " + r.trained_model : " (the run had not ended when it was written)"));
   const std::unique_ptr<const Replay> replay =
-      o.mnist_train_set != nullptr ? std::make_unique<const Replay>(r, *o.mnist_train_set, store)
+      o.train_set != nullptr ? std::make_unique<const Replay>(r, *o.train_set, store, o.fit)
                                    : std::make_unique<const Replay>(r, o.data, store, o.model);
 
   int64_t given_start = -1;

@@ -26,10 +26,13 @@ struct VerifyOptions {
   int64_t sample = 0;
   uint64_t seed = 0;
   std::string data;  // the training data (Replay); empty: the task's default
-  // Where the receipt and its states are read (null: the file system), and an MNIST run's training
-  // set given in memory (null: read from `data`): the npm package, which has no files.
+  // Where the receipt and its states are read (null: the file system), and a classifier run's
+  // training set given in memory (null: read from `data`): the npm package, which has no files, and
+  // fit() runs.
   const receipt::Store* store = nullptr;
-  const Dataset* mnist_train_set = nullptr;
+  const Dataset* train_set = nullptr;
+  // A fit() run's model and optimizer (replay.h), with train_set; null for the other tasks.
+  const FitModel* fit = nullptr;
   // A fine-tuning run's model (replay.h); null for the other tasks.
   const ModelSource* model = nullptr;
   std::function<void(const std::string& line)> print;  // the report, a line at a time

@@ -1,10 +1,13 @@
 """Receipts from Python (docs/verifiable-training.md): mnist_reference_run(receipt=...) writes the
 receipt and kept states of `lockstep train mnist --receipt`, byte for byte; verify_run checks a
 receipt (whole, a range, a sample), finds a fault the native CLI planted at step 37, and refuses a
-tampered chain and a state that does not match its receipt with errors that say which."""
+tampered chain and a state that does not match its receipt with errors that say which. fit() writes
+a receipt of any model's run, which verify_run re-executes on a model and optimizer made the same
+way, and which fails at the first step when the model's code is not the run's."""
 import os
 import subprocess
 
+import numpy as np
 import pytest
 
 import lockstep as ls
@@ -78,3 +81,63 @@ def test_verify_run_finds_a_fault_and_refuses_what_it_cannot_use(mnist_dir, tmp_
         ls.verify_run(faulty, steps=5)
     with pytest.raises(ls.ArgumentError, match=r"receipt_every must be an int >= 0"):
         ls.mnist_reference_run(mnist_dir, max_steps=3, receipt=tmp_path / "x.receipt", receipt_every=-1)
+
+
+class Net(ls.nn.Module):
+    """A module written the way people write them: layers as attributes, dropout, a forward."""
+
+    def __init__(self, act=ls.nn.functional.relu):
+        super().__init__()
+        self.fc1 = ls.nn.Linear(12, 16)
+        self.drop = ls.nn.Dropout(0.25)
+        self.fc2 = ls.nn.Linear(16, 3)
+        self.act = act
+
+    def forward(self, x):
+        return self.fc2(self.drop(self.act(self.fc1(x))))
+
+
+def made(act=ls.nn.functional.relu, lr=0.05):
+    """The run's model and optimizer, made from seed 7 as a user's script would make them."""
+    ls.manual_seed(7)
+    model = Net(act)
+    ls.nn.seed_dropout_streams(model, 7)
+    return model, ls.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+
+
+def test_fit_writes_a_receipt_that_verify_run_checks_with_a_model_made_the_same_way(tmp_path):
+    rng = np.random.default_rng(3)
+    data = ls.data.from_numpy(rng.standard_normal((96, 12)).astype(np.float32), rng.integers(0, 3, 96))
+    model, optimizer = made()
+    receipt = tmp_path / "fit.receipt"
+    r = ls.fit(model, optimizer, data, epochs=3, batch_size=16, seed=4, receipt=receipt, receipt_every=5)
+    assert r.steps == 18
+    assert set(os.listdir(tmp_path)) == {"fit.receipt"} | {"fit.receipt.%d.state" % s for s in (0, 5, 10, 15, 18)}
+    m, o = made()
+    whole = ls.verify_run(receipt, data=data, model=m, optimizer=o)
+    assert whole.verified and whole.checked_steps == 18, whole.report
+    assert ls.save(m, tmp_path / "replayed.safetensors") == ls.save(model, tmp_path / "trained.safetensors")
+    m, o = made()
+    drawn = ls.verify_run(receipt, data=data, model=m, optimizer=o, sample=4, seed=1)
+    assert drawn.verified and drawn.checked_steps == 4
+    # Other code with the same parameters (tanh for relu): the claimed weights do not follow.
+    m, o = made(act=ls.tanh)
+    other = ls.verify_run(receipt, data=data, model=m, optimizer=o, steps=(6, 9))
+    assert not other.verified and other.first_mismatch == 6, other.report
+    assert other.mismatch.startswith("step 6: the state after it differs"), other.mismatch
+    m, o = made(lr=0.1)
+    with pytest.raises(ls.ArgumentError, match=r"the optimizer given is not the receipt's: it is sgd .* records sgd"):
+        ls.verify_run(receipt, data=data, model=m, optimizer=o)
+    wider = ls.nn.Sequential(ls.nn.Linear(12, 16), ls.nn.Linear(16, 3))
+    with pytest.raises(ls.ArgumentError, match=r"the model given is not the receipt's: it is arch:"):
+        ls.verify_run(receipt, data=data, model=wider, optimizer=ls.optim.SGD(wider.parameters(), lr=0.05,
+                                                                                momentum=0.9))
+    m, o = made()
+    with pytest.raises(ls.ArgumentError, match=r"the training data in the given training set is not the receipt's"):
+        ls.verify_run(receipt, data=data.subset(0, 80), model=m, optimizer=o)
+    with pytest.raises(ls.ArgumentError, match=r"a fit\(\) run's receipt is re-executed on a model and optimizer"):
+        ls.verify_run(receipt, data=data)
+    with pytest.raises(ls.ArgumentError, match=r"needs both model and optimizer, got only the model"):
+        ls.verify_run(receipt, data=data, model=m)
+    cli = subprocess.run([CLI, "verify-run", str(receipt)], capture_output=True, text=True)
+    assert cli.returncode == 2 and "re-executed where fit() runs" in cli.stderr, cli.stderr

@@ -1,5 +1,5 @@
 // lockstep._C data and training: data sets (IDX files, NumPy arrays), the deterministic loader,
-// the classifier training step that fit() repeats (core/train/classifier_trainer.h), evaluation
+// the classifier training run that fit() steps (core/train/fit_run.h), evaluation
 // and the MNIST reference run. Long work runs without the GIL; loading and the reference run stop
 // on Ctrl-C (KeyboardInterrupt) between chunks and steps.
 #include <pybind11/functional.h>
@@ -17,7 +17,7 @@
 #include "core/checkpoint.h"
 #include "core/data.h"
 #include "core/error.h"
-#include "core/train/classifier_trainer.h"
+#include "core/train/fit_run.h"
 #include "core/train/evaluate.h"
 #include "core/train/mnist.h"
 
@@ -64,15 +64,15 @@ struct Loader {
   DataLoader loader;
 };
 
-// The classifier step with everything it refers to kept alive.
+// fit()'s run (core/train/fit_run.h) with everything it refers to kept alive.
 struct Trainer {
   Trainer(ModulePtr m, OptimizerPtr o, DatasetPtr d, int64_t batch_size, uint64_t seed)
       : model(std::move(m)), optimizer(std::move(o)), data(std::move(d)),
-        trainer(*model, *optimizer, *data, batch_size, seed) {}
+        run(*model, *optimizer, *data, batch_size, seed) {}
   ModulePtr model;
   OptimizerPtr optimizer;
   DatasetPtr data;
-  train::ClassifierTrainer trainer;
+  train::FitRun run;
 };
 
 py::dict EvalDict(const train::EvalResult& r) {
@@ -186,10 +186,19 @@ void BindData(py::module_& m) {
                        uint64_t seed) {
         return Short([&] { return std::make_shared<Trainer>(model, opt, d, batch_size, seed); });
       }))
-      .def("step", [](Trainer& t) { return Long([&] { return t.trainer.Step(); }); })
-      .def("steps_done", [](const Trainer& t) { return t.trainer.steps_done(); })
-      .def("steps_per_epoch", [](const Trainer& t) { return t.trainer.steps_per_epoch(); })
-      .def("set_allow_nonfinite", [](Trainer& t, bool allow) { t.trainer.set_allow_nonfinite_loss(allow); });
+      .def("step", [](Trainer& t) { return Long([&] { return t.run.Step(); }); })
+      .def("steps_done", [](const Trainer& t) { return t.run.steps_done(); })
+      .def("steps_per_epoch", [](const Trainer& t) { return t.run.steps_per_epoch(); })
+      .def("set_allow_nonfinite", [](Trainer& t, bool allow) { t.run.set_allow_nonfinite_loss(allow); })
+      .def("start_receipt", [](Trainer& t, const std::string& path, int64_t every, int64_t total) {
+        Long([&] {
+          receipt::ReceiptOptions options;
+          options.path = path;
+          options.every = every;
+          t.run.StartReceipt(options, total);
+        });
+      })
+      .def("finish_receipt", [](Trainer& t) { Long([&] { t.run.FinishReceipt(); }); });
 
   m.def("_evaluate", [](nn::Module& model, const Dataset& d, int64_t batch_size, int64_t limit) {
     return EvalDict(Long([&] {

@@ -386,7 +386,7 @@ export interface FitOptions {
   onCheckpoint?: (bytes: Uint8Array, step: number) => void | Promise<void>;
   /**
    * A training state from onCheckpoint: the run continues from its step, with the same seed, data,
-   * model architecture, batch size and learning rate (else an Error of kind 'state'), and ends on
+   * model architecture, batch size and optimizer (else an Error of kind 'state'), and ends on
    * the same model hash as an uninterrupted fit. Give a model and optimizer made as the first run's
    * were; epochs and maxSteps count from the start of the run.
    */
@@ -396,6 +396,12 @@ export interface FitOptions {
    * step's update; true trains on.
    */
   allowNonFinite?: boolean;
+  /**
+   * Records a receipt of the run (docs/verifiable-training.md in the repository): true, or
+   * { every } steps between the training states kept beside it (default: about ten over the run).
+   * verifyRun checks it, given a model and optimizer made as this run's were. Not with resume.
+   */
+  receipt?: boolean | { every?: number };
 }
 
 export interface FitResult {
@@ -407,6 +413,8 @@ export interface FitResult {
   losses: number[];
   /** The last of losses, or NaN when this call ran no step. */
   finalLoss: number;
+  /** With options.receipt. */
+  receipt?: Receipt;
 }
 
 export interface EvalOptions {
@@ -461,7 +469,7 @@ export interface Receipt {
 }
 
 export interface VerifyOptions {
-  /** The training set the run used (Dataset.fromIdx(..., { normalize: true })). */
+  /** The training set the run used (the MNIST run's: Dataset.fromIdx(..., { normalize: true })). */
   train: Dataset;
   /** The states, when the receipt is given as text. */
   states?: Record<string, Uint8Array>;
@@ -474,6 +482,13 @@ export interface VerifyOptions {
   seed?: number;
   /** Each checked step's verdict, as it comes. */
   onStep?: (step: number, ok: boolean) => void;
+  /**
+   * A fit() receipt's model and optimizer, made as the run's were (the same architecture and seed;
+   * the same optimizer and options over the same parameters): the receipt checks their
+   * description, and the kept states are loaded into them.
+   */
+  model?: Module;
+  optimizer?: Optimizer;
 }
 
 export interface VerifyResult {
@@ -646,7 +661,8 @@ export interface Lockstep {
   mnistReferenceRun(options: MnistRunOptions): Promise<MnistRunResult>;
   /**
    * Re-executes steps of a receipt of the MNIST reference run (this package's or the native
-   * `lockstep train mnist --receipt`'s) and checks each against the receipt's hash chain.
+   * `lockstep train mnist --receipt`'s) or of fit() (options.model and options.optimizer), and
+   * checks each against the receipt's hash chain.
    */
   verifyRun(receipt: Receipt | string, options: VerifyOptions): VerifyResult;
   /** The GPT example: corpora, model, training, sampling. */

@@ -13,7 +13,7 @@ function stateError(message) {
 }
 
 export const FIT_OPTIONS = ['epochs', 'batchSize', 'seed', 'maxSteps', 'onProgress', 'signal', 'yieldEvery',
-                            'checkpointEvery', 'onCheckpoint', 'resume', 'allowNonFinite'];
+                            'checkpointEvery', 'onCheckpoint', 'resume', 'allowNonFinite', 'receipt'];
 
 export function makeTrainApi(engine, { Tensor }, { nn, models }, { optim }) {
   class Dataset extends Owned {
@@ -64,6 +64,7 @@ export function makeTrainApi(engine, { Tensor }, { nn, models }, { optim }) {
       onCheckpoint: opt('onCheckpoint', undefined, check.func),
       resume: opt('resume', undefined, check.bytes),
       allowNonFinite: opt('allowNonFinite', false, check.boolean),
+      receipt: receiptOf(o.receipt, where),
     };
     if (r.checkpointEvery !== undefined && r.onCheckpoint === undefined) {
       throw check.typeError(`${where}: checkpointEvery needs onCheckpoint(bytes, step), which receives the training states`);
@@ -81,14 +82,17 @@ export function makeTrainApi(engine, { Tensor }, { nn, models }, { optim }) {
   // state to options.onCheckpoint(bytes, step) after every that many steps, and options.resume
   // (such bytes) continues the same run from there, to the same bits as an uninterrupted fit.
   // A NaN or infinite loss stops it with an Error of kind 'state' unless options.allowNonFinite.
+  // options.receipt (true, or { every }: the steps between kept training states, default about ten
+  // over the run) records the run's receipt (docs/verifiable-training.md); verifyRun checks it.
   // Returns { steps: the run's step count at the end, resumedFrom: the step it started from (0
   // unless resumed), losses: those of the steps run by this call (steps - resumedFrom of them),
-  // finalLoss }.
+  // finalLoss, and with a receipt receipt: { text, states: { file name: bytes } } }.
   async function fit(model, optimizer, dataset, options) {
     check.instance(model, nn.Module, 'fit', 'model', 'Module');
     check.instance(optimizer, optim.Optimizer, 'fit', 'optimizer', 'Optimizer');
     check.instance(dataset, Dataset, 'fit', 'dataset', 'Dataset');
-    return fitChecked(model, optimizer, dataset, fitOptions(options, 'fit'));
+    const o = fitOptions(options, 'fit');
+    return fitChecked(model, optimizer, dataset, o, { receipt: o.receipt, where: 'fit' });
   }
 
   // fit() on checked arguments. run.mnistLr: the run is the MNIST reference run (its training
@@ -162,7 +166,7 @@ export function makeTrainApi(engine, { Tensor }, { nn, models }, { optim }) {
     if (options === undefined || options === null || typeof options !== 'object') {
       throw check.typeError(`${w} needs { train, test } Datasets (Dataset.fromIdx), got ${check.describe(options)}`);
     }
-    const o = check.options(options, w, ['train', 'test', 'lr', 'maxTest', 'receipt', ...FIT_OPTIONS]);
+    const o = check.options(options, w, ['train', 'test', 'lr', 'maxTest', ...FIT_OPTIONS]);
     if (!(o.train instanceof Dataset) || !(o.test instanceof Dataset)) {
       throw check.typeError(`${w} needs { train, test } Datasets (Dataset.fromIdx), got train ${
         check.describe(o.train)} and test ${check.describe(o.test)}`);
@@ -170,17 +174,16 @@ export function makeTrainApi(engine, { Tensor }, { nn, models }, { optim }) {
     const { train, test, lr = 1e-3, maxTest, receipt, ...rest } = o;
     const fitOpts = { epochs: 20, seed: 2, batchSize: 100, ...rest };
     for (const key of Object.keys(fitOpts)) if (fitOpts[key] === undefined) delete fitOpts[key];
-    const checkedFit = fitOptions(fitOpts, w);  // checked before anything is made
+    const checkedFit = fitOptions({ ...fitOpts, receipt }, w);  // checked before anything is made
     check.number(lr, w, 'lr', { min: 0, float32: true });
     if (maxTest !== undefined) check.integer(maxTest, w, 'maxTest', { min: 1 });
-    const receiptOptions = receiptOf(receipt, w);
     const model = models.lenet5({ seed: fitOpts.seed });
     try {
       const initialHash = model.hash();
       const optimizer = new optim.Adam(model, { lr });
       let fitted;
       try {
-        fitted = await fitChecked(model, optimizer, train, checkedFit, { mnistLr: lr, receipt: receiptOptions, where: w });
+        fitted = await fitChecked(model, optimizer, train, checkedFit, { mnistLr: lr, receipt: checkedFit.receipt, where: w });
       } finally {
         optimizer.dispose();
       }
@@ -208,17 +211,21 @@ export function makeTrainApi(engine, { Tensor }, { nn, models }, { optim }) {
 
   // Re-executes steps of a receipt of the MNIST reference run (mnistReferenceRun's, or the native
   // `lockstep train mnist --receipt`'s) from the training states kept beside it, on options.train
-  // (Dataset.fromIdx(..., { normalize: true })), and checks each against the receipt's chain:
+  // (Dataset.fromIdx(..., { normalize: true })), and checks each against the receipt's chain. A
+  // fit() receipt needs options.model and options.optimizer too, made as the run's were (the same
+  // architecture and seed; the same optimizer and options over the same parameters): the receipt
+  // checks their description, and the kept states are loaded into them. Checks
   // every step after options.checkpoint's (default: the whole run), options.steps [first, last],
   // or options.sample steps drawn by options.seed (the same draw as the native --sample K --seed S).
-  // receipt: { text, states } as mnistReferenceRun returns it, or the receipt's text with
+  // receipt: { text, states } as mnistReferenceRun and fit return it, or the receipt's text with
   // options.states ({ file name: bytes }). options.onStep(step, ok) hears each verdict.
   // Returns { verified, checkedSteps, executedSteps, firstMismatch (0: none), mismatch, report }.
   // A receipt or state that cannot be used (a tampered chain, a state that does not match its
   // receipt, other training data) throws an Error of kind 'format' or 'state' or 'argument'.
   function verifyRun(receipt, options) {
     const w = 'verifyRun';
-    const o = check.options(options, w, ['train', 'states', 'checkpoint', 'steps', 'sample', 'seed', 'onStep']);
+    const o = check.options(options, w, ['train', 'states', 'checkpoint', 'steps', 'sample', 'seed', 'onStep', 'model',
+                                         'optimizer']);
     let text = receipt, states = o.states;
     if (receipt !== null && typeof receipt === 'object' && typeof receipt.text === 'string') {
       ({ text } = receipt);
@@ -244,7 +251,10 @@ export function makeTrainApi(engine, { Tensor }, { nn, models }, { optim }) {
     if (o.sample !== undefined) v.sample = check.integer(o.sample, w, 'sample', { min: 1 });
     if (o.seed !== undefined) v.seed = check.seed(o.seed, w, 'seed');
     if (o.onStep !== undefined) v.onStep = check.func(o.onStep, w, 'onStep');
-    return engine.verifyMnistRun(text, states, o.train.handle, v);
+    if (o.model === undefined && o.optimizer === undefined) return engine.verifyMnistRun(text, states, o.train.handle, v);
+    check.instance(o.model, nn.Module, w, 'model', 'Module');
+    check.instance(o.optimizer, optim.Optimizer, w, 'optimizer', 'Optimizer');
+    return engine.verifyFitRun(text, states, o.train.handle, o.model.handle, o.optimizer.handle, v);
   }
 
   return { Dataset, fit, evaluate, mnistReferenceRun, verifyRun };

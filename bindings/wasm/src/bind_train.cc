@@ -14,7 +14,7 @@
 #include "core/ops.h"
 #include "core/receipt/run_receipt.h"
 #include "core/sha256.h"
-#include "core/train/classifier_trainer.h"
+#include "core/train/fit_run.h"
 #include "core/train/evaluate.h"
 #include "core/train/mnist.h"
 #include "simd/targets.h"
@@ -56,57 +56,29 @@ Dataset Slice(const Dataset& d, double start, double count) {
   });
 }
 
-// The architecture of a model as its state dict's names, dtypes and shapes (a JavaScript model
-// has no registered name): part of the run identity a resumed fit() must match.
-std::string ArchitectureOf(const nn::Module& model) {
-  Sha256 h;
-  for (const auto& [name, t] : model.StateDict()) {
-    const std::string entry = name + ":" + DTypeName(t.dtype()) + ShapeString(t.shape()) + ";";
-    h.Update(entry.data(), entry.size());
-  }
-  return h.HexDigest();
-}
-
-// The training-loop step (core/train/classifier_trainer.h) with what it refers to kept alive,
-// its full training state as bytes (JavaScript has no files: fit() hands them to the caller), and
-// its receipt (core/receipt/), written in memory.
+// fit()'s run (core/train/fit_run.h) with what it refers to kept alive, its full training state
+// as bytes (JavaScript has no files: fit() hands them to the caller), and its receipt
+// (core/receipt/), written in memory.
 class Trainer {
  public:
   Trainer(ModulePtr model, OptimizerPtr optimizer, const Dataset& data, int64_t batch_size, uint64_t seed)
       : model_(std::move(model)),
         optimizer_(std::move(optimizer)),
         data_(data),
-        trainer_(*model_, *optimizer_, data_, batch_size, seed),
-        seed_(seed),
-        batch_size_(batch_size),
-        identity_(train::ClassifierRunIdentity("js:" + ArchitectureOf(*model_), seed, batch_size, optimizer_->lr(),
-                                               data_)) {}
+        run_(*model_, *optimizer_, data_, batch_size, seed) {}
   // The run is the MNIST reference run (LeNet-5 and Adam at lr, made by the caller): its states and
   // receipts are those of `lockstep train mnist`, so each side resumes and verifies the other's.
   void UseMnistIdentity(double lr) {
-    JsBoundary([&] {
-      train::MnistConfig c;
-      c.seed = seed_;
-      c.batch_size = batch_size_;
-      c.lr = static_cast<float>(lr);
-      identity_ = train::MnistRunIdentity(c, data_);
-      task_ = "mnist";
-    });
+    JsBoundary([&] { run_.UseMnistIdentity(static_cast<float>(lr)); });
   }
   double Step() {
-    return JsBoundary([&] {
-      const double loss = trainer_.Step();
-      if (receipt_) {
-        receipt_->AfterStep(trainer_.steps_done(), *model_, *optimizer_, DropoutOffsets(*model_), batch_x_, batch_y_);
-      }
-      return loss;
-    });
+    return JsBoundary([&] { return static_cast<double>(run_.Step()); });
   }
-  double StepsDone() const { return static_cast<double>(trainer_.steps_done()); }
-  double StepsPerEpoch() const { return static_cast<double>(trainer_.steps_per_epoch()); }
-  void SetAllowNonFinite(bool allow) { trainer_.set_allow_nonfinite_loss(allow); }
+  double StepsDone() const { return static_cast<double>(run_.steps_done()); }
+  double StepsPerEpoch() const { return static_cast<double>(run_.steps_per_epoch()); }
+  void SetAllowNonFinite(bool allow) { run_.set_allow_nonfinite_loss(allow); }
   val StateBytes() {
-    return JsBoundary([&] { return BytesToJs(StateAt(trainer_.steps_done())); });
+    return JsBoundary([&] { return BytesToJs(run_.StateBytes()); });
   }
   // Records a receipt of the run from here (its first step) to step `total`, keeping the state
   // every `every` steps (0: about ten over the run).
@@ -119,18 +91,13 @@ class Trainer {
       options.every = static_cast<int64_t>(every);
       options.store = &store_;
       options.background = false;  // a page's module cannot start a thread of its own
-      trainer_.set_batch_observer([this](const Tensor& x, const Tensor& y) { batch_x_ = x, batch_y_ = y; });
-      receipt_ = std::make_unique<receipt::RunReceipt>(
-          options, task_, identity_, ModelHash(*model_), trainer_.steps_done(), static_cast<int64_t>(total), *model_,
-          *optimizer_, DropoutOffsets(*model_), [this](int64_t step) { return StateAt(step); });
+      run_.StartReceipt(options, static_cast<int64_t>(total));
     });
   }
   // The receipt's end line; { text, states: { file name: bytes } }.
   val FinishReceipt() {
     return JsBoundary([&] {
-      LOCKSTEP_REQUIRE_STATE(receipt_ != nullptr, "fit: no receipt was started");
-      receipt_->Finish(ModelHash(*model_));
-      receipt_.reset();
+      run_.FinishReceipt();
       val states = val::object();
       std::string text;
       for (const auto& [name, bytes] : store_.files) {
@@ -148,39 +115,16 @@ class Trainer {
   }
   // Continues from StateBytes() of the same run (else an Error of kind "state").
   void Resume(const val& bytes_js) {
-    JsBoundary([&] {
-      const std::vector<uint8_t> bytes = BytesFromJs(bytes_js, "fit resume");
-      RequireSameRun(PeekTrainingState(bytes, "fit resume"), identity_, "fit resume");
-      const TrainingPosition at = LoadTrainingStateFromBytes(bytes, "fit resume", *model_, *optimizer_);
-      RestoreDropoutOffsets(*model_, at.rng_offsets, "fit resume");
-      LOCKSTEP_REQUIRE_STATE(at.batch < trainer_.steps_per_epoch(),
-                             "fit resume: the state is at batch " << at.batch << " of an epoch of "
-                                                                  << trainer_.steps_per_epoch());
-      trainer_.Seek(at.epoch, at.batch);
-    });
+    JsBoundary([&] { run_.Resume(BytesFromJs(bytes_js, "fit resume"), "fit resume"); });
   }
 
  private:
   static constexpr const char* kReceiptName = "run.receipt";
-  std::vector<uint8_t> StateAt(int64_t step) const {
-    TrainingPosition at;
-    at.epoch = step / trainer_.steps_per_epoch();
-    at.batch = step % trainer_.steps_per_epoch();
-    at.rng_offsets = DropoutOffsets(*model_);
-    at.run = identity_;
-    return EncodeTrainingState(*model_, *optimizer_, at);
-  }
   ModulePtr model_;
   OptimizerPtr optimizer_;
   Dataset data_;
-  train::ClassifierTrainer trainer_;
-  uint64_t seed_;
-  int64_t batch_size_;
-  std::string task_ = "fit";
-  std::map<std::string, std::string> identity_;
+  train::FitRun run_;
   receipt::MemoryStore store_;
-  std::unique_ptr<receipt::RunReceipt> receipt_;
-  Tensor batch_x_, batch_y_;
 };
 
 std::shared_ptr<Trainer> MakeTrainer(const ModulePtr& model, const OptimizerPtr& optimizer, const Dataset& data,

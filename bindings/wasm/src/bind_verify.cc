@@ -1,13 +1,17 @@
-// verify-run for JavaScript (verify/verify_run.h): a receipt of the MNIST reference run and the
-// training states kept beside it, given as bytes, re-executed on a training set given as a Dataset.
+// verify-run for JavaScript (verify/verify_run.h): a receipt of the MNIST reference run or of a
+// fit() run and the training states kept beside it, given as bytes, re-executed on a training set
+// given as a Dataset (and, for fit(), on the model and optimizer given).
 #include <emscripten/bind.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "bindings/wasm/src/js_boundary.h"
 #include "core/data.h"
 #include "core/error.h"
+#include "core/nn/module.h"
+#include "core/optim/optimizer.h"
 #include "core/receipt/store.h"
 #include "verify/verify_run.h"
 
@@ -28,7 +32,8 @@ double IntegerOption(const val& options, const char* name, double fallback) {
 
 // receipt_text: the receipt; states: { file name: Uint8Array } (the states beside it); options:
 // { sample, seed, first, last, checkpoint (a file name among states), onStep(step, ok) }.
-val VerifyMnistRun(const std::string& receipt_text, const val& states, const Dataset& train_set, const val& options) {
+val VerifyOn(const std::string& receipt_text, const val& states, const Dataset& train_set,
+             const verify::FitModel* fit, const val& options) {
   return JsBoundary([&] {
     receipt::MemoryStore store;
     const std::string name = "run.receipt";
@@ -45,7 +50,8 @@ val VerifyMnistRun(const std::string& receipt_text, const val& states, const Dat
     verify::VerifyOptions o;
     o.receipt_path = name;
     o.store = &store;
-    o.mnist_train_set = &train_set;
+    o.train_set = &train_set;
+    o.fit = fit;
     o.sample = static_cast<int64_t>(IntegerOption(options, "sample", 0));
     o.seed = static_cast<uint64_t>(IntegerOption(options, "seed", 0));
     o.first = static_cast<int64_t>(IntegerOption(options, "first", 0));
@@ -67,9 +73,25 @@ val VerifyMnistRun(const std::string& receipt_text, const val& states, const Dat
   });
 }
 
+val VerifyMnistRun(const std::string& receipt_text, const val& states, const Dataset& train_set, const val& options) {
+  return VerifyOn(receipt_text, states, train_set, nullptr, options);
+}
+
+val VerifyFitRun(const std::string& receipt_text, const val& states, const Dataset& train_set,
+                 const std::shared_ptr<nn::Module>& model, const std::shared_ptr<optim::Optimizer>& optimizer,
+                 const val& options) {
+  verify::FitModel fit;
+  fit.model = model.get();
+  fit.optimizer = optimizer.get();
+  return VerifyOn(receipt_text, states, train_set, &fit, options);
+}
+
 }  // namespace
 
-EMSCRIPTEN_BINDINGS(lockstep_verify) { emscripten::function("verifyMnistRun", &VerifyMnistRun); }
+EMSCRIPTEN_BINDINGS(lockstep_verify) {
+  emscripten::function("verifyMnistRun", &VerifyMnistRun);
+  emscripten::function("verifyFitRun", &VerifyFitRun);
+}
 
 }  // namespace wasm
 }  // namespace lockstep

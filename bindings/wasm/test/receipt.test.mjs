@@ -3,7 +3,8 @@
 // native `lockstep train mnist --receipt` of the same run; ls.verifyRun checks the native receipt
 // (the whole run, a range, a sample), finds a fault planted natively at step 37 and gives each
 // step's verdict; a tampered chain, a state that is not the receipt's and other training data are
-// refused with errors that say which.
+// refused with errors that say which. fit({ receipt }) of any model writes the same receipt from
+// every build, verified on a model and optimizer made as the run's were.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -106,5 +107,49 @@ test('verifyRun checks the native receipt: whole, a range, a sample; the fault a
                        (e) => e.kind === 'state' && /a receipt covers a run from its first step/.test(e.message));
   [train, testSet, other].forEach((o) => o.dispose());
 });
+
+// fit() of any model: the receipt is the same from every build, and verifyRun re-executes it on a
+// model and optimizer made as the run's were, refusing others.
+const fitRun = (ls) => {
+  const model = ls.models.lenet5({ seed: 3 });
+  return { model, optimizer: new ls.optim.SGD(model, { lr: 0.05, momentum: 0.9 }) };
+};
+const fitTexts = {};
+for (const build of builds) {
+  test(`${build}: fit({ receipt }) writes a receipt that verifyRun checks with a model made the same way`, async () => {
+    const ls = await loadLockstep({ build });
+    const { train: all, test: testSet } = mnistDatasets(ls);
+    const train = all.slice(0, 800);
+    const { model, optimizer } = fitRun(ls);
+    const fitted = await ls.fit(model, optimizer, train, { batchSize: 100, seed: 4, receipt: { every: 3 } });
+    assert.equal(fitted.steps, 8);
+    assert.deepEqual(Object.keys(fitted.receipt.states).sort(),
+                     [0, 3, 6, 8].map((k) => `run.receipt.${k}.state`).sort());
+    assert.match(fitted.receipt.text, /"task":"fit"/);
+    fitTexts[build] = fitted.receipt.text;
+    assert.equal(fitted.receipt.text, fitTexts[builds[0]], `${build}'s receipt differs from ${builds[0]}'s`);
+    if (build === 'simd') {
+      const again = fitRun(ls);
+      const whole = ls.verifyRun(fitted.receipt, { train, ...again });
+      assert.equal(whole.verified, true, whole.report.join('\n'));
+      assert.equal(whole.checkedSteps, 8);
+      assert.equal(again.model.hash(), model.hash());
+      const sample = ls.verifyRun(fitted.receipt, { train, ...fitRun(ls), sample: 2, seed: 9 });
+      assert.equal(sample.verified, true);
+      assert.equal(sample.checkedSteps, 2);
+      const faster = ls.models.lenet5({ seed: 3 });
+      assert.throws(() => ls.verifyRun(fitted.receipt, { train, model: faster, optimizer: new ls.optim.SGD(faster, { lr: 0.1, momentum: 0.9 }) }),
+                    (e) => /the optimizer given is not the receipt's: it is sgd/.test(e.message));
+      const mlp = ls.models.create('mlp', { seed: 3 });
+      assert.throws(() => ls.verifyRun(fitted.receipt, { train, model: mlp, optimizer: new ls.optim.SGD(mlp, { lr: 0.05, momentum: 0.9 }) }),
+                    (e) => /the model given is not the receipt's: it is arch:/.test(e.message));
+      assert.throws(() => ls.verifyRun(fitted.receipt, { train }),
+                    (e) => /a fit\(\) run's receipt is re-executed on a model and optimizer made as the run's were/.test(e.message));
+      assert.throws(() => ls.verifyRun(fitted.receipt, { train, model }), /optimizer/);
+    }
+    await assert.rejects(ls.fit(model, optimizer, train, { receipt: { every: 0 } }), /receipt\.every must be/);
+    [all, train, testSet].forEach((o) => o.dispose());
+  });
+}
 
 test('clean up', () => rmSync(work, { recursive: true, force: true }));
