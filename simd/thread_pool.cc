@@ -63,7 +63,30 @@ void SpinUntil(const Done& done) {
   }
 }
 
+std::atomic<IdleWork*> idle_work{nullptr};
+std::atomic<int> idle_slices_running{0};
+
+// A slice of the posted idle work, if any; true when one ran.
+bool RunIdleSlice() {
+  if (idle_work.load(std::memory_order_relaxed) == nullptr) return false;  // the common case, cheap
+  idle_slices_running.fetch_add(1);
+  IdleWork* work = idle_work.load();
+  const bool ran = work != nullptr && work->RunSlice();
+  idle_slices_running.fetch_sub(1);
+  return ran;
+}
+
 }  // namespace
+
+void PostIdleWork(IdleWork* work) { idle_work.store(work); }
+
+void WithdrawIdleWork(IdleWork* work) {
+  IdleWork* expected = work;
+  idle_work.compare_exchange_strong(expected, nullptr);
+  // Sequentially consistent: a worker counted in after this reads null; one counted in before is
+  // waited for.
+  SpinUntil([] { return idle_slices_running.load() == 0; });
+}
 
 void ThreadPool::RunTasks(const Task& task, size_t worker) {
   // Every job runs in the contract's floating-point mode on every thread, whatever the thread's
@@ -85,15 +108,20 @@ void ThreadPool::RunTasks(const Task& task, size_t worker) {
   if (finished != 0) done_.fetch_add(finished, std::memory_order_release);  // publishes the outputs
 }
 
-// Waits for a job newer than *seen (spinning first, then asleep); false when the pool stops.
+// Waits for a job newer than *seen (spinning first, doing idle work when there is some, then
+// asleep); false when the pool stops.
 bool ThreadPool::WaitForJob(uint64_t* seen) {
-  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  auto deadline = std::chrono::steady_clock::now() + kSpin;
   for (unsigned i = 1;; ++i) {
     if (stopping_.load(std::memory_order_relaxed)) return false;
     const uint64_t generation = generation_.load(std::memory_order_acquire);
     if (generation != *seen) {
       *seen = generation;
       return true;
+    }
+    if (RunIdleSlice()) {  // busy with it: not yet time to sleep
+      deadline = std::chrono::steady_clock::now() + kSpin;
+      continue;
     }
     CpuRelax();
     if (i % 64 == 0 && std::chrono::steady_clock::now() >= deadline) break;

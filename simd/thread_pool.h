@@ -77,6 +77,21 @@ class ThreadPool {
   alignas(64) std::atomic<size_t> joined_{0};        // workers inside the current job
 };
 
+// Background work that a pool's workers do while they wait for their next job, a slice at a time:
+// on a machine whose every core trains, the time a worker spends waiting between kernels is the
+// only spare time there is (a receipt's step hashing uses it: core/receipt/step_hasher.cc). Work
+// done this way changes no kernel's result; a job published meanwhile waits at most one slice.
+class IdleWork {
+ public:
+  virtual ~IdleWork() = default;
+  // Does a few microseconds of work; false when there is none to do now.
+  virtual bool RunSlice() = 0;
+};
+// At most one piece of work is posted at a time (a later post replaces it). Withdraw returns once
+// no worker is inside a slice of `work`.
+void PostIdleWork(IdleWork* work);
+void WithdrawIdleWork(IdleWork* work);
+
 // The pool kernels use unless given one. Its size comes from SetDefaultThreadCount, else the
 // LOCKSTEP_NUM_THREADS environment variable, else the number of hardware threads (always 1 in
 // the single-thread WebAssembly builds; the pthreads build runs its threads as Web Workers).

@@ -19,7 +19,8 @@ void UpdateU64(Sha256& sha, uint64_t value) {
   sha.Update(bytes, 8);
 }
 
-// The leaf's prefix: its domain byte, then the name, the type and the shape, each self-delimiting.
+}  // namespace
+
 void StartLeaf(Sha256& sha, const std::string& name, const char* dtype, const std::vector<int64_t>& shape) {
   const uint8_t zero = 0;
   sha.Update(&zero, 1);
@@ -30,8 +31,6 @@ void StartLeaf(Sha256& sha, const std::string& name, const char* dtype, const st
   UpdateU64(sha, shape.size());
   for (int64_t d : shape) UpdateU64(sha, static_cast<uint64_t>(d));
 }
-
-}  // namespace
 
 Digest Sha256Digest(const void* data, size_t size) {
   Sha256 sha;

@@ -19,6 +19,7 @@
 
 #include "core/nn/module.h"
 #include "core/optim/optimizer.h"
+#include "core/sha256.h"
 #include "core/tensor.h"
 
 namespace lockstep {
@@ -27,6 +28,9 @@ namespace receipt {
 using Digest = std::array<uint8_t, 32>;
 
 Digest TensorLeaf(const std::string& name, const Tensor& t);
+// A leaf's prefix (its domain byte, then the name, the type and the shape, each self-delimiting):
+// the leaf is the SHA-256 of it and the tensor's canonical bytes.
+void StartLeaf(Sha256& sha, const std::string& name, const char* dtype, const std::vector<int64_t>& shape);
 // The same leaf from a copy of the tensor's canonical bytes (CanonicalTensorBytes).
 Digest BytesLeaf(const std::string& name, const char* dtype, const std::vector<int64_t>& shape,
                  const std::vector<uint8_t>& bytes);

@@ -1,6 +1,8 @@
 #include "core/receipt/step_hasher.h"
 
+#include <algorithm>
 #include <deque>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -11,6 +13,8 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+
+#include "simd/thread_pool.h"
 #endif
 
 namespace lockstep {
@@ -18,11 +22,16 @@ namespace receipt {
 
 namespace {
 
+// A tensor's canonical bytes as the hasher reads them: in place (a job hashed at once), or a copy.
 struct LeafCopy {
   std::string name;
   const char* dtype;
   std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;
+  bool in_place = false;
+  Tensor held;                    // in place: keeps the bytes alive
+  const uint8_t* data = nullptr;  // the bytes: held's, or bytes.data()
+  size_t size = 0;
+  std::vector<uint8_t> bytes;     // copied
 };
 
 // One step's copied state and batch, and, once hashed, its digests.
@@ -40,7 +49,7 @@ struct Job {
 using Spare = std::deque<std::vector<uint8_t>>;
 
 LeafCopy Copy(const std::string& name, const Tensor& t, Spare& spare) {
-  LeafCopy c{name, DTypeName(t.dtype()), t.shape(), {}};
+  LeafCopy c{name, DTypeName(t.dtype()), t.shape(), false, Tensor(), nullptr, 0, {}};
   if (!spare.empty()) {
     c.bytes = std::move(spare.front());
     spare.pop_front();
@@ -48,20 +57,104 @@ LeafCopy Copy(const std::string& name, const Tensor& t, Spare& spare) {
   }
   c.bytes.reserve(static_cast<size_t>(t.numel()) * DTypeSize(t.dtype()));
   CanonicalTensorBytes(t, [&](const uint8_t* data, size_t size) { c.bytes.insert(c.bytes.end(), data, data + size); });
+  c.data = c.bytes.data();
+  c.size = c.bytes.size();
   return c;
+}
+
+// In place where the tensor's memory is its canonical bytes (a contiguous host tensor on a
+// little-endian host: CanonicalTensorBytes then hands over that memory itself), else a copy.
+LeafCopy InPlace(const std::string& name, const Tensor& t, Spare& spare) {
+  if (!kHostIsLittleEndian || !t.is_contiguous() || t.device() != Device::Cpu()) return Copy(name, t, spare);
+  LeafCopy c{name, DTypeName(t.dtype()), t.shape(), true, t, nullptr, 0, {}};
+  CanonicalTensorBytes(t, [&](const uint8_t* data, size_t size) { c.data = data, c.size = size; });
+  return c;
+}
+
+Digest LeafOf(const LeafCopy& c) {
+  Sha256 sha;
+  StartLeaf(sha, c.name, c.dtype, c.shape);
+  sha.Update(c.data, c.size);
+  return sha.Digest();
 }
 
 void Hash(Job& job) {
   std::vector<std::pair<std::string, Digest>> leaves = std::move(job.integers);
-  for (const LeafCopy& c : job.state) leaves.emplace_back(c.name, BytesLeaf(c.name, c.dtype, c.shape, c.bytes));
+  for (const LeafCopy& c : job.state) leaves.emplace_back(c.name, LeafOf(c));
   job.state_digest = MerkleRoot(std::move(leaves));
-  job.batch_digest = BatchDigestOfLeaves(BytesLeaf(job.batch[0].name, job.batch[0].dtype, job.batch[0].shape, job.batch[0].bytes),
-                                         BytesLeaf(job.batch[1].name, job.batch[1].dtype, job.batch[1].shape, job.batch[1].bytes));
+  job.batch_digest = BatchDigestOfLeaves(LeafOf(job.batch[0]), LeafOf(job.batch[1]));
 }
+
+#ifdef LOCKSTEP_STEP_HASHER_THREAD
+// A job hashed a slice at a time by whichever thread comes to it: the pool's workers while they
+// wait between kernels (simd::IdleWork), or the training thread when it needs the digests. The
+// same bytes in the same order as Hash(): the same digests.
+class SlicedJob : public simd::IdleWork {
+ public:
+  // Starts on `job` (the previous one finished).
+  void Start(Job* job) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    job_ = job;
+    leaf_ = offset_ = 0;
+    digests_.clear();
+  }
+  bool RunSlice() override {
+    std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock() || job_ == nullptr || job_->done) return false;
+    Advance(kSlice);
+    return true;
+  }
+  // Hashes what is left of the job on the calling thread.
+  void Finish() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (job_ != nullptr && !job_->done) Advance(~size_t{0});
+  }
+
+
+ private:
+  static constexpr size_t kSlice = 4096;  // about 5 microseconds of SHA-256
+  LeafCopy& Leaf(size_t i) {
+    return i < job_->state.size() ? job_->state[i] : job_->batch[i - job_->state.size()];
+  }
+  // Hashes up to `budget` bytes of the job's leaves in order, finishing the job after the last.
+  void Advance(size_t budget) {
+    const size_t leaves = job_->state.size() + job_->batch.size();
+    while (leaf_ < leaves && budget > 0) {
+      LeafCopy& c = Leaf(leaf_);
+      if (offset_ == 0) {
+        sha_ = Sha256();
+        StartLeaf(sha_, c.name, c.dtype, c.shape);
+      }
+      const size_t n = std::min(budget, c.size - offset_);
+      sha_.Update(c.data + offset_, n);
+      offset_ += n;
+      budget -= n;
+      if (offset_ == c.size) {
+        digests_.push_back(sha_.Digest());
+        ++leaf_;
+        offset_ = 0;
+      }
+    }
+    if (leaf_ < leaves) return;
+    std::vector<std::pair<std::string, Digest>> named = std::move(job_->integers);
+    for (size_t i = 0; i < job_->state.size(); ++i) named.emplace_back(job_->state[i].name, digests_[i]);
+    job_->state_digest = MerkleRoot(std::move(named));
+    job_->batch_digest = BatchDigestOfLeaves(digests_[job_->state.size()], digests_[job_->state.size() + 1]);
+    job_->done = true;
+  }
+  std::mutex mutex_;
+  Job* job_ = nullptr;  // guarded by mutex_, as is the rest
+  size_t leaf_ = 0, offset_ = 0;
+  Sha256 sha_;
+  std::vector<Digest> digests_;
+};
+#endif
 
 void Recycle(Job& job, Spare& spare) {
   for (std::vector<LeafCopy>* copies : {&job.state, &job.batch}) {
-    for (LeafCopy& c : *copies) spare.push_back(std::move(c.bytes));
+    for (LeafCopy& c : *copies) {
+      if (!c.in_place) spare.push_back(std::move(c.bytes));
+    }
   }
 }
 
@@ -71,7 +164,12 @@ class StepHasher::Worker {
  public:
   Worker(Done done, bool background) : done_(std::move(done)) {
 #ifdef LOCKSTEP_STEP_HASHER_THREAD
-    background_ = background;
+    // A thread of its own when training leaves a core free; when it uses every core, a thread of
+    // its own only takes the cores from the kernels, so the pool's workers hash in their waits.
+    const unsigned cores = std::thread::hardware_concurrency();
+    sliced_ = background && simd::DefaultThreadCount() > 1 && cores != 0 && simd::DefaultThreadCount() >= cores;
+    background_ = background && !sliced_;
+    if (sliced_) simd::PostIdleWork(&slicer_);
     if (background_) thread_ = std::thread([this] { Loop(); });
 #else
     (void)background;
@@ -79,6 +177,7 @@ class StepHasher::Worker {
   }
   ~Worker() {
 #ifdef LOCKSTEP_STEP_HASHER_THREAD
+    if (sliced_) simd::WithdrawIdleWork(&slicer_);
     if (!background_) return;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -90,6 +189,14 @@ class StepHasher::Worker {
   }
 
   void Push(Job job) {
+#ifdef LOCKSTEP_STEP_HASHER_THREAD
+    if (sliced_) {
+      ReportSliced();
+      current_ = std::make_unique<Job>(std::move(job));
+      slicer_.Start(current_.get());
+      return;
+    }
+#endif
     if (!background_) {
       Hash(job);
       Recycle(job, spare);
@@ -107,9 +214,18 @@ class StepHasher::Worker {
 #endif
   }
 
+  // Whether Push hashes the job before it returns.
+  bool at_once() const {
+#ifdef LOCKSTEP_STEP_HASHER_THREAD
+    if (sliced_) return false;
+#endif
+    return !background_;
+  }
+
   // Reports finished jobs in order; with wait, every job.
   void Report(bool wait) {
 #ifdef LOCKSTEP_STEP_HASHER_THREAD
+    if (sliced_ && wait) ReportSliced();
     if (!background_) return;
     for (;;) {
       Job job;
@@ -132,6 +248,15 @@ class StepHasher::Worker {
 
  private:
 #ifdef LOCKSTEP_STEP_HASHER_THREAD
+  // The job in hand finished (on this thread, if the workers have not) and reported.
+  void ReportSliced() {
+    if (!current_) return;
+    slicer_.Finish();
+    const std::unique_ptr<Job> job = std::move(current_);
+    slicer_.Start(nullptr);
+    Recycle(*job, spare);
+    done_(job->step, job->batch_digest, job->state_digest);
+  }
   void Loop() {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
@@ -154,6 +279,9 @@ class StepHasher::Worker {
   std::deque<Job> pending_;
   size_t next_ = 0;  // the first job not yet hashed
   bool stop_ = false;
+  bool sliced_ = false;
+  SlicedJob slicer_;
+  std::unique_ptr<Job> current_;  // sliced: the job the workers hash
 #endif
   bool background_ = false;
   Done done_;
@@ -172,14 +300,21 @@ void StepHasher::Submit(int64_t step, const nn::Module& model, const optim::Opti
   Job job;
   job.step = step;
   const StateParts parts = PartsOf(model, optimizer, rng_offsets);
-  for (const auto& [name, t] : parts.tensors) job.state.push_back(Copy(name, t, worker_->spare));
+  // Hashed at once, the tensors are read where they are; hashed while the next step runs, copied
+  // (read in place by another core, they cost the training thread more than a copy: measured).
+  const bool at_once = worker_->at_once();
+  auto leaf = [&](const std::string& name, const Tensor& t) {
+    return at_once ? InPlace(name, t, worker_->spare) : Copy(name, t, worker_->spare);
+  };
+  for (const auto& [name, t] : parts.tensors) job.state.push_back(leaf(name, t));
   for (const auto& [name, value] : parts.counters) job.integers.emplace_back(name, IntegerLeaf(name, value));
-  job.batch.push_back(Copy("inputs", inputs, worker_->spare));
-  job.batch.push_back(Copy("labels", labels, worker_->spare));
+  job.batch.push_back(leaf("inputs", inputs));
+  job.batch.push_back(leaf("labels", labels));
   worker_->Push(std::move(job));
 }
 
 void StepHasher::Drain() { worker_->Report(true); }
+
 
 }  // namespace receipt
 }  // namespace lockstep

@@ -1,8 +1,11 @@
 // Hashes each training step's state and batch for a receipt off the training thread, where the
-// build has threads: the training loop hands over a copy of the bytes (a memcpy, a few percent of
-// a LeNet-5 step) and hashing the copy overlaps the next step. The single-thread WebAssembly
-// builds hash in place, and so does a caller that asks (the npm package, whose module cannot start
-// a thread of its own from a page). Digests come back in step order either way.
+// build has threads, overlapping the next step: on a thread of its own when training leaves a
+// core free, else in the pool workers' waits between kernels (simd::IdleWork), since a thread of
+// its own would only take cores from the kernels; either way the training loop hands over a copy
+// of the bytes (a memcpy, a few percent of a LeNet-5 step). The single-thread WebAssembly builds
+// hash at once, in place, on the training thread, and so does a caller that asks (the npm package,
+// whose module cannot start a thread of its own from a page). Digests come back in step order
+// either way.
 #ifndef LOCKSTEP_CORE_RECEIPT_STEP_HASHER_H_
 #define LOCKSTEP_CORE_RECEIPT_STEP_HASHER_H_
 
@@ -37,6 +40,7 @@ class StepHasher {
               const std::map<std::string, uint64_t>& rng_offsets, const Tensor& inputs, const Tensor& labels);
   // Waits for every submitted step and reports it.
   void Drain();
+
 
  private:
   class Worker;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
@@ -17,6 +18,7 @@
 #include "core/receipt/receipt.h"
 #include "core/receipt/state_hash.h"
 #include "core/receipt/step_hasher.h"
+#include "simd/thread_pool.h"
 
 namespace lockstep {
 namespace receipt {
@@ -139,34 +141,43 @@ TEST_CASE("a receipt is written, read back whole, and refused when altered") {
   rmdir(dir);
 }
 
+// With a core to spare the hasher has a thread of its own; with the pool on every core, the pool's
+// workers hash between kernels (simd::IdleWork): the same digests either way.
 TEST_CASE("the step hasher gives, in step order, the digests computed in place") {
-  auto model = models::MakeLeNet5(5);
-  optim::Adam adam(model->NamedParameters(), optim::AdamOptions{});
-  Generator g(3, "receipt-test");
-  std::vector<std::pair<int64_t, Digest>> threaded, in_place;
-  {
-    StepHasher hasher([&](int64_t step, const Digest& batch, const Digest& state) {
-      threaded.emplace_back(step, ChainLink(D(0), state, batch));
-    });
-    for (int64_t step = 1; step <= 6; ++step) {
-      Tensor x = Tensor::Zeros({4, 1, 28, 28});
-      nn::NormalInit(x, 0.0f, 1.0f, g);
-      const Tensor y = Tensor::FromInt64({4}, {1, 2, 3, step % 10});
-      adam.ZeroGrad();
-      CrossEntropy((*model)(x), y).Backward();
-      adam.Step();
-      hasher.Submit(step, *model, adam, {{"dropout@x", static_cast<uint64_t>(step)}}, x, y);
-      in_place.emplace_back(step, ChainLink(D(0), StateRoot(*model, adam, {{"dropout@x", static_cast<uint64_t>(step)}}),
-                                            BatchDigest(x, y)));
+  const size_t restore = simd::DefaultThreadCount();
+  const unsigned cores = std::thread::hardware_concurrency();
+  for (size_t threads : {size_t{1}, size_t{cores < 2 ? 2 : cores}}) {
+    CAPTURE(threads);
+    simd::SetDefaultThreadCount(threads);
+    auto model = models::MakeLeNet5(5);
+    optim::Adam adam(model->NamedParameters(), optim::AdamOptions{});
+    Generator g(3, "receipt-test");
+    std::vector<std::pair<int64_t, Digest>> threaded, in_place;
+    {
+      StepHasher hasher([&](int64_t step, const Digest& batch, const Digest& state) {
+        threaded.emplace_back(step, ChainLink(D(0), state, batch));
+      });
+      for (int64_t step = 1; step <= 6; ++step) {
+        Tensor x = Tensor::Zeros({4, 1, 28, 28});
+        nn::NormalInit(x, 0.0f, 1.0f, g);
+        const Tensor y = Tensor::FromInt64({4}, {1, 2, 3, step % 10});
+        adam.ZeroGrad();
+        CrossEntropy((*model)(x), y).Backward();
+        adam.Step();
+        hasher.Submit(step, *model, adam, {{"dropout@x", static_cast<uint64_t>(step)}}, x, y);
+        in_place.emplace_back(step, ChainLink(D(0), StateRoot(*model, adam, {{"dropout@x", static_cast<uint64_t>(step)}}),
+                                              BatchDigest(x, y)));
+      }
+      hasher.Drain();
     }
-    hasher.Drain();
+    REQUIRE(threaded.size() == in_place.size());
+    for (size_t i = 0; i < threaded.size(); ++i) {
+      CHECK(threaded[i].first == static_cast<int64_t>(i) + 1);
+      CHECK(threaded[i].second == in_place[i].second);
+    }
+    CHECK(in_place[0].second != in_place[1].second);
   }
-  REQUIRE(threaded.size() == in_place.size());
-  for (size_t i = 0; i < threaded.size(); ++i) {
-    CHECK(threaded[i].first == static_cast<int64_t>(i) + 1);
-    CHECK(threaded[i].second == in_place[i].second);
-  }
-  CHECK(in_place[0].second != in_place[1].second);
+  simd::SetDefaultThreadCount(restore);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The kernel thread pool: every task runs exactly once and its writes are visible when ParallelFor
 // returns, for any count and thread count, back to back (workers still spinning), after pauses
-// (workers asleep), nested, from several callers at once, and while pools come and go.
+// (workers asleep), nested, from several callers at once, and while pools come and go; idle work
+// done in the workers' waits.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -104,6 +105,42 @@ TEST_CASE("pools created and destroyed right after a job, workers spinning or as
     CheckJob(pool, 9, static_cast<uint32_t>(rep));
     if (rep % 10 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+}
+
+// Idle work: done by the workers while they wait for a job (none runs on the caller), jobs still run
+// every task once meanwhile, and once withdrawn no slice runs.
+class CountedWork : public simd::IdleWork {
+ public:
+  explicit CountedWork(int slices) : left_(slices) {}
+  bool RunSlice() override {
+    if (left_.load() <= 0) return false;
+    --left_;
+    ran_on_.push_back(std::this_thread::get_id());  // one worker at a time in this test
+    return true;
+  }
+  std::atomic<int> left_;
+  std::vector<std::thread::id> ran_on_;
+};
+
+TEST_CASE("waiting workers do the posted idle work a slice at a time; withdrawn, none") {
+  ThreadPool pool(2);
+  CountedWork work(1000);
+  CheckJob(pool, 8, 1);  // the worker is awake and waiting
+  simd::PostIdleWork(&work);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (uint32_t rep = 0; work.left_.load() > 0 && std::chrono::steady_clock::now() < deadline; ++rep) {
+    CheckJob(pool, 5, rep);  // jobs meanwhile wake the worker and run every task once
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  simd::WithdrawIdleWork(&work);
+  CHECK(work.left_.load() == 0);
+  size_t on_caller = 0;
+  for (const std::thread::id& id : work.ran_on_) on_caller += id == std::this_thread::get_id();
+  CHECK(on_caller == 0);
+  work.left_ = 5;
+  CheckJob(pool, 8, 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  CHECK(work.left_.load() == 5);
 }
 
 }  // namespace
