@@ -9,6 +9,9 @@
 #   3. data-parallel training over Open MPI: the GPT example with 1, 2 and 4 ranks, bytes per step
 #      against a ring all-reduce, and PyTorch DDP's 1-rank and 2-rank weights compared
 #      (bench/run_distributed_bench.py) -> bench/results/distributed.md
+#   4. real models: torchvision networks (random weights) through ONNX import against PyTorch, inference
+#      at batch 1 and 8 and a training step, on 1 and 2 threads (bench/run_real_models.py)
+#      -> bench/results/real-models.md
 # docs/performance.md explains the tables. Options are passed to both drivers: --quick (fewer
 # sizes, steps and rounds).
 set -euo pipefail
@@ -33,3 +36,6 @@ echo "== training steps, memory, start-up, size"
 echo
 echo "== data-parallel training (Open MPI)"
 /usr/bin/python3 "$root/bench/run_distributed_bench.py" --build "$build" "${quick[@]}"
+echo
+echo "== real models (torchvision through ONNX import)"
+/usr/bin/python3 "$root/bench/run_real_models.py" --package "$build/python" "${quick[@]}"

@@ -185,6 +185,10 @@ TrainingPosition PositionOf(const SafetensorsFile& file, const std::string& what
 
 }  // namespace
 
+std::vector<uint8_t> ResumeBytes(const std::vector<uint8_t>& given, const std::string& path) {
+  return given.empty() ? ReadWholeFile(path, kMaxTrainingStateBytes) : given;
+}
+
 TrainingPosition PeekTrainingState(const std::vector<uint8_t>& bytes, const std::string& what) {
   const SafetensorsFile file = DecodeSafetensors(bytes.data(), bytes.size(), what);
   CheckContract(file, what);

@@ -68,6 +68,9 @@ std::string SaveTrainingState(const std::string& path, const nn::Module& model,
 TrainingPosition LoadTrainingStateFromBytes(const std::vector<uint8_t>& bytes, const std::string& what,
                                             nn::Module& model, optim::Optimizer& optimizer);
 TrainingPosition LoadTrainingState(const std::string& path, nn::Module& model, optim::Optimizer& optimizer);
+// The training state a trainer resumes from: the bytes given (a trainer's resume_state), else the
+// file at `path` (its resume_path), read whole.
+std::vector<uint8_t> ResumeBytes(const std::vector<uint8_t>& given, const std::string& path);
 // Reads only the metadata (position, run identity): to check a resume before building anything.
 TrainingPosition PeekTrainingState(const std::vector<uint8_t>& bytes, const std::string& what);
 

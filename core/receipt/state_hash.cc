@@ -45,14 +45,6 @@ Digest TensorLeaf(const std::string& name, const Tensor& t) {
   return sha.Digest();
 }
 
-Digest BytesLeaf(const std::string& name, const char* dtype, const std::vector<int64_t>& shape,
-                 const std::vector<uint8_t>& bytes) {
-  Sha256 sha;
-  StartLeaf(sha, name, dtype, shape);
-  sha.Update(bytes.data(), bytes.size());
-  return sha.Digest();
-}
-
 Digest IntegerLeaf(const std::string& name, uint64_t value) {
   Sha256 sha;
   StartLeaf(sha, name, "U64", {});

@@ -31,9 +31,6 @@ Digest TensorLeaf(const std::string& name, const Tensor& t);
 // A leaf's prefix (its domain byte, then the name, the type and the shape, each self-delimiting):
 // the leaf is the SHA-256 of it and the tensor's canonical bytes.
 void StartLeaf(Sha256& sha, const std::string& name, const char* dtype, const std::vector<int64_t>& shape);
-// The same leaf from a copy of the tensor's canonical bytes (CanonicalTensorBytes).
-Digest BytesLeaf(const std::string& name, const char* dtype, const std::vector<int64_t>& shape,
-                 const std::vector<uint8_t>& bytes);
 Digest IntegerLeaf(const std::string& name, uint64_t value);
 // The root of the tree over (name, leaf) pairs; names must be distinct. No leaves: SHA-256 of "".
 Digest MerkleRoot(std::vector<std::pair<std::string, Digest>> leaves);

@@ -52,9 +52,7 @@ FineTuneResult RunFineTune(const FineTuneConfig& config, nn::Module& model, opti
   FineTuneResult result;
   if (!config.resume_path.empty() || !config.resume_state.empty()) {
     const std::string what = config.resume_path.empty() ? "the training state" : config.resume_path;
-    const std::vector<uint8_t> bytes = config.resume_state.empty()
-                                           ? ReadWholeFile(config.resume_path, kMaxTrainingStateBytes)
-                                           : config.resume_state;
+    const std::vector<uint8_t> bytes = ResumeBytes(config.resume_state, config.resume_path);
     RequireSameRun(PeekTrainingState(bytes, what), identity, what);
     const TrainingPosition at = LoadTrainingStateFromBytes(bytes, what, model, optimizer);
     RestoreDropoutOffsets(model, at.rng_offsets, what);

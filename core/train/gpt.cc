@@ -240,10 +240,7 @@ GptResult RunGpt(const GptTrainConfig& config, const CharCorpus& corpus, const G
   const simd::ContractFloatingPointScope fp_mode;
   GptTrainer trainer(config, corpus);
   if (!config.resume_path.empty()) {
-    const auto read = [&] {
-      return config.resume_state.empty() ? ReadWholeFile(config.resume_path, kMaxTrainingStateBytes)
-                                         : config.resume_state;
-    };
+    const auto read = [&] { return ResumeBytes(config.resume_state, config.resume_path); };
     trainer.Resume(parallel::Current() == nullptr ? read() : parallel::Current()->ReadOnWriter(read), config.resume_path);
   }
   models::Gpt& model = *trainer.result().model;

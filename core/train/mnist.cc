@@ -88,10 +88,7 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
   int64_t total = per_epoch * config.epochs;
   if (config.max_steps >= 0 && config.max_steps < total) total = config.max_steps;
   if (!config.resume_path.empty()) {
-    const auto read = [&] {
-      return config.resume_state.empty() ? ReadWholeFile(config.resume_path, kMaxTrainingStateBytes)
-                                         : config.resume_state;
-    };
+    const auto read = [&] { return ResumeBytes(config.resume_state, config.resume_path); };
     const std::vector<uint8_t> state = dp == nullptr ? read() : dp->ReadOnWriter(read);
     RequireSameRun(PeekTrainingState(state, config.resume_path), identity, config.resume_path);
     const TrainingPosition position = LoadTrainingStateFromBytes(state, config.resume_path, *model, optimizer);

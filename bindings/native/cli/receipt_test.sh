@@ -127,7 +127,7 @@ mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader -
 same_receipt "lockstep train gpt over 2 MPI ranks" "$work/gpt-mpi" "$work/gpt-a/run.receipt"
 
 # Across platforms and processes: the same bytes, and each verifies the others'.
-mkdir -p "$work/mpi" "$work/wasm" "$work/arm" "$work/short"
+mkdir -p "$work/mpi" "$work/wasm"
 mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader -np 2 "$mnist" "${run[@]}" --receipt "$work/mpi/run.receipt" --quiet >/dev/null
 same_receipt "lockstep_mnist over 2 MPI ranks" "$work/mpi"
 wasm=$builds/wasm-simd/examples/mnist/lockstep_mnist.js
@@ -142,31 +142,35 @@ if [ -f "$wasm" ]; then
 else
   echo "FAIL: $wasm was not built"; failures=$((failures + 1))
 fi
-arm=$builds/aarch64/examples/mnist/lockstep_mnist
-if [ -f "$arm" ]; then  # 20 steps: emulated, a step takes a second
-  short=(--steps 20 --test 100 --data "$data" --receipt-every 10)
-  "$cli" train mnist "${short[@]}" --receipt "$work/short/run.receipt" >/dev/null
-  (cd "$work/arm" && qemu-aarch64 -cpu max,sve-default-vector-length=32 "$arm" "${short[@]}" --receipt run.receipt --quiet >/dev/null)
-  same_receipt "AArch64 SVE (qemu)" "$work/arm" "$work/short/run.receipt"
-  check "AArch64 (qemu's default CPU) verifies the native receipt (a sample)" 0 "^VERIFIED 1 steps" \
-    qemu-aarch64 "$arm" --verify-receipt "$work/short/run.receipt" --sample 1 --sample-seed 4 --data "$data" --quiet
-  check "native verifies the AArch64 receipt" 0 "^VERIFIED$" "$cli" verify-run "$work/arm/run.receipt" --data "$data"
-else
-  echo "FAIL: $arm was not built"; failures=$((failures + 1))
-fi
-s390x=$builds/s390x/examples/mnist/lockstep_mnist
-if [ -f "$s390x" ]; then  # big-endian: the state tree hashes each tensor's little-endian bytes; 6 steps (emulated)
-  tiny=(--steps 6 --test 100 --data "$data" --receipt-every 3)
-  mkdir -p "$work/tiny" "$work/s390x"
-  "$cli" train mnist "${tiny[@]}" --receipt "$work/tiny/run.receipt" >/dev/null
-  (cd "$work/s390x" && qemu-s390x "$s390x" "${tiny[@]}" --receipt run.receipt --quiet >/dev/null)
-  same_receipt "s390x big-endian (qemu)" "$work/s390x" "$work/tiny/run.receipt"
-  check "s390x verifies the native receipt (a sample)" 0 "^VERIFIED 1 steps" \
-    qemu-s390x "$s390x" --verify-receipt "$work/tiny/run.receipt" --sample 1 --sample-seed 2 --data "$data" --quiet
-  check "native verifies the s390x receipt" 0 "^VERIFIED$" "$cli" verify-run "$work/s390x/run.receipt" --data "$data"
-else
-  echo "FAIL: $s390x was not built"; failures=$((failures + 1))
-fi
+# An emulated platform writes the native receipt of a short run byte for byte, verifies the native
+# one (a sample) and is verified by it.
+#   emulated NAME EXAMPLE STEPS EVERY SAMPLE_SEED WRITER_QEMU... -- VERIFIER_QEMU...
+emulated() {
+  local name=$1 example=$2 steps=$3 every=$4 seed=$5 dir writer=() verifier=()
+  shift 5
+  while [ "$1" != -- ]; do writer+=("$1"); shift; done
+  shift
+  verifier=("$@")
+  if [ ! -f "$example" ]; then
+    echo "FAIL: $example was not built"; failures=$((failures + 1))
+    return
+  fi
+  dir=$work/emulated-$steps
+  local run=(--steps "$steps" --test 100 --data "$data" --receipt-every "$every")
+  mkdir -p "$dir/native" "$dir/$name"
+  [ -f "$dir/native/run.receipt" ] || "$cli" train mnist "${run[@]}" --receipt "$dir/native/run.receipt" >/dev/null
+  (cd "$dir/$name" && "${writer[@]}" "$example" "${run[@]}" --receipt run.receipt --quiet >/dev/null)
+  same_receipt "$name (qemu)" "$dir/$name" "$dir/native/run.receipt"
+  check "$name verifies the native receipt (a sample)" 0 "^VERIFIED 1 steps" \
+    "${verifier[@]}" "$example" --verify-receipt "$dir/native/run.receipt" --sample 1 --sample-seed "$seed" \
+    --data "$data" --quiet
+  check "native verifies the $name receipt" 0 "^VERIFIED$" "$cli" verify-run "$dir/$name/run.receipt" --data "$data"
+}
+# AArch64: 20 steps (emulated, a step takes a second), written with SVE, verified on qemu's default
+# CPU; s390x: big-endian (the state tree hashes each tensor's little-endian bytes), 6 steps.
+emulated "AArch64" "$builds/aarch64/examples/mnist/lockstep_mnist" 20 10 4 \
+  qemu-aarch64 -cpu max,sve-default-vector-length=32 -- qemu-aarch64
+emulated "s390x" "$builds/s390x/examples/mnist/lockstep_mnist" 6 3 2 qemu-s390x -- qemu-s390x
 
 echo "receipt_test: $failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""The real-models table of `make bench`: torchvision networks with seeded random weights, lockstep
+(on their ONNX exports) against PyTorch (on the same modules and weights) in the same run
+(bench/peers/real_models.py measures one engine, one row, in a process of its own).
+
+  /usr/bin/python3 bench/run_real_models.py [--rounds R] [--threads 1,2] [--quick] [--out FILE]
+
+Rows: inference at batch 1 and 8 on 224x224 images (ResNet-18, ResNet-50, MobileNetV2,
+EfficientNet-B0, ViT-B/16) and a training step of SGD with momentum at batch 32 on 64x64 images
+(ResNet-18, MobileNetV2, EfficientNet-B0), each at 1 and 2 threads. Each round runs lockstep and
+PyTorch back to back (odd rounds lockstep first, even rounds PyTorch first), so a busy machine hits
+both alike; a row gives the medians over the rounds and the ratio PyTorch ms / lockstep ms (above
+1: lockstep is faster) against its target (inference >= 1.2x, training >= 1.0x). PyTorch runs at
+its best setting for the thread count and kind of row: every setting of bench/peers/torch_settings.py
+with at most that many threads is screened on ResNet-18 rows of that kind (inference at batch 1,
+at batch 8, the training step), each in the faster of the two memory layouts (contiguous and
+channels-last, which oneDNN prefers for some shapes), and the fastest serves the rows of its kind,
+each again in its faster layout.
+The peak resident memory of each side's process is reported too. --quick: batch 1 inference and
+the training step of ResNet-18 and MobileNetV2 only, one round.
+"""
+import argparse
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = "/usr/bin/python3"
+PEER = os.path.join(ROOT, "bench", "peers", "real_models.py")
+TARGET = {"infer": 1.2, "train": 1.0}
+NAMES = {"resnet18": "ResNet-18", "resnet50": "ResNet-50", "mobilenet_v2": "MobileNetV2",
+         "efficientnet_b0": "EfficientNet-B0", "vit_b_16": "ViT-B/16"}
+
+sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+import torch_settings  # noqa: E402
+
+
+def rows(quick):
+    """(model, mode, batch, size)."""
+    if quick:
+        return [(m, "infer", 1, 224) for m in ("resnet18", "mobilenet_v2")] + \
+               [(m, "train", 32, 64) for m in ("resnet18", "mobilenet_v2")]
+    out = [(m, "infer", b, 224) for b in (1, 8) for m in ("resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0",
+                                                          "vit_b_16")]
+    return out + [(m, "train", 32, 64) for m in ("resnet18", "mobilenet_v2", "efficientnet_b0")]
+
+
+PACKAGE = []  # --package, for the lockstep processes
+
+
+def measure(engine, row, threads, models, env=None, flags=()):
+    """(ms, peak RSS MB, PyTorch's layout) of one process."""
+    model, mode, batch, size = row
+    cmd = [PY, PEER, "--engine", engine, "--model", model, "--mode", mode, "--batch", str(batch), "--size", str(size),
+           "--threads", str(threads), "--models", models, *flags, *(PACKAGE if engine == "lockstep" else [])]
+    full_env = dict(os.environ)
+    for var, value in (env or {}).items():
+        full_env[var] = value + (":" + full_env[var] if var == "LD_LIBRARY_PATH" and full_env.get(var) else "")
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env)
+    if proc.returncode != 0:
+        raise SystemExit("run_real_models: %s failed:\n%s%s" % (" ".join(cmd), proc.stdout, proc.stderr))
+    ms = float(re.search(r"median=([0-9.]+)", proc.stdout).group(1))
+    rss = float(re.search(r"rss MB=([0-9.]+)", proc.stdout).group(1))
+    layout = re.search(r"layout=(\S+)", proc.stdout)
+    return ms, rss, layout.group(1) if layout else ""
+
+
+def best_torch_setting(threads, kind, models):
+    """The fastest PyTorch setting with at most `threads` threads for rows of this kind (mode,
+    batch, size), screened on ResNet-18 of that kind (each setting with its faster layout)."""
+    probe = ("resnet18",) + kind
+    timed = []
+    for t in range(1, threads + 1):
+        for label, env, flags in torch_settings.settings(t):
+            ms, _, layout = measure("torch", probe, t, models, env, flags)
+            timed.append((ms, t, label, env, flags))
+            print("  screen torch threads=%d %s %s batch %d: %s: %.1f ms (%s)"
+                  % (t, kind[0], "x".join([str(kind[2])] * 2), kind[1], label, ms, layout), flush=True)
+    return min(timed, key=lambda s: s[0])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--models", default=os.path.join(ROOT, "build", "bench", "real-models"))
+    ap.add_argument("--package", default=os.path.join(ROOT, "build", "native", "python"),
+                    help="the lockstep Python package to measure")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "real-models.md"))
+    args = ap.parse_args()
+    rounds = 1 if args.quick else args.rounds
+    PACKAGE[:] = ["--package", args.package]
+    thread_counts = [int(t) for t in args.threads.split(",")]
+    started = time.time()
+    table = []
+    for threads in thread_counts:
+        best = {}
+        for row in rows(args.quick):
+            kind = row[1:]
+            if kind not in best:
+                best[kind] = best_torch_setting(threads, kind, args.models)
+                print("threads=%d: PyTorch at its best for %s batch %d: %d thread(s), %s (%.1f ms)"
+                      % (threads, kind[0], kind[1], best[kind][1], best[kind][2], best[kind][0]), flush=True)
+            ms, t, label, env, flags = best[kind]
+            setting = "%d thread%s, %s" % (t, "" if t == 1 else "s", label)
+            ours, theirs = [], []
+            for r in range(rounds):
+                order = ["lockstep", "torch"] if r % 2 == 0 else ["torch", "lockstep"]
+                for engine in order:
+                    if engine == "lockstep":
+                        ours.append(measure("lockstep", row, threads, args.models))
+                    else:
+                        theirs.append(measure("torch", row, t, args.models, env, flags))
+            a = statistics.median(m for m, _, _ in ours)
+            b = statistics.median(m for m, _, _ in theirs)
+            ratio = b / a
+            layouts = sorted(set(lay for _, _, lay in theirs))
+            entry = (row, threads, setting + ", " + "/".join(layouts), a, b, ratio, max(r for _, r, _ in ours),
+                     max(r for _, r, _ in theirs))
+            table.append(entry)
+            model, mode, batch, size = row
+            print("%-16s %-5s batch %2d %3dx%-3d threads=%d  lockstep %9.1f ms  torch %9.1f ms  %.2fx (target %.1fx: %s)"
+                  % (NAMES[model], mode, batch, size, size, threads, a, b, ratio, TARGET[mode],
+                     "met" if ratio >= TARGET[mode] else "not met"), flush=True)
+            # Written after every row: a run stopped early leaves the rows it measured, marked so.
+            write(args, table, rounds, time.time() - started, len(rows(args.quick)) * len(thread_counts))
+    print("run_real_models: wrote %s" % args.out)
+
+
+def write(args, table, rounds, seconds, planned):
+    import torch
+    lines = ["# Real models: lockstep against PyTorch", "",
+             "Written by `bench/run_real_models.py`%s (part of `make bench`) on %s, %d CPUs, %s; PyTorch %s. "
+             "Each row: %d round%s, lockstep and PyTorch alternating, medians of each side's per-process "
+             "medians; ratio = PyTorch ms / lockstep ms (above 1: lockstep is faster). Inference: evaluation "
+             "mode, no gradients, 224x224; training: one SGD-with-momentum step on the cross-entropy of random "
+             "labels, 64x64. lockstep runs the model's ONNX export (lockstep.onnx.load); PyTorch the same module "
+             "and weights, eager, float32, at its best setting for the thread count and kind of row (screened on "
+             "ResNet-18: bench/peers/torch_settings.py) in the faster memory layout (contiguous or channels-last). Peak RSS: the process's maximum resident memory. The run took "
+             "%.0f minutes." % (" --quick" if args.quick else "", platform.processor() or platform.machine(),
+                                os.cpu_count(), cpu_name(), torch.__version__, rounds, "" if rounds == 1 else "s",
+                                seconds / 60.0), "",
+             "| model | mode | batch | threads | lockstep ms | PyTorch ms | ratio | target | met | lockstep peak RSS MB "
+             "| PyTorch peak RSS MB | PyTorch setting |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (model, mode, batch, size), threads, setting, a, b, ratio, rss_a, rss_b in table:
+        lines.append("| %s | %s %dx%d | %d | %d | %.1f | %.1f | %.2fx | %.1fx | %s | %.0f | %.0f | %s |"
+                     % (NAMES[model], mode, size, size, batch, threads, a, b, ratio, TARGET[mode],
+                        "yes" if ratio >= TARGET[mode] else "no", rss_a, rss_b, setting))
+    met = sum(1 for e in table if e[5] >= TARGET[e[0][1]])
+    lines += ["", "Targets met: %d of %d rows." % (met, len(table))]
+    if len(table) < planned:
+        lines += ["", "**Incomplete**: the run stopped after %d of its %d rows." % (len(table), planned)]
+    tmp = args.out + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, args.out)
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "an unknown CPU"
+
+
+if __name__ == "__main__":
+    main()
