@@ -107,6 +107,7 @@ TEST_CASE("pools created and destroyed right after a job, workers spinning or as
   }
 }
 
+#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)  // the single-thread WebAssembly builds start no threads
 // Idle work: done by the workers while they wait for a job (none runs on the caller), jobs still run
 // every task once meanwhile, and once withdrawn no slice runs.
 class CountedWork : public simd::IdleWork {
@@ -142,6 +143,7 @@ TEST_CASE("waiting workers do the posted idle work a slice at a time; withdrawn,
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
   CHECK(work.left_.load() == 5);
 }
+#endif
 
 }  // namespace
 }  // namespace lockstep
