@@ -160,14 +160,22 @@ void Recycle(Job& job, Spare& spare) {
 
 }  // namespace
 
+#ifdef LOCKSTEP_STEP_HASHER_THREAD
+// The machine's cores, or 1 where it cannot tell.
+static unsigned Cores() {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores == 0 ? 1 : cores;
+}
+#endif
+
 class StepHasher::Worker {
  public:
   Worker(Done done, bool background) : done_(std::move(done)) {
 #ifdef LOCKSTEP_STEP_HASHER_THREAD
     // A thread of its own when training leaves a core free; when it uses every core, a thread of
     // its own only takes the cores from the kernels, so the pool's workers hash in their waits.
-    const unsigned cores = std::thread::hardware_concurrency();
-    sliced_ = background && simd::DefaultThreadCount() > 1 && cores != 0 && simd::DefaultThreadCount() >= cores;
+    // (The cores are asked only then: the npm package's module, which hashes at once, cannot ask.)
+    sliced_ = background && simd::DefaultThreadCount() > 1 && simd::DefaultThreadCount() >= Cores();
     background_ = background && !sliced_;
     if (sliced_) simd::PostIdleWork(&slicer_);
     if (background_) thread_ = std::thread([this] { Loop(); });
