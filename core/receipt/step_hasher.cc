@@ -27,8 +27,7 @@ struct LeafCopy {
   std::string name;
   const char* dtype;
   std::vector<int64_t> shape;
-  bool in_place = false;
-  Tensor held;                    // in place: keeps the bytes alive
+  Tensor held;                    // in place (defined): keeps the bytes alive
   const uint8_t* data = nullptr;  // the bytes: held's, or bytes.data()
   size_t size = 0;
   std::vector<uint8_t> bytes;     // copied
@@ -49,7 +48,7 @@ struct Job {
 using Spare = std::deque<std::vector<uint8_t>>;
 
 LeafCopy Copy(const std::string& name, const Tensor& t, Spare& spare) {
-  LeafCopy c{name, DTypeName(t.dtype()), t.shape(), false, Tensor(), nullptr, 0, {}};
+  LeafCopy c{name, DTypeName(t.dtype()), t.shape(), Tensor(), nullptr, 0, {}};
   if (!spare.empty()) {
     c.bytes = std::move(spare.front());
     spare.pop_front();
@@ -66,7 +65,7 @@ LeafCopy Copy(const std::string& name, const Tensor& t, Spare& spare) {
 // little-endian host: CanonicalTensorBytes then hands over that memory itself), else a copy.
 LeafCopy InPlace(const std::string& name, const Tensor& t, Spare& spare) {
   if (!kHostIsLittleEndian || !t.is_contiguous() || t.device() != Device::Cpu()) return Copy(name, t, spare);
-  LeafCopy c{name, DTypeName(t.dtype()), t.shape(), true, t, nullptr, 0, {}};
+  LeafCopy c{name, DTypeName(t.dtype()), t.shape(), t, nullptr, 0, {}};
   CanonicalTensorBytes(t, [&](const uint8_t* data, size_t size) { c.data = data, c.size = size; });
   return c;
 }
@@ -78,11 +77,20 @@ Digest LeafOf(const LeafCopy& c) {
   return sha.Digest();
 }
 
+// The job's digests from its leaves' (the state's in order, then the batch's two).
+void Conclude(Job& job, const std::vector<Digest>& leaf_digests) {
+  std::vector<std::pair<std::string, Digest>> named = std::move(job.integers);
+  for (size_t i = 0; i < job.state.size(); ++i) named.emplace_back(job.state[i].name, leaf_digests[i]);
+  job.state_digest = MerkleRoot(std::move(named));
+  job.batch_digest = BatchDigestOfLeaves(leaf_digests[job.state.size()], leaf_digests[job.state.size() + 1]);
+}
+
 void Hash(Job& job) {
-  std::vector<std::pair<std::string, Digest>> leaves = std::move(job.integers);
-  for (const LeafCopy& c : job.state) leaves.emplace_back(c.name, LeafOf(c));
-  job.state_digest = MerkleRoot(std::move(leaves));
-  job.batch_digest = BatchDigestOfLeaves(LeafOf(job.batch[0]), LeafOf(job.batch[1]));
+  std::vector<Digest> digests;
+  for (const std::vector<LeafCopy>* leaves : {&job.state, &job.batch}) {
+    for (const LeafCopy& c : *leaves) digests.push_back(LeafOf(c));
+  }
+  Conclude(job, digests);
 }
 
 #ifdef LOCKSTEP_STEP_HASHER_THREAD
@@ -136,10 +144,7 @@ class SlicedJob : public simd::IdleWork {
       }
     }
     if (leaf_ < leaves) return;
-    std::vector<std::pair<std::string, Digest>> named = std::move(job_->integers);
-    for (size_t i = 0; i < job_->state.size(); ++i) named.emplace_back(job_->state[i].name, digests_[i]);
-    job_->state_digest = MerkleRoot(std::move(named));
-    job_->batch_digest = BatchDigestOfLeaves(digests_[job_->state.size()], digests_[job_->state.size() + 1]);
+    Conclude(*job_, digests_);
     job_->done = true;
   }
   std::mutex mutex_;
@@ -153,7 +158,7 @@ class SlicedJob : public simd::IdleWork {
 void Recycle(Job& job, Spare& spare) {
   for (std::vector<LeafCopy>* copies : {&job.state, &job.batch}) {
     for (LeafCopy& c : *copies) {
-      if (!c.in_place) spare.push_back(std::move(c.bytes));
+      if (!c.held.defined()) spare.push_back(std::move(c.bytes));
     }
   }
 }
