@@ -23,6 +23,9 @@ class Sha256 {
     const LittleEndianBytes bytes(values, count);
     Update(bytes.data(), bytes.size());
   }
+  // a.Update(data_a, size_a) and b.Update(data_b, size_b), the two messages' whole blocks
+  // compressed together where the CPU gains by it (SHA-NI: nearly twice one message's speed).
+  static void UpdateTwo(Sha256& a, const void* data_a, size_t size_a, Sha256& b, const void* data_b, size_t size_b);
   // Finishes and returns the 32 digest bytes; the object is then spent.
   std::array<uint8_t, 32> Digest();
   // Finishes and returns the digest as 64 lowercase hex digits; the object is then spent.

@@ -70,13 +70,6 @@ LeafCopy InPlace(const std::string& name, const Tensor& t, Spare& spare) {
   return c;
 }
 
-Digest LeafOf(const LeafCopy& c) {
-  Sha256 sha;
-  StartLeaf(sha, c.name, c.dtype, c.shape);
-  sha.Update(c.data, c.size);
-  return sha.Digest();
-}
-
 // The job's digests from its leaves' (the state's in order, then the batch's two).
 void Conclude(Job& job, const std::vector<Digest>& leaf_digests) {
   std::vector<std::pair<std::string, Digest>> named = std::move(job.integers);
@@ -85,12 +78,85 @@ void Conclude(Job& job, const std::vector<Digest>& leaf_digests) {
   job.batch_digest = BatchDigestOfLeaves(leaf_digests[job.state.size()], leaf_digests[job.state.size() + 1]);
 }
 
-void Hash(Job& job) {
-  std::vector<Digest> digests;
-  for (const std::vector<LeafCopy>* leaves : {&job.state, &job.batch}) {
-    for (const LeafCopy& c : *leaves) digests.push_back(LeafOf(c));
+// Hashes a job's leaves two at a time (Sha256::UpdateTwo: nearly twice one leaf's speed), as
+// many bytes a call as asked, and concludes the job after the last.
+class LeafHasher {
+ public:
+  void Start(Job* job) {
+    job_ = job;
+    next_ = finished_ = 0;
+    concluded_ = false;
+    digests_.assign(job == nullptr ? 0 : job->state.size() + job->batch.size(), Digest{});
+    for (Lane& lane : lanes_) Take(lane);
   }
-  Conclude(job, digests);
+  // Hashes up to `budget` bytes (at least one, where any are left); true once the job is done.
+  bool Advance(size_t budget) {
+    if (job_ == nullptr || concluded_) return true;
+    Lane& a = lanes_[0];
+    Lane& b = lanes_[1];
+    while (finished_ < digests_.size() && budget > 0) {
+      if (a.active() && b.active()) {
+        const size_t n = std::min({std::max<size_t>(budget / 2, 1), a.left(), b.left()});
+        Sha256::UpdateTwo(a.sha, a.data(), n, b.sha, b.data(), n);
+        a.offset += n;
+        b.offset += n;
+        budget -= std::min(budget, 2 * n);
+      } else {
+        Lane& lane = a.active() ? a : b;
+        const size_t n = std::min(budget, lane.left());
+        lane.sha.Update(lane.data(), n);
+        lane.offset += n;
+        budget -= n;
+      }
+      for (Lane& lane : lanes_) Settle(lane);
+    }
+    if (finished_ < digests_.size()) return false;
+    Conclude(*job_, digests_);
+    concluded_ = true;
+    return true;
+  }
+
+ private:
+  struct Lane {
+    const LeafCopy* leaf = nullptr;
+    size_t index = 0, offset = 0;
+    Sha256 sha;
+    bool active() const { return leaf != nullptr; }
+    size_t left() const { return leaf->size - offset; }
+    const uint8_t* data() const { return leaf->data + offset; }
+  };
+  const LeafCopy& Leaf(size_t i) const {
+    return i < job_->state.size() ? job_->state[i] : job_->batch[i - job_->state.size()];
+  }
+  // Gives the lane the next leaf not yet begun, or none.
+  void Take(Lane& lane) {
+    lane.leaf = nullptr;
+    if (next_ == digests_.size()) return;
+    lane.index = next_++;
+    lane.leaf = &Leaf(lane.index);
+    lane.offset = 0;
+    lane.sha = Sha256();
+    StartLeaf(lane.sha, lane.leaf->name, lane.leaf->dtype, lane.leaf->shape);
+    Settle(lane);  // an empty tensor is finished at once
+  }
+  // Finishes the lane's leaf when all its bytes are in, and takes the next.
+  void Settle(Lane& lane) {
+    if (!lane.active() || lane.left() > 0) return;
+    digests_[lane.index] = lane.sha.Digest();
+    ++finished_;
+    Take(lane);
+  }
+  Job* job_ = nullptr;
+  Lane lanes_[2];
+  size_t next_ = 0, finished_ = 0;  // leaves begun, and finished
+  bool concluded_ = false;
+  std::vector<Digest> digests_;
+};
+
+void Hash(Job& job) {
+  LeafHasher hasher;
+  hasher.Start(&job);
+  hasher.Advance(~size_t{0});
 }
 
 #ifdef LOCKSTEP_STEP_HASHER_THREAD
@@ -102,56 +168,23 @@ class SlicedJob : public simd::IdleWork {
   // Starts on `job` (the previous one finished).
   void Start(Job* job) {
     std::lock_guard<std::mutex> lock(mutex_);
-    job_ = job;
-    leaf_ = offset_ = 0;
-    digests_.clear();
+    hasher_.Start(job);
   }
   bool RunSlice() override {
     std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
-    if (!lock.owns_lock() || job_ == nullptr || job_->done) return false;
-    Advance(kSlice);
-    return true;
+    return lock.owns_lock() && !hasher_.Advance(kSlice);
   }
   // Hashes what is left of the job on the calling thread.
   void Finish() {
     std::lock_guard<std::mutex> lock(mutex_);
-    while (job_ != nullptr && !job_->done) Advance(~size_t{0});
+    hasher_.Advance(~size_t{0});
   }
 
  private:
-  // About 2.5 microseconds of SHA-256: a kernel published meanwhile waits no longer for the worker.
+  // About 2 microseconds of SHA-256: a kernel published meanwhile waits no longer for the worker.
   static constexpr size_t kSlice = 4096;
-  LeafCopy& Leaf(size_t i) {
-    return i < job_->state.size() ? job_->state[i] : job_->batch[i - job_->state.size()];
-  }
-  // Hashes up to `budget` bytes of the job's leaves in order, finishing the job after the last.
-  void Advance(size_t budget) {
-    const size_t leaves = job_->state.size() + job_->batch.size();
-    while (leaf_ < leaves && budget > 0) {
-      LeafCopy& c = Leaf(leaf_);
-      if (offset_ == 0) {
-        sha_ = Sha256();
-        StartLeaf(sha_, c.name, c.dtype, c.shape);
-      }
-      const size_t n = std::min(budget, c.size - offset_);
-      sha_.Update(c.data + offset_, n);
-      offset_ += n;
-      budget -= n;
-      if (offset_ == c.size) {
-        digests_.push_back(sha_.Digest());
-        ++leaf_;
-        offset_ = 0;
-      }
-    }
-    if (leaf_ < leaves) return;
-    Conclude(*job_, digests_);
-    job_->done = true;
-  }
   std::mutex mutex_;
-  Job* job_ = nullptr;  // guarded by mutex_, as is the rest
-  size_t leaf_ = 0, offset_ = 0;
-  Sha256 sha_;
-  std::vector<Digest> digests_;
+  LeafHasher hasher_;  // guarded by mutex_
 };
 #endif
 

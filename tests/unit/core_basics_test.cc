@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -99,6 +100,30 @@ TEST_CASE("SHA-256 is the same however the input is split, and on every compress
   Sha256 empty;
   empty.Update(nullptr, 0);
   CHECK(empty.HexDigest() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+TEST_CASE("two messages hashed together give each one's own digest") {
+  // Sizes and chunkings that start the two at different partial blocks and end them apart, so
+  // every case of the paired update is hit: both whole, one behind, one empty.
+  const std::vector<uint8_t> x = PseudoRandomBytes(70000, 5), y = PseudoRandomBytes(50021, 6);
+  const std::string x_alone = Sha256Hex(x.data(), x.size()), y_alone = Sha256Hex(y.data(), y.size());
+  for (const size_t chunk_x : {size_t{64}, size_t{100}, size_t{4096}, size_t{70000}}) {
+    for (const size_t lead_y : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{200}}) {
+      CAPTURE(chunk_x);
+      CAPTURE(lead_y);
+      Sha256 a, b;
+      b.Update(y.data(), lead_y);
+      size_t at_x = 0, at_y = lead_y;
+      while (at_x < x.size() || at_y < y.size()) {
+        const size_t take_x = std::min(chunk_x, x.size() - at_x), take_y = std::min(chunk_x / 2 + 3, y.size() - at_y);
+        Sha256::UpdateTwo(a, x.data() + at_x, take_x, b, y.data() + at_y, take_y);
+        at_x += take_x;
+        at_y += take_y;
+      }
+      CHECK(a.HexDigest() == x_alone);
+      CHECK(b.HexDigest() == y_alone);
+    }
+  }
 }
 
 TEST_CASE("the default floating-point environment satisfies the contract") {
