@@ -4,7 +4,8 @@
 // Layouts. Forward and input gradient work in the padded input's frame: plane Hp x Wp
 // (Hp = h + 2 pad_h, Wp = w + 2 pad_w), output position (oy, ox) at q = oy * Wp + ox, so the
 // column of kernel tap (c, i, j) is the padded input read from offset c Hp Wp + i dh Wp + j dw:
-// a contiguous row, no im2col. Columns ox >= w_out of that layout are computed and dropped
+// a contiguous row, no im2col. (With a stride, the forward pass splits the padded input into
+// phases, one per (row, column) remainder, which makes its columns contiguous rows again.) Columns ox >= w_out of that layout are computed and dropped
 // (forward), or hold zero gradients (input gradient; hence ConvInputGradExact). The weight
 // gradient reads the input by those offsets too, with the output gradient transposed to
 // [position][channel] so one vector holds several output channels.
@@ -69,6 +70,46 @@ void CopyIntoPadded(const ConvShape& s, const float* x, size_t plane, float* xpa
   }
 }
 
+// The forward pass's frame for any stride: the padded input split into stride_h x stride_w phase
+// planes (phase (r, c) holds the padded rows r, r + stride_h, ... and columns c, c + stride_w, ...),
+// each Hq x Wq. Output (oy, ox) is at q = oy * Wq + ox, and the tap (ch, i, j) reads phase
+// ((i dh) mod sh, (j dw) mod sw) at q + ((i dh) div sh) Wq + (j dw) div sw: a contiguous row again,
+// as for stride 1 (where the one phase is the padded input itself).
+struct Phases {
+  size_t sh, sw, hq, wq, plane;  // plane: the floats of one channel's phases
+  explicit Phases(const ConvShape& s)
+      : sh(s.stride_h), sw(s.stride_w), hq((PaddedH(s) + sh - 1) / sh), wq((PaddedW(s) + sw - 1) / sw),
+        plane(sh * sw * hq * wq) {}
+  size_t Offset(size_t ch, size_t row, size_t col) const {
+    return ch * plane + ((row % sh) * sw + col % sw) * hq * wq + (row / sh) * wq + col / sw;
+  }
+};
+
+void PhaseTapOffsets(const ConvShape& s, const Phases& ph, std::vector<int64_t>* off) {
+  off->resize(Taps(s));
+  size_t k = 0;
+  for (size_t c = 0; c < s.c_in; ++c) {
+    for (size_t i = 0; i < s.kh; ++i) {
+      for (size_t j = 0; j < s.kw; ++j) (*off)[k++] = static_cast<int64_t>(ph.Offset(c, i * s.dilation_h, j * s.dilation_w));
+    }
+  }
+}
+
+// Copies one sample's input into the interior of its zero-bordered phases. What no input element
+// lands on (the padding, the phases' last partial rows and columns) was zeroed once.
+void CopyIntoPhases(const ConvShape& s, const Phases& ph, const float* x, float* phases) {
+  if (ph.sh == 1 && ph.sw == 1) return CopyIntoPadded(s, x, ph.plane, phases);
+  for (size_t c = 0; c < s.c_in; ++c) {
+    for (size_t y = 0; y < s.h; ++y) {
+      const float* src = x + (c * s.h + y) * s.w;
+      for (size_t x0 = 0; x0 < ph.sw && x0 < s.w; ++x0) {
+        float* dst = phases + ph.Offset(c, y + s.pad_h, x0 + s.pad_w);
+        for (size_t m = 0, xx = x0; xx < s.w; ++m, xx += ph.sw) dst[m] = src[xx];
+      }
+    }
+  }
+}
+
 // Runs body(first, count) over chunks of samples, on the pool when the work is worth it: at
 // least min_work in all (multiply-adds; or floats moved, for the copies of the weight gradient).
 template <class Body>
@@ -116,26 +157,6 @@ void PackRowTiles(const float* w, size_t rows, size_t k, float* packed) {
   }
 }
 
-// One sample's columns: row (c, i, j) at cols + ((c * kh + i) * kw + j) * ld, position
-// oy * w_out + ox; padding as +0.0.
-void Im2ColSample(const ConvShape& s, const float* x, size_t ld, float* cols) {
-  float* row = cols;
-  for (size_t c = 0; c < s.c_in; ++c) {
-    for (size_t i = 0; i < s.kh; ++i) {
-      for (size_t j = 0; j < s.kw; ++j, row += ld) {
-        for (size_t oy = 0; oy < s.h_out; ++oy) {
-          const int64_t yy = static_cast<int64_t>(oy * s.stride_h + i * s.dilation_h) - static_cast<int64_t>(s.pad_h);
-          for (size_t ox = 0; ox < s.w_out; ++ox) {
-            const int64_t xx = static_cast<int64_t>(ox * s.stride_w + j * s.dilation_w) - static_cast<int64_t>(s.pad_w);
-            const bool inside = yy >= 0 && xx >= 0 && yy < static_cast<int64_t>(s.h) && xx < static_cast<int64_t>(s.w);
-            row[oy * s.w_out + ox] = inside ? x[(c * s.h + static_cast<size_t>(yy)) * s.w + static_cast<size_t>(xx)] : 0.0f;
-          }
-        }
-      }
-    }
-  }
-}
-
 // dx = +0, then each element adds its column entries in increasing (c, i, j, oy, ox) order.
 void Col2ImSample(const ConvShape& s, const float* cols, size_t ld, float* dx) {
   std::fill(dx, dx + s.c_in * s.h * s.w, 0.0f);
@@ -166,19 +187,13 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const size_t k = Taps(s), positions = s.h_out * s.w_out;
-  // Stride 1 reads the padded input's rows in place of columns; other strides build the
-  // sample's columns [k][positions] first. Either way tap k's row starts at off[k].
-  const bool direct = s.stride_h == 1 && s.stride_w == 1;
-  const size_t wp = PaddedW(s), plane = PaddedH(s) * wp;
-  const size_t width = direct ? wp : s.w_out;                              // of the output layout
-  const size_t q_end = direct ? (s.h_out - 1) * wp + s.w_out : positions;  // its positions
+  // The padded input's phases stand in for the columns: tap k's row starts at off[k].
+  const Phases ph(s);
+  const size_t width = ph.wq;                         // of the output layout
+  const size_t q_end = (s.h_out - 1) * ph.wq + s.w_out;  // its positions
   const size_t ld = q_end + Slack(d);
-  std::vector<int64_t> off(k);
-  if (direct) {
-    TapOffsets(s, plane, &off);
-  } else {
-    for (size_t t = 0; t < k; ++t) off[t] = static_cast<int64_t>(t * ld);
-  }
+  std::vector<int64_t> off;
+  PhaseTapOffsets(s, ph, &off);
   std::vector<float> packed(s.c_out * k);
   PackRowTiles(w, s.c_out, k, packed.data());
   const uint64_t call = NewCallId();
@@ -186,16 +201,12 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
     thread_local std::vector<float> source, ypad;
     thread_local uint64_t prepared = 0;
     if (prepared != call) {
-      source.assign(direct ? s.c_in * plane + Slack(d) : k * ld, 0.0f);  // borders and slack stay zero
+      source.assign(s.c_in * ph.plane + Slack(d), 0.0f);  // borders and slack stay zero
       ypad.resize(s.c_out * ld);
       prepared = call;
     }
     for (size_t n = first; n < first + count; ++n) {
-      if (direct) {
-        CopyIntoPadded(s, x + n * s.x_sample_stride, plane, source.data());
-      } else {
-        Im2ColSample(s, x + n * s.x_sample_stride, ld, source.data());
-      }
+      CopyIntoPhases(s, ph, x + n * s.x_sample_stride, source.data());
       for (size_t r0 = 0; r0 < s.c_out; r0 += kConvTileRows) {
         const size_t mr = s.c_out - r0 < kConvTileRows ? s.c_out - r0 : kConvTileRows;
         const size_t step = ConvTileVectors(mr) * N;
