@@ -160,7 +160,8 @@ const char* OpKindName(OpKind kind) {
       "softmax", "log_softmax", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "layer_norm",
       "batch_norm", "embedding", "nll_loss", "masked_fill", "abs", "erf", "rsqrt", "where",
       "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
-      "fmod", "remainder", "round_float16", "round_bfloat16", "conv_transpose2d"};
+      "fmod", "remainder", "round_float16", "round_bfloat16", "conv_transpose2d",
+      "clamp"};
   return kNames[static_cast<int>(kind)];
 }
 

@@ -81,6 +81,10 @@ Tensor LessEqual(const Tensor& a, const Tensor& b);
 Tensor Where(const Tensor& cond, const Tensor& a, const Tensor& b);
 // out = mask != 0 ? value : x (mask broadcast to x).
 Tensor MaskedFill(const Tensor& x, const Tensor& mask, float value);
+// ONNX's Clip and PyTorch's clamp in one pass: y = x < lo ? lo : x, then y > hi ? hi : y (NaN
+// kept, -0 kept at a bound of +0; ±infinity for no bound). The gradient passes where neither
+// x < lo nor x > hi (at the bounds and at NaN too), +0 elsewhere.
+Tensor Clamp(const Tensor& x, float lo, float hi);
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return Add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return Sub(a, b); }

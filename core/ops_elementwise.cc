@@ -246,6 +246,16 @@ Tensor Where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {
   });
 }
 
+Tensor Clamp(const Tensor& x_in, float lo, float hi) {
+  return trace::Op("clip", [&]() -> Tensor {
+    const Tensor x = ContiguousData(x_in, "clip");
+    Tensor out = Tensor::Empty(x.shape());
+    Kernels().Clamp(x.data_f32(), lo, hi, out.data_f32(), static_cast<size_t>(x.numel()));
+    if (NeedsGrad({x_in})) RecordNode(out, OpKind::kClamp, {x_in}).floats = {lo, hi};
+    return out;
+  });
+}
+
 int64_t MaskPeriod(const Shape& x, const Shape& mask) {
   const size_t lead = x.size() - mask.size();  // the mask broadcasts to x: it has no more dimensions
   size_t first = 0;                            // the mask's first dimension that is not 1

@@ -45,6 +45,9 @@ struct TableImpl {
   static int Unary(UnaryOp op, const float* a, float* out, size_t n) {
     return Dev::Launch(n, UnaryBody{op, a, out});
   }
+  static int Clamp(const float* x, float lo, float hi, float* out, size_t n) {
+    return Dev::Launch(n, ClampBody{x, lo, hi, out});
+  }
   static int Select(const float* cond, const float* a, const float* b, float* out, size_t n) {
     return Dev::Launch(n, SelectBody{cond, a, b, out});
   }

@@ -180,6 +180,12 @@ Tensor Piecewise(const Tensor& x, bool or_equal, const Tensor& negative, const T
 
 // min(max(x, lo), hi) with NaN kept, differentiable in x.
 Tensor ClipBetween(const Tensor& x, const Tensor& lo, const Tensor& hi) {
+  // Bounds without a gradient of their own (constants, as exported models have them): one pass.
+  // Trained bounds keep the selects, whose gradient reaches them.
+  if (!(lo.defined() && lo.requires_grad()) && !(hi.defined() && hi.requires_grad())) {
+    const float inf = __builtin_inff();
+    return Clamp(x, lo.defined() ? lo.item() : -inf, hi.defined() ? hi.item() : inf);
+  }
   Tensor y = x;
   if (lo.defined()) y = Where(Less(y, lo), lo, y);
   if (hi.defined()) y = Where(Greater(y, hi), hi, y);

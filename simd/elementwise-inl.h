@@ -131,6 +131,16 @@ struct SelectFn {
   }
 };
 
+// Clip by two compare-and-selects, in ONNX's order (the lower bound first).
+struct ClampFn {
+  float lo, hi;
+  template <class D, class V> HWY_INLINE V operator()(D d, V x) const {
+    const V vlo = hn::Set(d, lo), vhi = hn::Set(d, hi);
+    const V y = hn::IfThenElse(hn::Lt(x, vlo), vlo, x);
+    return Canonicalize(d, hn::IfThenElse(hn::Gt(y, vhi), vhi, y));
+  }
+};
+
 // Binds one operand to a broadcast scalar.
 template <class Fn>
 struct ScalarRight {
@@ -204,6 +214,11 @@ HWY_INLINE void BinaryScalarLeftImpl(BinaryOp op, float s, const float* b, float
 HWY_INLINE void UnaryImpl(UnaryOp op, const float* a, float* out, size_t n) {
   const hn::ScalableTag<float> d;
   WithUnaryFn(op, [&](auto fn) HWY_ATTR { MapUnary(d, a, out, n, fn); });
+}
+
+HWY_INLINE void ClampImpl(const float* x, float lo, float hi, float* out, size_t n) {
+  const hn::ScalableTag<float> d;
+  MapUnary(d, x, out, n, ClampFn{lo, hi});
 }
 
 HWY_INLINE void SelectImpl(const float* cond, const float* a, const float* b, float* out, size_t n) {

@@ -27,6 +27,7 @@ void UnaryTarget(UnaryOp op, const float* a, float* out, size_t n) { UnaryImpl(o
 void SelectTarget(const float* cond, const float* a, const float* b, float* out, size_t n) {
   SelectImpl(cond, a, b, out, n);
 }
+void ClampTarget(const float* x, float lo, float hi, float* out, size_t n) { ClampImpl(x, lo, hi, out, n); }
 
 }  // namespace HWY_NAMESPACE
 }  // namespace simd
@@ -42,6 +43,7 @@ HWY_EXPORT(BinaryScalarRightTarget);
 HWY_EXPORT(BinaryScalarLeftTarget);
 HWY_EXPORT(UnaryTarget);
 HWY_EXPORT(SelectTarget);
+HWY_EXPORT(ClampTarget);
 
 // Every output depends on its own inputs alone: large arrays run on the thread pool in chunks
 // (out may alias an input exactly; each chunk reads and writes only its own range).
@@ -70,6 +72,12 @@ void Unary(UnaryOp op, const float* a, float* out, size_t n) {
 void Select(const float* cond, const float* a, const float* b, float* out, size_t n) {
   ForEachChunk(n, kElementwiseChunk, [&](size_t first, size_t count) {
     HWY_DYNAMIC_DISPATCH(SelectTarget)(cond + first, a + first, b + first, out + first, count);
+  });
+}
+
+void Clamp(const float* x, float lo, float hi, float* out, size_t n) {
+  ForEachChunk(n, kElementwiseChunk, [&](size_t first, size_t count) {
+    HWY_DYNAMIC_DISPATCH(ClampTarget)(x + first, lo, hi, out + first, count);
   });
 }
 

@@ -52,6 +52,9 @@ void BinaryScalarLeft(BinaryOp op, float s, const float* b, float* out, size_t n
 void Unary(UnaryOp op, const float* a, float* out, size_t n);
 // out[i] = cond[i] != 0 ? a[i] : b[i] (a NaN condition counts as true, as in C).
 void Select(const float* cond, const float* a, const float* b, float* out, size_t n);
+// y = x[i] < lo ? lo : x[i]; out[i] = y > hi ? hi : y (ONNX's Clip, PyTorch's clamp: NaN kept,
+// -0 kept at a bound of +0). out may alias x.
+void Clamp(const float* x, float lo, float hi, float* out, size_t n);
 
 const char* BinaryOpName(BinaryOp op);
 const char* UnaryOpName(UnaryOp op);

@@ -63,6 +63,10 @@ struct Cpu {
     simd::Unary(static_cast<simd::UnaryOp>(op), a, out, n);
     return 0;
   }
+  static int Clamp(const float* x, float lo, float hi, float* out, size_t n) {
+    simd::Clamp(x, lo, hi, out, n);
+    return 0;
+  }
   static int Select(const float* cond, const float* a, const float* b, float* out, size_t n) {
     simd::Select(cond, a, b, out, n);
     return 0;

@@ -28,6 +28,9 @@
   X(unary, Unary, "unary", (backend::UnaryOp op, const float* a, float* out, size_t n), (op, a, out, n)) \
   X(select, Select, "select", \
     (const float* cond, const float* a, const float* b, float* out, size_t n), (cond, a, b, out, n)) \
+  /* ONNX's Clip and PyTorch's clamp: y = x[i] < lo ? lo : x[i], then out[i] = y > hi ? hi : y */ \
+  /* (NaN kept, -0 kept at a bound of +0, every value hi when lo > hi). */ \
+  X(clamp, Clamp, "clip", (const float* x, float lo, float hi, float* out, size_t n), (x, lo, hi, out, n)) \
   /* out[i] = a[i] op b[i] over broadcast operands (BroadcastOperand), i < n. */ \
   X(binary_broadcast, BinaryBroadcast, "binary", \
     (backend::BinaryOp op, backend::BroadcastOperand a, backend::BroadcastOperand b, float* out, size_t n), \

@@ -109,6 +109,16 @@ struct UnaryBody {
   LS_HD void operator()(size_t i) const { out[i] = ApplyUnary(op, a[i]); }
 };
 // A NaN condition counts as true (NaN != 0).
+struct ClampBody {
+  const float* x;
+  float lo, hi;
+  float* out;
+  LS_HD void operator()(size_t i) const {
+    const float y = x[i] < lo ? lo : x[i];
+    out[i] = Canonical(y > hi ? hi : y);
+  }
+};
+
 struct SelectBody {
   const float* cond;
   const float* a;

@@ -73,6 +73,18 @@ void ElementwiseCases(Runner& r, std::vector<KernelOutput>& outputs) {
     r.Fetch(select, out, n);
   }
   outputs.push_back(std::move(select));
+  // ReLU6's bounds, bounds of either sign and zero's two signs, one-sided bounds, and lo > hi.
+  const float inf = __builtin_inff();
+  const float bounds[][2] = {{0.0f, 6.0f}, {-1.5f, 2.25f}, {-0.0f, 0.0f}, {0.0f, -0.0f}, {-inf, 0.5f},
+                             {-3.0f, inf}, {1.0f, -1.0f}, {-inf, inf}};
+  KernelOutput clamp{"clamp", {}};
+  for (size_t n : BatteryLengths()) {
+    for (const auto& bound : bounds) {
+      r.Check(r.k.clamp(da + n % 5, bound[0], bound[1], out, n), "clamp");
+      r.Fetch(clamp, out, n);
+    }
+  }
+  outputs.push_back(std::move(clamp));
 }
 
 void ReductionCases(Runner& r, std::vector<KernelOutput>& outputs) {

@@ -19,9 +19,10 @@ namespace battery {
 // (`total-layers`), and the elementwise functions added for ONNX's operators (`total-onnx-1`: sin,
 // cos, tan, their inverses, the hyperbolic functions and theirs, floor, ceil, round), and those
 // added for ONNX's element types and remainders (`total-onnx-2`: rounding to float16 and bfloat16,
-// fmod and remainder).
-enum class GoldenSection { kContract1, kLayers, kOnnxOps1, kOnnxOps2 };
-constexpr int kGoldenSections = 4;
+// fmod and remainder), and the fused kernels added for speed on real models (`total-fused-1`:
+// clamp).
+enum class GoldenSection { kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1 };
+constexpr int kGoldenSections = 5;
 
 struct CaseCoverage {
   const char* name;       // the battery case (its `kernel NAME HASH` line)
@@ -34,6 +35,7 @@ inline constexpr GoldenSection kContract1 = GoldenSection::kContract1;
 inline constexpr GoldenSection kLayers = GoldenSection::kLayers;
 inline constexpr GoldenSection kOnnxOps1 = GoldenSection::kOnnxOps1;
 inline constexpr GoldenSection kOnnxOps2 = GoldenSection::kOnnxOps2;
+inline constexpr GoldenSection kFused1 = GoldenSection::kFused1;
 inline constexpr const char* kBinaryEntries = "binary binary_scalar_right binary_scalar_left";
 
 inline constexpr CaseCoverage kCaseCoverage[] = {
@@ -65,6 +67,7 @@ inline constexpr CaseCoverage kCaseCoverage[] = {
     {"unary_round_float16", kOnnxOps2, "unary"},
     {"unary_round_bfloat16", kOnnxOps2, "unary"},
     {"select", kContract1, "select"},
+    {"clamp", kFused1, "clamp"},
     {"sum", kContract1, "sum_axis"},
     {"max", kContract1, "max_axis"},
     {"min", kContract1, "min_axis"},

@@ -38,6 +38,7 @@ const std::vector<Checked> kGradientChecked = {
     {"binary_scalar_right", {"add_scalar", "mul_scalar", "mean all"}},
     {"unary", {"neg", "relu", "abs", "sqrt"}},
     {"select", {"where (broadcast)", "masked_fill"}},
+    {"clamp", {"clamp", "clamp lower bound only"}},
     {"binary_broadcast", {"add (broadcast)", "sub (broadcast)", "mul (broadcast)"}},
     {"strided_copy", {"permute", "batch_norm train", "conv2d (data-parallel batch)"}},
     {"math", {"exp", "log", "tanh", "sigmoid", "erf", "gelu erf", "gelu tanh", "rsqrt", "sin", "cos", "tan", "asin",
