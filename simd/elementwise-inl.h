@@ -221,6 +221,50 @@ HWY_INLINE void ClampImpl(const float* x, float lo, float hi, float* out, size_t
   MapUnary(d, x, out, n, ClampFn{lo, hi});
 }
 
+// Batch normalisation over one run of a channel: the steps of the scalar passes it replaces (each
+// rounded and canonical as theirs), in one pass over memory. Forward: xhat = (x - mean) * rstd,
+// out = xhat * weight + bias.
+HWY_INLINE void NormalizeRunImpl(const float* x, float mean, float rstd, float weight, float bias, float* xhat,
+                                 float* out, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const auto vm = hn::Set(d, mean), vr = hn::Set(d, rstd), vw = hn::Set(d, weight), vb = hn::Set(d, bias);
+  auto step = [&](const float* from, float* h_to, float* to) HWY_ATTR {
+    const auto h = MulFn()(d, SubFn()(d, hn::LoadU(d, from), vm), vr);
+    hn::StoreU(h, d, h_to);
+    hn::StoreU(AddFn()(d, MulFn()(d, h, vw), vb), d, to);
+  };
+  size_t i = 0;
+  for (; i + N <= n; i += N) step(x + i, xhat + i, out + i);
+  if (i == n) return;
+  HWY_ALIGN float in_buf[hn::MaxLanes(d)] = {}, h_buf[hn::MaxLanes(d)], out_buf[hn::MaxLanes(d)];
+  memcpy(in_buf, x + i, (n - i) * sizeof(float));
+  step(in_buf, h_buf, out_buf);
+  memcpy(xhat + i, h_buf, (n - i) * sizeof(float));
+  memcpy(out + i, out_buf, (n - i) * sizeof(float));
+}
+
+// Backward: dx = ((g - mean_g) - xhat * mean_g_xhat) * rstd.
+HWY_INLINE void NormalizeRunBackwardImpl(const float* g, const float* xhat, float mean_g, float mean_g_xhat, float rstd,
+                                         float* dx, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const auto vm = hn::Set(d, mean_g), vp = hn::Set(d, mean_g_xhat), vr = hn::Set(d, rstd);
+  auto step = [&](const float* g_at, const float* h_at, float* to) HWY_ATTR {
+    const auto centred = SubFn()(d, hn::LoadU(d, g_at), vm);
+    const auto projected = MulFn()(d, hn::LoadU(d, h_at), vp);
+    hn::StoreU(MulFn()(d, SubFn()(d, centred, projected), vr), d, to);
+  };
+  size_t i = 0;
+  for (; i + N <= n; i += N) step(g + i, xhat + i, dx + i);
+  if (i == n) return;
+  HWY_ALIGN float g_buf[hn::MaxLanes(d)] = {}, h_buf[hn::MaxLanes(d)] = {}, out_buf[hn::MaxLanes(d)];
+  memcpy(g_buf, g + i, (n - i) * sizeof(float));
+  memcpy(h_buf, xhat + i, (n - i) * sizeof(float));
+  step(g_buf, h_buf, out_buf);
+  memcpy(dx + i, out_buf, (n - i) * sizeof(float));
+}
+
 HWY_INLINE void SelectImpl(const float* cond, const float* a, const float* b, float* out, size_t n) {
   const hn::ScalableTag<float> d;
   MapTernary(d, cond, a, b, out, n, SelectFn());

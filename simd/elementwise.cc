@@ -28,6 +28,14 @@ void SelectTarget(const float* cond, const float* a, const float* b, float* out,
   SelectImpl(cond, a, b, out, n);
 }
 void ClampTarget(const float* x, float lo, float hi, float* out, size_t n) { ClampImpl(x, lo, hi, out, n); }
+void NormalizeRunTarget(const float* x, float mean, float rstd, float weight, float bias, float* xhat, float* out,
+                        size_t n) {
+  NormalizeRunImpl(x, mean, rstd, weight, bias, xhat, out, n);
+}
+void NormalizeRunBackwardTarget(const float* g, const float* xhat, float mean_g, float mean_g_xhat, float rstd,
+                                float* dx, size_t n) {
+  NormalizeRunBackwardImpl(g, xhat, mean_g, mean_g_xhat, rstd, dx, n);
+}
 
 }  // namespace HWY_NAMESPACE
 }  // namespace simd
@@ -44,6 +52,8 @@ HWY_EXPORT(BinaryScalarLeftTarget);
 HWY_EXPORT(UnaryTarget);
 HWY_EXPORT(SelectTarget);
 HWY_EXPORT(ClampTarget);
+HWY_EXPORT(NormalizeRunTarget);
+HWY_EXPORT(NormalizeRunBackwardTarget);
 
 // Every output depends on its own inputs alone: large arrays run on the thread pool in chunks
 // (out may alias an input exactly; each chunk reads and writes only its own range).
@@ -79,6 +89,15 @@ void Clamp(const float* x, float lo, float hi, float* out, size_t n) {
   ForEachChunk(n, kElementwiseChunk, [&](size_t first, size_t count) {
     HWY_DYNAMIC_DISPATCH(ClampTarget)(x + first, lo, hi, out + first, count);
   });
+}
+
+void NormalizeRun(const float* x, float mean, float rstd, float weight, float bias, float* xhat, float* out,
+                  size_t n) {
+  HWY_DYNAMIC_DISPATCH(NormalizeRunTarget)(x, mean, rstd, weight, bias, xhat, out, n);
+}
+void NormalizeRunBackward(const float* g, const float* xhat, float mean_g, float mean_g_xhat, float rstd, float* dx,
+                          size_t n) {
+  HWY_DYNAMIC_DISPATCH(NormalizeRunBackwardTarget)(g, xhat, mean_g, mean_g_xhat, rstd, dx, n);
 }
 
 const char* BinaryOpName(BinaryOp op) {

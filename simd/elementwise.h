@@ -56,6 +56,14 @@ void Select(const float* cond, const float* a, const float* b, float* out, size_
 // -0 kept at a bound of +0). out may alias x.
 void Clamp(const float* x, float lo, float hi, float* out, size_t n);
 
+// Batch normalisation over one run of a channel (core/backend/cpu_channel_norm.cc), single-threaded:
+// xhat = (x - mean) * rstd, out = xhat * weight + bias; backward dx = ((g - mean_g) - xhat *
+// mean_g_xhat) * rstd. Each step rounded and canonical: the bits of one BinaryScalarRight or Binary
+// pass per step, in one pass over memory.
+void NormalizeRun(const float* x, float mean, float rstd, float weight, float bias, float* xhat, float* out, size_t n);
+void NormalizeRunBackward(const float* g, const float* xhat, float mean_g, float mean_g_xhat, float rstd, float* dx,
+                          size_t n);
+
 const char* BinaryOpName(BinaryOp op);
 const char* UnaryOpName(UnaryOp op);
 

@@ -156,7 +156,7 @@ std::vector<OpCase> OpTable() {
       {"remainder", {{6}, {6}},
        [](auto& x) { return Remainder(Neg(x[0]), AddScalar(MulScalar(x[1], 0.1f), 1.9f)); }, 2.5f, 3.5f},
       // Inputs on both sides of both bounds (none within the finite difference's step of one).
-      {"clamp", {{9}}, [](auto& x) { return Clamp(x[0], -0.5f, 0.7f); }, -2.0f, 2.0f},
+      {"clamp", {{9}}, [](auto& x) { return Clamp(x[0], -0.8f, 1.0f); }, -2.0f, 2.0f},
       {"clamp lower bound only", {{9}}, [](auto& x) { return Clamp(x[0], 0.1f, __builtin_inff()); }, -2.0f, 2.0f},
   };
 }
