@@ -2,7 +2,7 @@
 // chosen once per call), the exception-table hooks for tools, and the scalar float64 helpers
 // LogF64 / SinPiF64 / CosPiF64 (plain C++: basic operations only, no libm).
 //
-// Functions with a float32 first step (math_fast-inl.h: exp, erf, gelu_erf) run it on every lane
+// Functions with a float32 first step (math_fast-inl.h: exp, erf, gelu_erf, sigmoid) run it on every lane
 // and send the few lanes it leaves undecided, gathered per block, to the float64 evaluation
 // (MathFloat64, math_float64.cc); the others run the float64 evaluation directly.
 #include "simd/math.h"
@@ -121,6 +121,7 @@ void MathTarget(MathFn fn, const float* in, float* out, size_t n) {
     case MathFn::kExp: return MapFirstStep(fn, in, out, n, mathfast::ExpFast());
     case MathFn::kErf: return MapFirstStep(fn, in, out, n, mathfast::ErfFast());
     case MathFn::kGeluErf: return MapFirstStep(fn, in, out, n, mathfast::GeluErfFast());
+    case MathFn::kSigmoid: return MapFirstStep(fn, in, out, n, mathfast::SigmoidFast());
     default: return MathFloat64(fn, in, out, n);
   }
 }

@@ -163,6 +163,27 @@ struct ExpFast {
   }
 };
 
+// A piece's s + l (the tables of gen_math_fast_tables' FitPiece): f = P0 + P1 h + h^2 Q(h) around
+// the piece's centre, rows P0Hi, P0Lo, P1Hi (12 bits), P1Lo, P2 .. P6 of `coef`, read by `lookup`
+// at the piece's index. With hh = h cut to 12 bits, A = P1Hi hh is exact, and
+//   s + e = P0Hi + A (Fast2Sum; P0Hi = 0 on an odd piece 0 makes it exact too),
+//   l = e + ((P1Hi (h - hh) + P1Lo h) + P0Lo) + h^2 Q.
+template <class DF, class Lookup, class V = hn::Vec<DF>>
+HWY_INLINE void PieceSum(DF df, const Lookup& lookup, V h, V& s, V& l) {
+  const V hh = HighBits<12>(df, h);
+  V q = lookup(8);
+  q = hn::Add(lookup(7), hn::Mul(h, q));
+  q = hn::Add(lookup(6), hn::Mul(h, q));
+  q = hn::Add(lookup(5), hn::Mul(h, q));
+  q = hn::Add(lookup(4), hn::Mul(h, q));
+  q = hn::Mul(hn::Mul(h, h), q);
+  const V p0h = lookup(0), p1h = lookup(2);
+  V e;
+  FastTwoSum(p0h, hn::Mul(p1h, hh), s, e);
+  const V a2 = hn::Add(hn::Mul(p1h, hn::Sub(h, hh)), hn::Mul(lookup(3), h));
+  l = hn::Add(hn::Add(e, hn::Add(a2, lookup(1))), q);
+}
+
 // erf(x) for 2^-100 <= |x| < 3.9375: piece i = round(16 |x|), h = |x| - i/16 (exact, |h| <= 1/32),
 // erf|x| = E0 + E1 h + h^2 Q(h) with E0 = E0Hi + E0Lo, E1 = E1Hi (12 bits) + E1Lo. With hh = h cut
 // to 12 bits, A = E1Hi hh is exact, and
@@ -180,19 +201,9 @@ struct ErfFast {
     hn::Vec<decltype(di)> i;
     const V kf = RoundToInt(df, hn::Mul(a, hn::Set(df, 16.0f)), i);
     const V h = hn::Sub(a, hn::Mul(kf, hn::Set(df, 0.0625f)));
-    const V hh = HighBits<12>(df, h);
     const float(*coef)[ft::kErfPieces] = ft::kErfCoef;
-    V q = Lookup64(df, coef[8], i);
-    q = hn::Add(Lookup64(df, coef[7], i), hn::Mul(h, q));
-    q = hn::Add(Lookup64(df, coef[6], i), hn::Mul(h, q));
-    q = hn::Add(Lookup64(df, coef[5], i), hn::Mul(h, q));
-    q = hn::Add(Lookup64(df, coef[4], i), hn::Mul(h, q));
-    q = hn::Mul(hn::Mul(h, h), q);
-    const V e0h = Lookup64(df, coef[0], i), e1h = Lookup64(df, coef[2], i);
-    V s, e;
-    FastTwoSum(e0h, hn::Mul(e1h, hh), s, e);
-    const V a2 = hn::Add(hn::Mul(e1h, hn::Sub(h, hh)), hn::Mul(Lookup64(df, coef[3], i), h));
-    const V l = hn::Add(hn::Add(e, hn::Add(a2, Lookup64(df, coef[1], i))), q);
+    V s, l;
+    PieceSum(df, [&](int row) HWY_ATTR { return Lookup64(df, coef[row], i); }, h, s, l);
     hn::Mask<DF> undecided_test;
     const V bound = hn::Mul(s, Lookup64(df, coef[9], i));
     const V r = hn::CopySignToAbs(Decide(df, s, l, bound, undecided_test), x);
@@ -224,19 +235,9 @@ struct GeluErfFast {
     const V kf = RoundToInt(df, hn::Mul(a, hn::Set(df, 16.0f)), i);
     const auto j = hn::Sub(i, hn::Set(di, ft::kGeluFirstPiece));
     const V h = hn::Sub(a, hn::Mul(kf, hn::Set(df, 0.0625f)));
-    const V hh = HighBits<12>(df, h);
     const float(*coef)[ft::kGeluPieces] = ft::kGeluCoef;
-    V q = Lookup128(df, coef[8], j);
-    q = hn::Add(Lookup128(df, coef[7], j), hn::Mul(h, q));
-    q = hn::Add(Lookup128(df, coef[6], j), hn::Mul(h, q));
-    q = hn::Add(Lookup128(df, coef[5], j), hn::Mul(h, q));
-    q = hn::Add(Lookup128(df, coef[4], j), hn::Mul(h, q));
-    q = hn::Mul(hn::Mul(h, h), q);
-    const V p0h = Lookup128(df, coef[0], j), p1h = Lookup128(df, coef[2], j);
-    V s, e;
-    FastTwoSum(p0h, hn::Mul(p1h, hh), s, e);
-    const V a2 = hn::Add(hn::Mul(p1h, hn::Sub(h, hh)), hn::Mul(Lookup128(df, coef[3], j), h));
-    const V l = hn::Add(hn::Add(e, hn::Add(a2, Lookup128(df, coef[1], j))), q);
+    V s, l;
+    PieceSum(df, [&](int row) HWY_ATTR { return Lookup128(df, coef[row], j); }, h, s, l);
     // x (s + l) = S + L.
     const V xh = HighBits<12>(df, a), xl = hn::Sub(a, xh);
     const V sh = HighBits<12>(df, s), sl = hn::Sub(s, sh);
@@ -252,6 +253,30 @@ struct GeluErfFast {
     const auto decided_outside = hn::Or(identity, nan);
     undecided = hn::Or(hn::And(in_domain, undecided_test), hn::Not(hn::Or(in_domain, decided_outside)));
     return hn::IfThenElse(in_domain, r, special);
+  }
+};
+
+// sigmoid(x) = 1 / (1 + e^-x) for -4.03125 <= x < 3.96875: 128 pieces i = round(16 x), h = x - i/16
+// (exact, |h| <= 1/32), s + l as for erf (PieceSum), the bound |s| times the piece's relative
+// bound. Outside: NaN for NaN; the rest (both tails) goes to float64.
+struct SigmoidFast {
+  template <class DF, class V = hn::Vec<DF>>
+  HWY_INLINE V Eval(DF df, V x, hn::Mask<DF>& undecided) const {
+    const hn::RebindToSigned<DF> di;
+    const auto in_domain = hn::And(hn::Ge(x, hn::Set(df, -4.03125f)), hn::Lt(x, hn::Set(df, 3.96875f)));
+    const V a = hn::IfThenElseZero(in_domain, x);
+    hn::Vec<decltype(di)> i;
+    const V kf = RoundToInt(df, hn::Mul(a, hn::Set(df, 16.0f)), i);
+    const auto j = hn::Sub(i, hn::Set(di, ft::kSigmoidFirstPiece));
+    const V h = hn::Sub(a, hn::Mul(kf, hn::Set(df, 0.0625f)));
+    const float(*coef)[ft::kSigmoidPieces] = ft::kSigmoidCoef;
+    V s, l;
+    PieceSum(df, [&](int row) HWY_ATTR { return Lookup128(df, coef[row], j); }, h, s, l);
+    hn::Mask<DF> undecided_test;
+    const V r = Decide(df, s, l, hn::Mul(s, Lookup128(df, coef[9], j)), undecided_test);
+    const auto nan = IsNaNMask(df, x);
+    undecided = hn::Or(hn::And(in_domain, undecided_test), hn::Not(hn::Or(in_domain, nan)));
+    return hn::IfThenElse(in_domain, r, CanonicalNaN(df));
   }
 };
 

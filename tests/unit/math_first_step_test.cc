@@ -25,7 +25,7 @@ using testing::Bits;
 using testing::FromBits;
 
 // The functions with a first step.
-const MathFn kFirstStepFns[] = {MathFn::kExp, MathFn::kErf, MathFn::kGeluErf};
+const MathFn kFirstStepFns[] = {MathFn::kExp, MathFn::kErf, MathFn::kGeluErf, MathFn::kSigmoid};
 
 void AddWindow(std::vector<float>* v, float centre, int half_width) {
   const uint32_t c = Bits(centre);
@@ -37,8 +37,8 @@ std::vector<float> Inputs() {
   for (uint64_t i = 0; i < (uint64_t{1} << 20); ++i) {  // every exponent, both signs, varied mantissas
     v.push_back(FromBits(static_cast<uint32_t>(i * 4096u + (i * 2654435761u >> 20) % 4096u)));
   }
-  // Domain edges of exp, erf and gelu_erf, the bands in between, and the boundaries of erf's and
-  // gelu_erf's pieces (odd multiples of 1/32).
+  // Domain edges of exp, erf, gelu_erf and sigmoid, the bands in between, and the boundaries of
+  // erf's, gelu_erf's and sigmoid's pieces (odd multiples of 1/32).
   for (float c : {-104.0f, -103.97208f, -87.33654f, -86.0f, 88.5f, 88.72284f, 89.0f, 3.9375f, -3.9375f,
                   0x1p-100f, -0x1p-100f, 0x1p-126f, 1.0f, -1.0f, 0.0f, -4.03125f, 3.96875f, 5.5f,
                   0x1p-60f, -0x1p-60f}) {
@@ -83,7 +83,7 @@ TEST_CASE("math first steps: the float64 evaluation's bits on every target") {
 
 TEST_CASE("math first steps: blocks with many float64 lanes, in place and not") {
   // Every third element lies in a band that the first steps leave to float64 (exp between -104 and
-  // -86, erf below 2^-100, gelu_erf below -4.03125), so whole blocks of pending lanes are written
+  // -86, erf below 2^-100, gelu_erf and sigmoid below -4.03125), so whole blocks of pending lanes are written
   // back; lengths cross the driver's blocks and end in partial vectors.
   for (MathFn fn : kFirstStepFns) {
     const float band = fn == MathFn::kExp ? -95.5f : fn == MathFn::kErf ? 0x1.8p-120f : -4.5f;

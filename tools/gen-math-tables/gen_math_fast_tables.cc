@@ -142,6 +142,88 @@ void EmitExp() {
   fprintf(out, "\n");
 }
 
+// ---- the pieces of erf, Phi (gelu) and sigmoid: s + l = P0 + P1 h + h^2 Q(h) around a centre c ----
+// (math_fast-inl.h, PieceSum): P0 = P0Hi + P0Lo, P1 = P1Hi (12 bits) + P1Lo, Q = P2 + ... + Pd h^(d-2);
+// a table row per coefficient part, then the piece's relative bound.
+struct Piece {
+  float p0h, p0l, p1h, p1l;
+  std::vector<float> pk;  // P2 .. Pd at their indices
+};
+
+Piece FitPiece(const Fn& f, const M& c, const M& w, int degree, bool odd) {
+  const std::vector<M> b = ChebFit(f, c, w, degree, odd);
+  Piece p;
+  p.p0h = b[0].f();
+  p.p0l = (b[0] - M(p.p0h)).f();
+  p.p1h = RoundToBits(b[1], 12);
+  p.p1l = (b[1] - M(p.p1h)).f();
+  p.pk.assign(degree + 1, 0.0f);
+  for (int k = 2; k <= degree; ++k) p.pk[k] = b[k].f();
+  return p;
+}
+
+void StorePiece(const Piece& p, int degree, int column, std::vector<std::vector<float>>* rows) {
+  (*rows)[0][column] = p.p0h;
+  (*rows)[1][column] = p.p0l;
+  (*rows)[2][column] = p.p1h;
+  (*rows)[3][column] = p.p1l;
+  for (int k = 2; k <= degree; ++k) (*rows)[2 + k][column] = p.pk[k];
+}
+
+// At x = c + h: y = |f(x)|, the float polynomial's approximation error (exact evaluation), the
+// error of the computed s + l (approximation, roundings, the coefficients' representation), and a
+// bound on |l|.
+struct PieceError {
+  double y, approx, err, l;
+};
+
+PieceError PieceErrorAt(const Fn& f, const Piece& pc, const M& c, const M& h, int degree) {
+  const M x = c + h;
+  const double hd = std::fabs(h.d());
+  // Horner Q = P2 + h (P3 + ...): running error of each RN(P_k + RN(h acc)).
+  double qv = std::fabs(pc.pk[degree]), dq = 0;
+  for (int k = degree - 1; k >= 2; --k) {
+    const double prod = hd * qv, next = std::fabs(pc.pk[k]) + prod;
+    dq = hd * dq + kU * prod + kU * next;
+    qv = next;
+  }
+  M p(static_cast<double>(pc.pk[degree]));
+  for (int k = degree - 1; k >= 2; --k) p = p * h + M(static_cast<double>(pc.pk[k]));
+  const double qd = std::fabs((p * h * h).d());
+  p = p * h * h + (M(pc.p1h) + M(pc.p1l)) * h + M(pc.p0h) + M(pc.p0l);
+  const M fx = f(x);
+  PieceError e;
+  e.y = std::fabs(fx.d());
+  e.approx = std::fabs((p - fx).d());
+  // q = RN(RN(h^2) Q): h^2 and the product each u, Q's running error.
+  const double err_q = kU * qd + hd * hd * dq + kU * hd * hd * qv + kU * qd;
+  // a1 = RN(P1Lo h), a2 = RN(P1Hi hl + a1) (P1Hi hl exact, hl < 2^-11 |h|), a3 = RN(a2 + P0Lo),
+  // a4 = RN(e + a3) (e: Fast2Sum error of P0Hi + P1Hi hh, at most u |s|), l = RN(a4 + q).
+  const double a1 = std::fabs(pc.p1l) * hd;
+  const double a2 = std::fabs(pc.p1h) * hd * 0x1p-11 + a1;
+  const double a3 = a2 + std::fabs(pc.p0l);
+  const double a4 = kU * e.y * 1.01 + a3;
+  e.l = a4 + qd;
+  const double representation = kU * std::fabs(pc.p0l) + kU * std::fabs(pc.p1l) * hd;
+  e.err = e.approx + err_q + kU * (a1 + a2 + a3 + a4 + e.l) + representation;
+  return e;
+}
+
+void EmitCoefTable(const char* name, const std::vector<std::vector<float>>& rows) {
+  const size_t pieces = rows[0].size();
+  fprintf(out, "alignas(64) static const float %s[%zu][%zu] = {\n", name, rows.size(), pieces);
+  for (const std::vector<float>& row : rows) {
+    fprintf(out, "  {\n");
+    for (size_t i = 0; i < pieces; ++i) {
+      if (i % 4 == 0) fprintf(out, "    ");
+      fprintf(out, "%s,", HexF(row[i]).c_str());
+      fprintf(out, (i % 4 == 3) ? "\n" : " ");
+    }
+    fprintf(out, "  },\n");
+  }
+  fprintf(out, "};\n\n");
+}
+
 // ---- erf: 64 pieces centred at i/16, |h| <= 1/32 ----
 constexpr int kErfPieces = 64;
 constexpr int kErfDegree = 6;
@@ -158,52 +240,17 @@ void EmitErf() {
   double worst_bound = 0, worst_approx = 0;
   for (int i = 0; i < kErfPieces; ++i) {
     const M c(i / 16.0), w(1.0 / 32);
-    const std::vector<M> b = ChebFit(f, c, w, kErfDegree, i == 0);
-    const float e0h = b[0].f(), e0l = (b[0] - M(e0h)).f();
-    const float e1h = RoundToBits(b[1], 12), e1l = (b[1] - M(e1h)).f();
-    std::vector<float> ek(kErfDegree + 1);
-    for (int k = 2; k <= kErfDegree; ++k) ek[k] = b[k].f();
-    rows[0][i] = e0h;
-    rows[1][i] = e0l;
-    rows[2][i] = e1h;
-    rows[3][i] = e1l;
-    for (int k = 2; k <= kErfDegree; ++k) rows[2 + k][i] = ek[k];
-    // Relative bound: at each sample point, the approximation error of the float polynomial
-    // (exact evaluation) plus the rounding errors of math_fast-inl.h's ErfCore, over |erf(x)|.
+    const Piece piece = FitPiece(f, c, w, kErfDegree, i == 0);
+    StorePiece(piece, kErfDegree, i, &rows);
+    // Relative bound: at each sample point, the error of s + l over |erf(x)|.
     double rel = 0;
     const int samples = 4000;
     for (int sidx = 0; sidx <= samples; ++sidx) {
       const M h = w * M(2.0 * sidx / samples - 1.0);
-      const M x = c + h;
-      if (mpfr_sgn(x.v) <= 0) continue;
-      const double hd = std::fabs(h.d());
-      // Horner Q = E2 + h (E3 + ...): running error of each RN(E_k + RN(h acc)).
-      double qv = std::fabs(ek[kErfDegree]), dq = 0;
-      for (int k = kErfDegree - 1; k >= 2; --k) {
-        const double prod = hd * qv, next = std::fabs(ek[k]) + prod;
-        dq = hd * dq + kU * prod + kU * next;
-        qv = next;
-      }
-      M p(static_cast<double>(ek[kErfDegree]));
-      for (int k = kErfDegree - 1; k >= 2; --k) p = p * h + M(static_cast<double>(ek[k]));
-      const double qd = std::fabs((p * h * h).d());
-      p = p * h * h + (M(e1h) + M(e1l)) * h + M(e0h) + M(e0l);
-      const M fx = f(x);
-      const double y = std::fabs(fx.d());
-      const double approx = std::fabs((p - fx).d());
-      worst_approx = std::max(worst_approx, approx / y);
-      // q = RN(RN(h^2) Q): h^2 and the product each u, Q's running error.
-      const double err_q = kU * qd + hd * hd * dq + kU * hd * hd * qv + kU * qd;
-      // a1 = RN(E1Lo h), a2 = RN(E1Hi hl + a1) (E1Hi hl exact, hl < 2^-11 |h|), a3 = RN(a2 + E0Lo),
-      // a4 = RN(e + a3) (e: Fast2Sum error of E0Hi + E1Hi hh, at most u |s|), l = RN(a4 + q).
-      const double a1 = std::fabs(e1l) * hd;
-      const double a2 = std::fabs(e1h) * hd * 0x1p-11 + a1;
-      const double a3 = a2 + std::fabs(e0l);
-      const double a4 = kU * y * 1.01 + a3;
-      const double l = a4 + qd;
-      const double representation = kU * std::fabs(e0l) + kU * std::fabs(e1l) * hd;
-      const double err = approx + err_q + kU * (a1 + a2 + a3 + a4 + l) + representation;
-      rel = std::max(rel, err / y);
+      if (mpfr_sgn((c + h).v) <= 0) continue;
+      const PieceError e = PieceErrorAt(f, piece, c, h, kErfDegree);
+      worst_approx = std::max(worst_approx, e.approx / e.y);
+      rel = std::max(rel, e.err / e.y);
     }
     // The test multiplies by |s| >= |erf(x)| (1 - 2^-20).
     const double bound = kSafety * rel * (1 + 0x1p-20);
@@ -220,17 +267,7 @@ void EmitErf() {
           kErfDegree, kErfDegree - 2, kErfDegree, kSafety, worst_approx, std::log2(worst_approx), worst_bound,
           std::log2(worst_bound));
   fprintf(out, "constexpr int kErfPieces = %d;\nconstexpr int kErfRows = %d;\n", kErfPieces, kRows);
-  fprintf(out, "alignas(64) static const float kErfCoef[%d][%d] = {\n", kRows, kErfPieces);
-  for (int r = 0; r < kRows; ++r) {
-    fprintf(out, "  {\n");
-    for (int i = 0; i < kErfPieces; ++i) {
-      if (i % 4 == 0) fprintf(out, "    ");
-      fprintf(out, "%s,", HexF(rows[r][i]).c_str());
-      fprintf(out, (i % 4 == 3) ? "\n" : " ");
-    }
-    fprintf(out, "  },\n");
-  }
-  fprintf(out, "};\n\n");
+  EmitCoefTable("kErfCoef", rows);
 }
 
 // ---- gelu (erf form): gelu(x) = x Phi(x), 128 pieces of Phi centred at i/16, -64 <= i <= 63 ----
@@ -255,59 +292,27 @@ void EmitGelu() {
   for (int j = 0; j < kGeluPieces; ++j) {
     const int i = j + kGeluFirstPiece;
     const M c(i / 16.0), w(1.0 / 32);
-    const std::vector<M> b = ChebFit(f, c, w, kGeluDegree, false);
-    const float p0h = b[0].f(), p0l = (b[0] - M(p0h)).f();
-    const float p1h = RoundToBits(b[1], 12), p1l = (b[1] - M(p1h)).f();
-    std::vector<float> pk(kGeluDegree + 1);
-    for (int k = 2; k <= kGeluDegree; ++k) pk[k] = b[k].f();
-    rows[0][j] = p0h;
-    rows[1][j] = p0l;
-    rows[2][j] = p1h;
-    rows[3][j] = p1l;
-    for (int k = 2; k <= kGeluDegree; ++k) rows[2 + k][j] = pk[k];
-    // Relative bound on x Phi(x): at each sample point, Phi's approximation error (float
-    // polynomial, exact evaluation) and the roundings of Phi's s + l (as for erf), then those of the
-    // product x (s + l) = S + L (math_fast-inl.h, GeluErfFast), over x Phi(x). Every term scales
-    // with |x|, so it is divided out.
+    const Piece piece = FitPiece(f, c, w, kGeluDegree, false);
+    StorePiece(piece, kGeluDegree, j, &rows);
+    // Relative bound on x Phi(x): at each sample point, the error of Phi's s + l, then the
+    // roundings of the product x (s + l) = S + L (math_fast-inl.h, GeluErfFast), over x Phi(x).
+    // Every term scales with |x|, so it is divided out.
     double rel = 0;
     const int samples = 4000;
     for (int sidx = 0; sidx <= samples; ++sidx) {
       const M h = w * M(2.0 * sidx / samples - 1.0);
-      const M x = c + h;
-      const double hd = std::fabs(h.d());
-      double qv = std::fabs(pk[kGeluDegree]), dq = 0;
-      for (int k = kGeluDegree - 1; k >= 2; --k) {
-        const double prod = hd * qv, next = std::fabs(pk[k]) + prod;
-        dq = hd * dq + kU * prod + kU * next;
-        qv = next;
-      }
-      M p(static_cast<double>(pk[kGeluDegree]));
-      for (int k = kGeluDegree - 1; k >= 2; --k) p = p * h + M(static_cast<double>(pk[k]));
-      const double qd = std::fabs((p * h * h).d());
-      p = p * h * h + (M(p1h) + M(p1l)) * h + M(p0h) + M(p0l);
-      const M fx = f(x);
-      const double y = std::fabs(fx.d());  // Phi(x) > 0
-      const double approx = std::fabs((p - fx).d());
-      worst_approx = std::max(worst_approx, approx / y);
-      // Phi's s + l, as erf's: q = RN(RN(h^2) Q); a1 = RN(P1Lo h); a2 = RN(P1Hi hl + a1) (P1Hi hl
-      // exact); a3 = RN(a2 + P0Lo); a4 = RN(e + a3) (e: Fast2Sum error, at most u |s|); l = RN(a4 + q).
-      const double err_q = kU * qd + hd * hd * dq + kU * hd * hd * qv + kU * qd;
-      const double a1 = std::fabs(p1l) * hd;
-      const double a2 = std::fabs(p1h) * hd * 0x1p-11 + a1;
-      const double a3 = a2 + std::fabs(p0l);
-      const double a4 = kU * y * 1.01 + a3;
-      const double l = a4 + qd;
-      const double representation = kU * std::fabs(p0l) + kU * std::fabs(p1l) * hd;
-      const double err_phi = approx + err_q + kU * (a1 + a2 + a3 + a4 + l) + representation;
+      const PieceError e = PieceErrorAt(f, piece, c, h, kGeluDegree);
+      const double y = e.y;  // Phi(x) > 0
+      worst_approx = std::max(worst_approx, e.approx / y);
       // The product, per unit of |x|: x = xh + xl, s = sh + sl (12-bit truncations, so xh sh, xh sl,
       // xl sh and xl sl are exact); B = RN(xh sl + xl sh) (|B| <= 2^-10 |x s|); S + E = xh sh + B
       // (Fast2Sum); C = xl sl (exact, <= 2^-22 |x s|); m1 = RN(x l); m2 = RN(C + m1);
       // L = RN(E + m2).
-      const double sv = y * 1.01 + l;
-      const double mb = 0x1p-10 * sv, mc = 0x1p-22 * sv, m1 = l * (1 + kU), m2 = mc + m1;
+      const double sv = y * 1.01 + e.l;
+      const double mb = 0x1p-10 * sv, mc = 0x1p-22 * sv, m1 = e.l * (1 + kU), m2 = mc + m1;
       const double ml = kU * sv + m2;
       const double err_prod = kU * mb + kU * (m1 + m2 + ml);
-      rel = std::max(rel, (err_phi + err_prod) / y);
+      rel = std::max(rel, (e.err + err_prod) / y);
     }
     // The test multiplies by |S| >= |x Phi(x)| (1 - 2^-20).
     const double bound = kSafety * rel * (1 + 0x1p-20);
@@ -325,17 +330,56 @@ void EmitGelu() {
           std::log2(worst_approx), worst_bound, std::log2(worst_bound));
   fprintf(out, "constexpr int kGeluPieces = %d;\nconstexpr int kGeluFirstPiece = %d;\n"
                "constexpr int kGeluRows = %d;\n", kGeluPieces, kGeluFirstPiece, kRows);
-  fprintf(out, "alignas(64) static const float kGeluCoef[%d][%d] = {\n", kRows, kGeluPieces);
-  for (int r = 0; r < kRows; ++r) {
-    fprintf(out, "  {\n");
-    for (int j = 0; j < kGeluPieces; ++j) {
-      if (j % 4 == 0) fprintf(out, "    ");
-      fprintf(out, "%s,", HexF(rows[r][j]).c_str());
-      fprintf(out, (j % 4 == 3) ? "\n" : " ");
+  EmitCoefTable("kGeluCoef", rows);
+}
+
+// ---- sigmoid: 128 pieces centred at i/16, -64 <= i <= 63 ----
+constexpr int kSigmoidPieces = 128;
+constexpr int kSigmoidFirstPiece = -64;
+constexpr int kSigmoidDegree = 6;
+
+M Sigmoid(const M& x) {  // 1 / (1 + e^-x)
+  M e, neg = M(0.0) - x;
+  mpfr_exp(e.v, neg.v, MPFR_RNDN);
+  return M(1.0) / (M(1.0) + e);
+}
+
+void EmitSigmoid() {
+  Fn f = Sigmoid;
+  // Rows: S0Hi, S0Lo, S1Hi, S1Lo, S2 .. S6, relative bound.
+  constexpr int kRows = 4 + (kSigmoidDegree - 1) + 1;
+  std::vector<std::vector<float>> rows(kRows, std::vector<float>(kSigmoidPieces));
+  double worst_bound = 0, worst_approx = 0;
+  for (int j = 0; j < kSigmoidPieces; ++j) {
+    const int i = j + kSigmoidFirstPiece;
+    const M c(i / 16.0), w(1.0 / 32);
+    const Piece piece = FitPiece(f, c, w, kSigmoidDegree, false);
+    StorePiece(piece, kSigmoidDegree, j, &rows);
+    double rel = 0;
+    const int samples = 4000;
+    for (int sidx = 0; sidx <= samples; ++sidx) {
+      const M h = w * M(2.0 * sidx / samples - 1.0);
+      const PieceError e = PieceErrorAt(f, piece, c, h, kSigmoidDegree);  // sigmoid(x) > 0
+      worst_approx = std::max(worst_approx, e.approx / e.y);
+      rel = std::max(rel, e.err / e.y);
     }
-    fprintf(out, "  },\n");
+    // The test multiplies by |s| >= sigmoid(x) (1 - 2^-20).
+    const double bound = kSafety * rel * (1 + 0x1p-20);
+    rows[kRows - 1][j] = static_cast<float>(bound);
+    worst_bound = std::max(worst_bound, bound);
   }
-  fprintf(out, "};\n\n");
+  fprintf(out,
+          "// ---- sigmoid, -4.03125 <= x < 3.96875 ----\n"
+          "// piece i = round(16 x), h = x - i/16 (exact), |h| <= 1/32, table index i + %d;\n"
+          "// sigmoid = S0 + S1 h + h^2 (S2 + ... + S%d h^%d), Chebyshev interpolants (MPFR);\n"
+          "// S0 = S0Hi + S0Lo, S1 = S1Hi (12 bits) + S1Lo. Rows of kSigmoidCoef: S0Hi, S0Lo, S1Hi, S1Lo,\n"
+          "// S2 .. S%d, then the piece's relative error bound of s + l (analysis times %g).\n"
+          "// Worst approximation error %a (2^%.1f),\n// worst bound %a (2^%.1f).\n",
+          -kSigmoidFirstPiece, kSigmoidDegree, kSigmoidDegree - 2, kSigmoidDegree, kSafety, worst_approx,
+          std::log2(worst_approx), worst_bound, std::log2(worst_bound));
+  fprintf(out, "constexpr int kSigmoidPieces = %d;\nconstexpr int kSigmoidFirstPiece = %d;\n"
+               "constexpr int kSigmoidRows = %d;\n", kSigmoidPieces, kSigmoidFirstPiece, kRows);
+  EmitCoefTable("kSigmoidCoef", rows);
 }
 
 }  // namespace
@@ -361,6 +405,7 @@ int main(int argc, char** argv) {
   EmitExp();
   EmitErf();
   EmitGelu();
+  EmitSigmoid();
   fprintf(out, "}  // namespace math_fast_tables\n}  // namespace simd\n}  // namespace lockstep\n\n"
                "#endif  // LOCKSTEP_SIMD_MATH_FAST_TABLES_H_\n");
   if (fclose(out) != 0) {
