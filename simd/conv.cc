@@ -196,19 +196,36 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
   PhaseTapOffsets(s, ph, &off);
   std::vector<float> packed(s.c_out * k);
   PackRowTiles(w, s.c_out, k, packed.data());
+  // Work items: (sample, block of output channels). A batch smaller than the pool splits each
+  // sample's channels into blocks of whole tiles, so a single image keeps every thread busy; each
+  // output's sum is the same whichever thread computes it.
+  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
+  const size_t tiles = (s.c_out + kConvTileRows - 1) / kConvTileRows;
+  const size_t blocks = s.samples >= threads ? 1 : std::min(tiles, 4 * threads);
+  const size_t tiles_per_block = (tiles + blocks - 1) / blocks;
+  const size_t items = s.samples * ((tiles + tiles_per_block - 1) / tiles_per_block);
+  const size_t items_per_sample = items / s.samples;
   const uint64_t call = NewCallId();
-  ForSampleChunks(s.samples, s.c_out * k * positions, pool, [&](size_t first, size_t count) {
+  ForSampleChunks(items, s.c_out * k * positions / items_per_sample, pool, [&](size_t first, size_t count) {
     thread_local std::vector<float> source, ypad;
     thread_local uint64_t prepared = 0;
+    thread_local size_t sample_in_source = 0;
     if (prepared != call) {
       source.assign(s.c_in * ph.plane + Slack(d), 0.0f);  // borders and slack stay zero
       ypad.resize(s.c_out * ld);
       prepared = call;
+      sample_in_source = ~size_t{0};
     }
-    for (size_t n = first; n < first + count; ++n) {
-      CopyIntoPhases(s, ph, x + n * s.x_sample_stride, source.data());
-      for (size_t r0 = 0; r0 < s.c_out; r0 += kConvTileRows) {
-        const size_t mr = s.c_out - r0 < kConvTileRows ? s.c_out - r0 : kConvTileRows;
+    for (size_t item = first; item < first + count; ++item) {
+      const size_t n = item / items_per_sample, block = item % items_per_sample;
+      const size_t row_begin = block * tiles_per_block * kConvTileRows;
+      const size_t row_end = std::min(s.c_out, row_begin + tiles_per_block * kConvTileRows);
+      if (sample_in_source != n) {
+        CopyIntoPhases(s, ph, x + n * s.x_sample_stride, source.data());
+        sample_in_source = n;
+      }
+      for (size_t r0 = row_begin; r0 < row_end; r0 += kConvTileRows) {
+        const size_t mr = row_end - r0 < kConvTileRows ? row_end - r0 : kConvTileRows;
         const size_t step = ConvTileVectors(mr) * N;
         for (size_t q0 = 0; q0 < q_end; q0 += step) {
           OutputTileRows(d, mr, packed.data() + r0 * k, source.data() + q0, off.data(), k,
@@ -216,10 +233,10 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
         }
       }
       // Epilogue: the valid columns, plus the bias, canonical. A vector may run past a row's end
-      // into the next row, which is written after it; never past this sample's outputs.
+      // into the next row, which is written after it; never past this item's outputs.
       float* out = y + n * s.y_sample_stride;
-      float* const out_end = out + s.c_out * positions;
-      for (size_t co = 0; co < s.c_out; ++co) {
+      float* const out_end = out + row_end * positions;
+      for (size_t co = row_begin; co < row_end; ++co) {
         const auto b = hn::Set(d, bias != nullptr ? bias[co] : 0.0f);
         for (size_t oy = 0; oy < s.h_out; ++oy) {
           const float* src = ypad.data() + co * ld + oy * width;

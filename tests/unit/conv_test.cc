@@ -280,5 +280,24 @@ TEST_CASE("direct convolution gives the same bits for 1, 2 and 3 threads") {
   }
 }
 
+TEST_CASE("a batch smaller than the pool splits the forward pass over channel blocks, the same bits") {
+  // 37 output channels: several tiles and a partial one; rows of 13 outputs, so the epilogue's
+  // vectors run past a row's end next to another block's channels.
+  for (const Case& c : {Case{1, 8, 13, 13, 37, 3, 3, 1, 1, 1, 1}, Case{2, 8, 15, 13, 37, 3, 3, 2, 1, 1, 1}}) {
+    const simd::ConvShape s = ShapeOf(c);
+    const std::vector<float> x = Values(s.samples * s.x_sample_stride, 12);
+    const std::vector<float> w = Values(s.c_out * s.c_in * s.kh * s.kw, 13);
+    const std::vector<float> bias = Values(s.c_out, 14);
+    const std::vector<float> y_want = ForwardReference(s, x, w, bias.data());
+    for (size_t threads : {1, 2, 3}) {
+      simd::ThreadPool pool(threads);
+      INFO("threads " << threads);
+      std::vector<float> y(y_want.size());
+      simd::ConvForward(s, x.data(), w.data(), bias.data(), y.data(), &pool);
+      ExpectSameBits(y, y_want, "forward", c);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lockstep
