@@ -18,8 +18,9 @@ ConvGeometry MakeConvGeometry(const Shape& x, const Shape& w, const Conv2dOption
 // The kernel-table view of a geometry for `samples` samples starting at one group's first input
 // channel (x, dx), columns `ld` floats apart.
 backend::ConvCall ConvCallOf(const ConvGeometry& g, int64_t samples, int64_t ld);
-// The kernel-table view of the whole batch, one group at a time (pointers offset per group).
-backend::Conv2dCall Conv2dCallOf(const ConvGeometry& g);
+// The kernel-table view of the whole batch: `groups` consecutive groups from the pointers given
+// (1: one group at a time, pointers offset per group).
+backend::Conv2dCall Conv2dCallOf(const ConvGeometry& g, int64_t groups = 1);
 // Copies [samples, channels, positions] between the GEMM's [channels, samples * positions] layout
 // (width = samples * positions) and a tensor's [N, total_channels, positions] one (pointers at the
 // first sample's first channel concerned); gemm_to_tensor says which way.

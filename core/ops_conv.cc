@@ -40,8 +40,8 @@ backend::ConvCall ConvCallOf(const ConvGeometry& g, int64_t samples, int64_t ld)
                            samples, g.c_in * g.h * g.w, ld};
 }
 
-backend::Conv2dCall Conv2dCallOf(const ConvGeometry& g) {
-  return backend::Conv2dCall{ConvCallOf(g, g.n, 0), g.c_out_group, g.c_out * g.positions, kBatchGroup};
+backend::Conv2dCall Conv2dCallOf(const ConvGeometry& g, int64_t groups) {
+  return backend::Conv2dCall{ConvCallOf(g, g.n, 0), g.c_out_group, g.c_out * g.positions, kBatchGroup, groups};
 }
 
 // Index space [sample, channel, position]: in the GEMM layout element (s, c, p) is at
@@ -86,13 +86,10 @@ Tensor Conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, con
                                                                              << " does not match " << g.c_out << " output channels");
     }
     Tensor out = Tensor::Empty({g.n, g.c_out, g.h_out, g.w_out});
-    const backend::Conv2dCall call = Conv2dCallOf(g);
-    const Kernels kernels;
-    for (int64_t grp = 0; grp < o.groups; ++grp) {
-      kernels.Conv2dForward(&call, x.data_f32() + grp * g.c_in_group * g.h * g.w, w.data_f32() + grp * g.c_out_group * g.k,
-                            bias.defined() ? bias.data_f32() + grp * g.c_out_group : nullptr,
-                            out.data_f32() + grp * g.c_out_group * g.positions);
-    }
+    // Every group in one call: a depthwise layer is hundreds of groups, each too small for a call.
+    const backend::Conv2dCall call = Conv2dCallOf(g, o.groups);
+    Kernels().Conv2dForward(&call, x.data_f32(), w.data_f32(), bias.defined() ? bias.data_f32() : nullptr,
+                            out.data_f32());
     if (NeedsGrad({x_in, w_in, bias_in})) {
       Node& node = RecordNode(out, OpKind::kConv2d, {x_in, w_in, bias_in});
       node.ints = {o.stride_h, o.stride_w, o.padding_h, o.padding_w, o.dilation_h, o.dilation_w, o.groups};

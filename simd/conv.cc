@@ -194,61 +194,67 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
   const size_t ld = q_end + Slack(d);
   std::vector<int64_t> off;
   PhaseTapOffsets(s, ph, &off);
-  std::vector<float> packed(s.c_out * k);
-  PackRowTiles(w, s.c_out, k, packed.data());
-  // Work items: (sample, block of output channels). A batch smaller than the pool splits each
-  // sample's channels into blocks of whole tiles, so a single image keeps every thread busy; each
-  // output's sum is the same whichever thread computes it.
+  const size_t groups = s.groups, group_weights = s.c_out * k;
+  std::vector<float> packed(groups * group_weights);
+  for (size_t g = 0; g < groups; ++g) PackRowTiles(w + g * group_weights, s.c_out, k, packed.data() + g * group_weights);
+  // Work items: (sample, group, block of output channels). When the samples and groups are fewer
+  // than the pool's threads, a group's channels are split into blocks of whole tiles, so a single
+  // image keeps every thread busy; each output's sum is the same whichever thread computes it.
   const size_t threads = pool == nullptr ? 1 : pool->num_threads();
+  const size_t planes = s.samples * groups;  // (sample, group) pairs
   const size_t tiles = (s.c_out + kConvTileRows - 1) / kConvTileRows;
-  const size_t blocks = s.samples >= threads ? 1 : std::min(tiles, 4 * threads);
+  const size_t blocks = planes >= threads ? 1 : std::min(tiles, 4 * threads);
   const size_t tiles_per_block = (tiles + blocks - 1) / blocks;
-  const size_t items = s.samples * ((tiles + tiles_per_block - 1) / tiles_per_block);
-  const size_t items_per_sample = items / s.samples;
+  const size_t items_per_plane = (tiles + tiles_per_block - 1) / tiles_per_block;
+  const size_t items = planes * items_per_plane;
+  const size_t x_group = s.c_in * s.h * s.w, y_group = s.c_out * positions;
   const uint64_t call = NewCallId();
-  ForSampleChunks(items, s.c_out * k * positions / items_per_sample, pool, [&](size_t first, size_t count) {
+  ForSampleChunks(items, group_weights * positions / items_per_plane, pool, [&](size_t first, size_t count) {
     thread_local std::vector<float> source, ypad;
     thread_local uint64_t prepared = 0;
-    thread_local size_t sample_in_source = 0;
+    thread_local size_t plane_in_source = 0;
     if (prepared != call) {
       source.assign(s.c_in * ph.plane + Slack(d), 0.0f);  // borders and slack stay zero
       ypad.resize(s.c_out * ld);
       prepared = call;
-      sample_in_source = ~size_t{0};
+      plane_in_source = ~size_t{0};
     }
     for (size_t item = first; item < first + count; ++item) {
-      const size_t n = item / items_per_sample, block = item % items_per_sample;
+      const size_t plane = item / items_per_plane, block = item % items_per_plane;
+      const size_t n = plane / groups, g = plane % groups;
       const size_t row_begin = block * tiles_per_block * kConvTileRows;
       const size_t row_end = std::min(s.c_out, row_begin + tiles_per_block * kConvTileRows);
-      if (sample_in_source != n) {
-        CopyIntoPhases(s, ph, x + n * s.x_sample_stride, source.data());
-        sample_in_source = n;
+      if (plane_in_source != plane) {
+        CopyIntoPhases(s, ph, x + n * s.x_sample_stride + g * x_group, source.data());
+        plane_in_source = plane;
       }
+      const float* group_packed = packed.data() + g * group_weights;
       for (size_t r0 = row_begin; r0 < row_end; r0 += kConvTileRows) {
         const size_t mr = row_end - r0 < kConvTileRows ? row_end - r0 : kConvTileRows;
         const size_t step = ConvTileVectors(mr) * N;
         for (size_t q0 = 0; q0 < q_end; q0 += step) {
-          OutputTileRows(d, mr, packed.data() + r0 * k, source.data() + q0, off.data(), k,
+          OutputTileRows(d, mr, group_packed + r0 * k, source.data() + q0, off.data(), k,
                          ypad.data() + r0 * ld + q0, ld);
         }
       }
       // Epilogue: the valid columns, plus the bias, canonical. A vector may run past a row's end
       // into the next row, which is written after it; never past this item's outputs.
-      float* out = y + n * s.y_sample_stride;
+      float* out = y + n * s.y_sample_stride + g * y_group;
+      const float* group_bias = bias != nullptr ? bias + g * s.c_out : nullptr;
       float* const out_end = out + row_end * positions;
       for (size_t co = row_begin; co < row_end; ++co) {
-        const auto b = hn::Set(d, bias != nullptr ? bias[co] : 0.0f);
+        const auto b = hn::Set(d, group_bias != nullptr ? group_bias[co] : 0.0f);
         for (size_t oy = 0; oy < s.h_out; ++oy) {
           const float* src = ypad.data() + co * ld + oy * width;
           float* dst = out + co * positions + oy * s.w_out;
           size_t ox = 0;
           for (; ox < s.w_out && dst + ox + N <= out_end; ox += N) {
             auto v = hn::LoadU(d, src + ox);
-            if (bias != nullptr) v = hn::Add(v, b);
+            if (group_bias != nullptr) v = hn::Add(v, b);
             hn::StoreU(Canonicalize(d, v), d, dst + ox);
           }
           for (; ox < s.w_out; ++ox) {
-            const float v = bias != nullptr ? src[ox] + bias[co] : src[ox];
+            const float v = group_bias != nullptr ? src[ox] + group_bias[co] : src[ox];
             dst[ox] = v != v ? __builtin_nanf("") : v;
           }
         }

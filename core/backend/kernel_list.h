@@ -94,7 +94,7 @@
   X(im2col, Im2Col, "im2col", (const backend::ConvCall* call, const float* x, float* cols), (call, x, cols)) \
   X(col2im_add, Col2ImAdd, "col2im", (const backend::ConvCall* call, const float* cols, float* dx), \
     (call, cols, dx)) \
-  /* Convolution of one group (Conv2dCall), in the contract's orders (docs/numerics.md: im2col + */ \
+  /* Convolution of its groups (Conv2dCall), in the contract's orders (docs/numerics.md: im2col + */ \
   /* GEMM, without the columns where a kernel can). Forward: y = sum + bias (bias may be null). */ \
   /* Input gradient: writes every element of dx. Weight gradient: dw [c_out_group, k]. */ \
   X(conv2d_forward, Conv2dForward, "conv2d", \

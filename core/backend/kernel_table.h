@@ -108,14 +108,18 @@ struct ConvCall {
   int64_t samples, sample_stride, ld;
 };
 
-// One group of a convolution over a batch: x at the group's first input channel of the first
-// sample, samples conv.sample_stride floats apart (conv.ld unused); y / dy at the group's first
-// output channel, samples out_sample_stride floats apart; w [c_out_group, c_in_group, kh, kw].
-// The weight gradient sums over the batch in groups of samples_per_group samples (kBatchGroup)
-// combined pairwise.
+// `groups` groups of a convolution over a batch (1: one group): x at the first group's first input
+// channel of the first sample, each group's input channels c_in_group h w floats after the one
+// before, samples conv.sample_stride floats apart (conv.ld unused); y / dy at the first group's
+// first output channel, each group's c_out_group h_out w_out floats after the one before, samples
+// out_sample_stride floats apart; w (and dw) [groups c_out_group, c_in_group, kh, kw], bias
+// [groups c_out_group]; dx like x. Every group is the convolution of its own channels. The weight
+// gradient sums over the batch in groups of samples_per_group samples (kBatchGroup) combined
+// pairwise.
 struct Conv2dCall {
   ConvCall conv;
   int64_t c_out_group, out_sample_stride, samples_per_group;
+  int64_t groups;
 };
 
 // Pooling over planes of [h, w] into [h_out, w_out]. Max pooling pads both sides alike (a window

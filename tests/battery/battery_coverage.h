@@ -19,8 +19,8 @@ namespace battery {
 // (`total-layers`), and the elementwise functions added for ONNX's operators (`total-onnx-1`: sin,
 // cos, tan, their inverses, the hyperbolic functions and theirs, floor, ceil, round), and those
 // added for ONNX's element types and remainders (`total-onnx-2`: rounding to float16 and bfloat16,
-// fmod and remainder), and the fused kernels added for speed on real models (`total-fused-1`:
-// clamp).
+// fmod and remainder), and the kernels and kernel modes added for speed on real models
+// (`total-fused-1`: clamp, grouped convolutions in one call).
 enum class GoldenSection { kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1 };
 constexpr int kGoldenSections = 5;
 
@@ -126,6 +126,7 @@ inline constexpr CaseCoverage kCaseCoverage[] = {
     {"conv2d_forward", kLayers, "conv2d_forward"},
     {"conv2d_input_grad", kLayers, "conv2d_input_grad"},
     {"conv2d_weight_grad", kLayers, "conv2d_weight_grad"},
+    {"conv2d_grouped", kFused1, "conv2d_forward conv2d_input_grad conv2d_weight_grad"},
     {"max_pool_forward", kLayers, "max_pool_forward"},
     {"max_pool_backward", kLayers, "max_pool_backward"},
     {"avg_pool_forward", kLayers, "avg_pool_forward"},

@@ -489,6 +489,7 @@ be::Conv2dCall CallOf(const ConvGeometry& g) {
   call.c_out_group = g.c_out;
   call.out_sample_stride = g.c_out * c.h_out * c.w_out + g.y_gap;
   call.samples_per_group = g.samples_per_group;
+  call.groups = 1;
   return call;
 }
 
@@ -544,6 +545,53 @@ void ConvCases(Runner& r, std::vector<KernelOutput>& outputs) {
     }
   }
   for (KernelOutput* k : {&im2col, &col2im, &forward, &input_grad, &weight_grad}) outputs.push_back(std::move(*k));
+}
+
+// Grouped convolutions, every group in one call (Conv2dCall.groups): depthwise layers at stride 1
+// and 2 (more groups than a vector has lanes, one sample), two groups of several channels, and
+// EfficientNet's 5x5 stride-2 depthwise shape. ConvGeometry's channels are a group's.
+void GroupedConvCases(Runner& r, std::vector<KernelOutput>& outputs) {
+  struct Grouped {
+    ConvGeometry geo;
+    int64_t groups;
+  };
+  const Grouped cases[] = {
+      {{1, 9, 9, 1, 3, 3, 1, 1, 1, 1, 1, 1, 2, 0, 0, 2}, 12},
+      {{1, 10, 9, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, 1}, 20},
+      {{2, 6, 7, 3, 3, 2, 1, 1, 0, 1, 1, 1, 3, 0, 0, 2}, 2},
+      {{1, 11, 11, 1, 5, 5, 2, 2, 2, 2, 1, 1, 2, 0, 0, 1}, 3},
+  };
+  const size_t size = 8192;
+  const float* moderate = r.Upload(ModerateInputs(size, 62));
+  const float* moderate2 = r.Upload(ModerateInputs(size, 63));
+  const float* mixed = r.Upload(MixedInputs(size, 64));
+  float* work = r.Alloc<float>(size);
+  const std::vector<float> sentinels = Sentinels(size);
+  KernelOutput grouped{"conv2d_grouped", {}};
+  for (const Grouped& c : cases) {
+    be::Conv2dCall call = CallOf(c.geo);
+    const int64_t positions = call.conv.h_out * call.conv.w_out;
+    call.groups = c.groups;
+    call.conv.sample_stride = c.groups * c.geo.c_in * c.geo.h * c.geo.w;
+    call.out_sample_stride = c.groups * c.geo.c_out * positions;
+    const size_t x_floats = static_cast<size_t>(c.geo.samples * call.conv.sample_stride);
+    const size_t y_floats = static_cast<size_t>(c.geo.samples * call.out_sample_stride);
+    const size_t w_floats = static_cast<size_t>(c.groups * c.geo.c_out * c.geo.c_in * c.geo.kh * c.geo.kw);
+    for (const float* x : {moderate + 1, mixed}) {
+      for (const float* bias : {static_cast<const float*>(nullptr), moderate2 + 11}) {
+        r.Store(work, sentinels, y_floats);
+        r.Check(r.k.conv2d_forward(&call, x, moderate2, bias, work), "conv2d_forward");
+        r.Fetch(grouped, work, y_floats);
+      }
+      r.Store(work, sentinels, x_floats);
+      r.Check(r.k.conv2d_input_grad(&call, x, moderate2 + 3, work), "conv2d_input_grad");
+      r.Fetch(grouped, work, x_floats);
+      r.Store(work, sentinels, w_floats + 2);
+      r.Check(r.k.conv2d_weight_grad(&call, moderate2 + 5, x, work), "conv2d_weight_grad");
+      r.Fetch(grouped, work, w_floats + 2);
+    }
+  }
+  outputs.push_back(std::move(grouped));
 }
 
 be::PoolCall Pool(int64_t planes, int64_t h, int64_t w, int64_t h_out, int64_t w_out, int64_t kh, int64_t kw,
@@ -806,6 +854,7 @@ void LayerCases(Runner& r, std::vector<KernelOutput>& outputs) {
   ReductionCases(r, outputs);
   GemmCases(r, outputs);
   ConvCases(r, outputs);
+  GroupedConvCases(r, outputs);
   PoolCases(r, outputs);
   EmbeddingCases(r, outputs);
   NllCases(r, outputs);

@@ -69,8 +69,8 @@ const SectionText kSectionText[kGoldenSections] = {
      "# section 4: what ONNX's element types and remainders added (rounding to float16 and bfloat16 in the\n"
      "# unary kernel; fmod and remainder in the binary kernels), hashed into their own total\n"},
     {"total-fused-1",
-     "# section 5: the fused kernels added for speed on real models (clamp: ONNX's Clip, ReLU6 in one\n"
-     "# pass), hashed into their own total\n"},
+     "# section 5: the kernels and kernel modes added for speed on real models (clamp: ONNX's Clip, ReLU6\n"
+     "# in one pass; a convolution's groups in one call), hashed into their own total\n"},
 };
 
 struct Hashes {

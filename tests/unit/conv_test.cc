@@ -299,5 +299,35 @@ TEST_CASE("a batch smaller than the pool splits the forward pass over channel bl
   }
 }
 
+TEST_CASE("the forward pass of every group in one call equals one call per group") {
+  // Depthwise at stride 1 and 2, and three groups of 2 -> 3 channels; one sample and two.
+  for (const Case& c : {Case{1, 1, 12, 11, 1, 3, 3, 1, 1, 1, 1}, Case{2, 1, 13, 9, 1, 5, 5, 2, 2, 2, 1},
+                        Case{2, 2, 7, 6, 3, 3, 2, 1, 0, 1, 1}}) {
+    for (const size_t groups : {size_t{3}, size_t{20}}) {
+      simd::ConvShape s = ShapeOf(c);
+      const size_t x_group = s.c_in * s.h * s.w, y_group = s.c_out * s.h_out * s.w_out;
+      const size_t w_group = s.c_out * s.c_in * s.kh * s.kw;
+      s.x_sample_stride = groups * x_group;
+      s.y_sample_stride = groups * y_group;
+      const std::vector<float> x = Values(s.samples * s.x_sample_stride, 15, true);
+      const std::vector<float> w = Values(groups * w_group, 16, true);
+      const std::vector<float> bias = Values(groups * s.c_out, 17);
+      std::vector<float> want(s.samples * s.y_sample_stride);
+      for (size_t g = 0; g < groups; ++g) {
+        simd::ConvForward(s, x.data() + g * x_group, w.data() + g * w_group, bias.data() + g * s.c_out,
+                          want.data() + g * y_group);
+      }
+      s.groups = groups;
+      for (size_t threads : {1, 2, 3}) {
+        simd::ThreadPool pool(threads);
+        INFO("groups " << groups << " threads " << threads);
+        std::vector<float> got(want.size());
+        simd::ConvForward(s, x.data(), w.data(), bias.data(), got.data(), &pool);
+        ExpectSameBits(got, want, "grouped forward", c);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lockstep
