@@ -209,6 +209,24 @@ PieceError PieceErrorAt(const Fn& f, const Piece& pc, const M& c, const M& h, in
   return e;
 }
 
+// A piece's relative bound: the largest error of s + l over |f| at 4001 points across the piece
+// (those with x > 0 only, where positive_only), times the safety factor and the test's (it
+// multiplies by |s| >= |f(x)| (1 - 2^-20)); the worst approximation error is raised to this
+// piece's.
+double PieceRelativeBound(const Fn& f, const Piece& piece, const M& c, const M& w, int degree, bool positive_only,
+                          double* worst_approx) {
+  double rel = 0;
+  const int samples = 4000;
+  for (int sidx = 0; sidx <= samples; ++sidx) {
+    const M h = w * M(2.0 * sidx / samples - 1.0);
+    if (positive_only && mpfr_sgn((c + h).v) <= 0) continue;
+    const PieceError e = PieceErrorAt(f, piece, c, h, degree);
+    *worst_approx = std::max(*worst_approx, e.approx / e.y);
+    rel = std::max(rel, e.err / e.y);
+  }
+  return kSafety * rel * (1 + 0x1p-20);
+}
+
 void EmitCoefTable(const char* name, const std::vector<std::vector<float>>& rows) {
   const size_t pieces = rows[0].size();
   fprintf(out, "alignas(64) static const float %s[%zu][%zu] = {\n", name, rows.size(), pieces);
@@ -242,18 +260,7 @@ void EmitErf() {
     const M c(i / 16.0), w(1.0 / 32);
     const Piece piece = FitPiece(f, c, w, kErfDegree, i == 0);
     StorePiece(piece, kErfDegree, i, &rows);
-    // Relative bound: at each sample point, the error of s + l over |erf(x)|.
-    double rel = 0;
-    const int samples = 4000;
-    for (int sidx = 0; sidx <= samples; ++sidx) {
-      const M h = w * M(2.0 * sidx / samples - 1.0);
-      if (mpfr_sgn((c + h).v) <= 0) continue;
-      const PieceError e = PieceErrorAt(f, piece, c, h, kErfDegree);
-      worst_approx = std::max(worst_approx, e.approx / e.y);
-      rel = std::max(rel, e.err / e.y);
-    }
-    // The test multiplies by |s| >= |erf(x)| (1 - 2^-20).
-    const double bound = kSafety * rel * (1 + 0x1p-20);
+    const double bound = PieceRelativeBound(f, piece, c, w, kErfDegree, /*positive_only=*/true, &worst_approx);
     rows[kRows - 1][i] = static_cast<float>(bound);
     worst_bound = std::max(worst_bound, bound);
   }
@@ -355,16 +362,7 @@ void EmitSigmoid() {
     const M c(i / 16.0), w(1.0 / 32);
     const Piece piece = FitPiece(f, c, w, kSigmoidDegree, false);
     StorePiece(piece, kSigmoidDegree, j, &rows);
-    double rel = 0;
-    const int samples = 4000;
-    for (int sidx = 0; sidx <= samples; ++sidx) {
-      const M h = w * M(2.0 * sidx / samples - 1.0);
-      const PieceError e = PieceErrorAt(f, piece, c, h, kSigmoidDegree);  // sigmoid(x) > 0
-      worst_approx = std::max(worst_approx, e.approx / e.y);
-      rel = std::max(rel, e.err / e.y);
-    }
-    // The test multiplies by |s| >= sigmoid(x) (1 - 2^-20).
-    const double bound = kSafety * rel * (1 + 0x1p-20);
+    const double bound = PieceRelativeBound(f, piece, c, w, kSigmoidDegree, /*positive_only=*/false, &worst_approx);
     rows[kRows - 1][j] = static_cast<float>(bound);
     worst_bound = std::max(worst_bound, bound);
   }

@@ -32,6 +32,7 @@ Integer tensors (positions, indices) are computed with NumPy; booleans are float
 """
 import collections
 import functools
+import math
 import operator
 
 import numpy as np
@@ -169,15 +170,11 @@ def _broadcast(*ts):
 
 
 def _clamp(x, lo=None, hi=None):
-    """clamp: min(max(x, lo), hi) with NaN kept, as masked fills (differentiable; the gradient
+    """clamp: min(max(x, lo), hi) with NaN kept, in one kernel pass (differentiable; the gradient
     passes where lo <= x <= hi, as PyTorch's clamp's)."""
     if isinstance(lo, Tensor) or isinstance(hi, Tensor):
         _refuse("clamp with tensor bounds")
-    if lo is not None:
-        x = _C.masked_fill(x, _C.gt(_full([], lo), x), float(lo))
-    if hi is not None:
-        x = _C.masked_fill(x, _C.gt(x, _full([], hi)), float(hi))
-    return x
+    return _C.clamp(x, -math.inf if lo is None else float(lo), math.inf if hi is None else float(hi))
 
 
 def _hardtanh(x, lo=-1.0, hi=1.0):

@@ -89,6 +89,11 @@ void BindOps(py::module_& m) {
   m.def("masked_fill", [](T x, T mask, double v) {
     return Sized(x.numel(), [&] { return MaskedFill(x, mask, static_cast<float>(v)); });
   });
+  m.def("clamp", [](T x, double lo, double hi) {
+    return Sized(x.numel(), [&] { return Clamp(x, static_cast<float>(lo), static_cast<float>(hi)); });
+  }, py::arg("input"), py::arg("min"), py::arg("max"),
+        "x < min ? min : x, then > max ? max : it, in one pass (torch.clamp's values and gradient; NaN kept; "
+        "+-inf for no bound).");
 
   m.def("sum", [](T a, std::optional<int64_t> dim, bool keepdim) {
     return Sized(a.numel(), [&] { return dim ? Sum(a, *dim, keepdim) : Sum(a); });
