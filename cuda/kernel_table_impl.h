@@ -70,15 +70,9 @@ struct TableImpl {
     return Dev::Launch(static_cast<size_t>(g->samples * g->c_in_group * g->h * g->w), Col2ImBody{*g, cols, dx});
   }
   // A call's groups one launch each, the pointers offset to the group's channels and weights.
-  struct GroupOffsets {
-    int64_t x, y, w;
-    explicit GroupOffsets(const backend::Conv2dCall& c)
-        : x(c.conv.c_in_group * c.conv.h * c.conv.w), y(c.c_out_group * c.conv.h_out * c.conv.w_out),
-          w(c.c_out_group * c.conv.c_in_group * c.conv.kh * c.conv.kw) {}
-  };
   static int Conv2dForward(const backend::Conv2dCall* c, const float* x, const float* w, const float* bias, float* y) {
     const size_t n = static_cast<size_t>(c->conv.samples * c->c_out_group * c->conv.h_out * c->conv.w_out);
-    const GroupOffsets o(*c);
+    const backend::Conv2dGroupStrides o = backend::GroupStridesOf(*c);
     for (int64_t g = 0; g < c->groups; ++g) {
       const int status = Dev::Launch(n, Conv2dForwardBody{*c, x + g * o.x, w + g * o.w,
                                                           bias == nullptr ? nullptr : bias + g * c->c_out_group, y + g * o.y});
@@ -88,7 +82,7 @@ struct TableImpl {
   }
   static int Conv2dInputGrad(const backend::Conv2dCall* c, const float* dy, const float* w, float* dx) {
     const size_t n = static_cast<size_t>(c->conv.samples * c->conv.c_in_group * c->conv.h * c->conv.w);
-    const GroupOffsets o(*c);
+    const backend::Conv2dGroupStrides o = backend::GroupStridesOf(*c);
     for (int64_t g = 0; g < c->groups; ++g) {
       const int status = Dev::Launch(n, Conv2dInputGradBody{*c, dy + g * o.y, w + g * o.w, dx + g * o.x});
       if (status != 0) return status;
@@ -96,7 +90,7 @@ struct TableImpl {
     return 0;
   }
   static int Conv2dWeightGrad(const backend::Conv2dCall* c, const float* dy, const float* x, float* dw) {
-    const GroupOffsets o(*c);
+    const backend::Conv2dGroupStrides o = backend::GroupStridesOf(*c);
     for (int64_t g = 0; g < c->groups; ++g) {
       const int status = Conv2dWeightGradGroup(c, dy + g * o.y, x + g * o.x, dw + g * o.w);
       if (status != 0) return status;

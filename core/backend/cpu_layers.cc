@@ -149,12 +149,6 @@ simd::ConvShape ShapeOf(const backend::Conv2dCall& call) {
   return s;
 }
 
-// Group g's pointers: floats from one group's first channel (or weight) to the next.
-struct GroupStrides {
-  size_t x, y, w;
-  explicit GroupStrides(const simd::ConvShape& s)
-      : x(s.c_in * s.h * s.w), y(s.c_out * s.h_out * s.w_out), w(s.c_out * s.c_in * s.kh * s.kw) {}
-};
 
 }  // namespace
 
@@ -165,18 +159,16 @@ void Conv2dForward(const backend::Conv2dCall& call, const float* x, const float*
 // The gradients group by group (the forward pass takes every group in one call).
 void Conv2dInputGrad(const backend::Conv2dCall& call, const float* dy, const float* w, float* dx) {
   simd::ConvShape s = ShapeOf(call);
-  const GroupStrides stride(s);
-  const size_t groups = s.groups;
   s.groups = 1;
-  for (size_t g = 0; g < groups; ++g) simd::ConvInputGrad(s, dy + g * stride.y, w + g * stride.w, dx + g * stride.x);
+  const backend::Conv2dGroupStrides stride = backend::GroupStridesOf(call);
+  for (int64_t g = 0; g < call.groups; ++g) simd::ConvInputGrad(s, dy + g * stride.y, w + g * stride.w, dx + g * stride.x);
 }
 
 void Conv2dWeightGrad(const backend::Conv2dCall& call, const float* dy, const float* x, float* dw) {
   simd::ConvShape s = ShapeOf(call);
-  const GroupStrides stride(s);
-  const size_t groups = s.groups;
   s.groups = 1;
-  for (size_t g = 0; g < groups; ++g) {
+  const backend::Conv2dGroupStrides stride = backend::GroupStridesOf(call);
+  for (int64_t g = 0; g < call.groups; ++g) {
     simd::ConvWeightGrad(s, dy + g * stride.y, x + g * stride.x, static_cast<size_t>(call.samples_per_group),
                          dw + g * stride.w);
   }

@@ -122,6 +122,16 @@ struct Conv2dCall {
   int64_t groups;
 };
 
+// Floats from one group's first input channel (x, dx), output channel (y, dy) and weight (w, dw)
+// to the next group's: for the implementations that take the groups one at a time.
+struct Conv2dGroupStrides {
+  int64_t x, y, w;
+};
+inline Conv2dGroupStrides GroupStridesOf(const Conv2dCall& c) {
+  return Conv2dGroupStrides{c.conv.c_in_group * c.conv.h * c.conv.w, c.c_out_group * c.conv.h_out * c.conv.w_out,
+                            c.c_out_group * c.conv.c_in_group * c.conv.kh * c.conv.kw};
+}
+
 // Pooling over planes of [h, w] into [h_out, w_out]. Max pooling pads both sides alike (a window
 // reaching past the input, as ceil_mode's last one, takes the maximum of its positions inside); average
 // pooling pads padding_h / padding_w before and padding_h_end / padding_w_end after, and divides
