@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
     receipt::Writer writer(receipt::FileStore(), path, "bench", {}, "", receipt::Digest{});
     receipt::StepHasher hasher([&](int64_t k, const receipt::Digest& batch, const receipt::Digest& state) {
       writer.Step(k, batch, state);
-    });
+    }, /*background=*/true, trained.optimizer.get());  // as the trainers' closed loops
     int64_t submitted = 0;
     for (int s = -1; s < samples; ++s) {
       auto start = std::chrono::steady_clock::now();

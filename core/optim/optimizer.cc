@@ -107,6 +107,7 @@ std::vector<Tensor> Optimizer::AllParameters() const {
 }
 
 void Optimizer::Step() {
+  if (before_update_) before_update_();
   const simd::ContractFloatingPointScope fp_mode;
   if (!trace::Active()) {
     DoStep();

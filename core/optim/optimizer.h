@@ -6,7 +6,9 @@
 
 #include <stdint.h>
 
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/nn/module.h"
@@ -41,6 +43,9 @@ class Optimizer {
   // learning rate it has now, and each parameter group's weight decay, size and the SHA-256 of its
   // parameters' names, e.g. "adam lr=0x3a83126f beta1=0x3f666666 ... groups=0x00000000/10/1a2b3c4d".
   std::string Describe() const;
+  // Called at the start of each Step, before any parameter or state changes (empty: none): a
+  // receipt's step hasher reads the state in place until then (core/receipt/step_hasher.h).
+  void set_before_update(std::function<void()> observer) { before_update_ = std::move(observer); }
 
  protected:
   virtual std::string DescribeOptions() const = 0;
@@ -50,6 +55,9 @@ class Optimizer {
   std::vector<ParamGroup> groups_;
   float lr_;
   int64_t step_ = 0;
+
+ private:
+  std::function<void()> before_update_;
 };
 
 struct SgdOptions {

@@ -30,7 +30,7 @@ RunReceipt::RunReceipt(const ReceiptOptions& options, const std::string& task,
   hasher_ = std::make_unique<StepHasher>([this](int64_t step, const Digest& batch, const Digest& state) {
     if (options_.step_digests) options_.step_digests(step, batch, state);
     if (writer_) writer_->Step(step, batch, state);
-  }, options_.background);
+  }, options_.background, options_.updater);
 }
 
 RunReceipt::~RunReceipt() = default;

@@ -33,6 +33,10 @@ struct ReceiptOptions {
   Store* store = nullptr;
   // Hash each step on a thread of its own (where the build has threads), overlapping the next step.
   bool background = true;
+  // The run's optimizer, set by a training loop in which nothing but its updates writes the
+  // parameters and its state between steps (no caller's code runs there): they are then read in
+  // place until its next update instead of copied (StepHasher's `updater`). Null: copied.
+  optim::Optimizer* updater = nullptr;
   bool active() const { return !path.empty() || step_digests; }
 };
 

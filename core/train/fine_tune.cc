@@ -72,7 +72,9 @@ FineTuneResult RunFineTune(const FineTuneConfig& config, nn::Module& model, opti
   };
   std::unique_ptr<receipt::RunReceipt> run_receipt;
   if (config.receipt.active()) {
-    run_receipt = std::make_unique<receipt::RunReceipt>(config.receipt, "fine-tune", identity, ModelHash(model),
+    receipt::ReceiptOptions receipt_options = config.receipt;
+    receipt_options.updater = &optimizer;  // a closed loop: only the optimizer writes the state
+    run_receipt = std::make_unique<receipt::RunReceipt>(receipt_options, "fine-tune", identity, ModelHash(model),
                                                         result.steps, total, model, optimizer, DropoutOffsets(model),
                                                         state_at);
   }

@@ -251,8 +251,10 @@ GptResult RunGpt(const GptTrainConfig& config, const CharCorpus& corpus, const G
   // Receipts (core/receipt/): rank 0 hashes each step's micro-batches and the state after it.
   std::unique_ptr<receipt::RunReceipt> run_receipt;
   if (parallel::IsWriter() && config.receipt.active()) {
+    receipt::ReceiptOptions receipt_options = config.receipt;
+    receipt_options.updater = &trainer.optimizer();  // a closed loop: only the optimizer writes the state
     run_receipt = std::make_unique<receipt::RunReceipt>(
-        config.receipt, "gpt", trainer.identity(), trainer.result().initial_hash, trainer.steps_done(), config.steps,
+        receipt_options, "gpt", trainer.identity(), trainer.result().initial_hash, trainer.steps_done(), config.steps,
         model, trainer.optimizer(), DropoutOffsets(model), [&](int64_t) { return trainer.StateBytes(); });
   }
   while (!trainer.done() && trainer.steps_done() != config.stop_after) {

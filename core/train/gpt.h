@@ -93,6 +93,7 @@ class GptTrainer {
   void Resume(const std::vector<uint8_t>& state, const std::string& what);
   const std::map<std::string, std::string>& identity() const { return identity_; }
   const optim::Optimizer& optimizer() const { return *optimizer_; }
+  optim::Optimizer& optimizer() { return *optimizer_; }
   // The last step's micro-batches, whole (before a data-parallel rank takes its share), stacked:
   // what a receipt hashes as the step's batch.
   const std::vector<Tensor>& step_inputs() const { return step_inputs_; }

@@ -102,8 +102,10 @@ MnistResult RunMnistOn(const MnistConfig& config, const Dataset& train_set, cons
   std::unique_ptr<receipt::RunReceipt> run_receipt;
   if (digests) {
     trainer.set_batch_observer([&](const Tensor& x, const Tensor& y) { batch_x = x, batch_y = y; });
+    receipt::ReceiptOptions receipt_options = config.receipt;
+    receipt_options.updater = &optimizer;  // a closed loop: only the optimizer writes the state
     run_receipt = std::make_unique<receipt::RunReceipt>(
-        config.receipt, "mnist", identity, result.initial_hash, trainer.steps_done(), total, *model, optimizer,
+        receipt_options, "mnist", identity, result.initial_hash, trainer.steps_done(), total, *model, optimizer,
         DropoutOffsets(*model), [&](int64_t step) {
           TrainingPosition at;
           at.epoch = step / per_epoch;

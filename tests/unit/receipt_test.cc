@@ -5,12 +5,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/error.h"
 #include "core/models/lenet.h"
+#include "core/nn/layers.h"
 #include "core/nn/init.h"
 #include "core/ops.h"
 #include "core/optim/optimizer.h"
@@ -141,41 +143,61 @@ TEST_CASE("a receipt is written, read back whole, and refused when altered") {
   rmdir(dir);
 }
 
+// A model whose forward pass writes state of its own (batch normalisation's running statistics).
+std::shared_ptr<nn::Module> WithBatchNorm(uint64_t seed) {
+  Generator g(seed, "receipt-test");
+  auto model = std::make_shared<nn::Sequential>();
+  model->Add(std::make_shared<nn::Flatten>());
+  model->Add(std::make_shared<nn::Linear>(784, 16, true, g));
+  model->Add(std::make_shared<nn::BatchNorm>(16, 2));
+  model->Add(std::make_shared<nn::ReLU>());
+  model->Add(std::make_shared<nn::Linear>(16, 10, true, g));
+  return model;
+}
+
 // With a core to spare the hasher has a thread of its own; with the pool on every core, the pool's
-// workers hash between kernels (simd::IdleWork): the same digests either way.
+// workers hash between kernels (simd::IdleWork): the same digests either way. Given the optimizer
+// (a closed loop), it reads the parameters and Adam's moments in place until the next update, and
+// copies what is not hashed by then; the buffers, rewritten by the forward pass, it copies at once.
 TEST_CASE("the step hasher gives, in step order, the digests computed in place") {
   const size_t restore = simd::DefaultThreadCount();
   const unsigned cores = std::thread::hardware_concurrency();
   for (size_t threads : {size_t{1}, size_t{cores < 2 ? 2 : cores}}) {
-    CAPTURE(threads);
-    simd::SetDefaultThreadCount(threads);
-    auto model = models::MakeLeNet5(5);
-    optim::Adam adam(model->NamedParameters(), optim::AdamOptions{});
-    Generator g(3, "receipt-test");
-    std::vector<std::pair<int64_t, Digest>> threaded, in_place;
-    {
-      StepHasher hasher([&](int64_t step, const Digest& batch, const Digest& state) {
-        threaded.emplace_back(step, ChainLink(D(0), state, batch));
-      });
-      for (int64_t step = 1; step <= 6; ++step) {
-        Tensor x = Tensor::Zeros({4, 1, 28, 28});
-        nn::NormalInit(x, 0.0f, 1.0f, g);
-        const Tensor y = Tensor::FromInt64({4}, {1, 2, 3, step % 10});
-        adam.ZeroGrad();
-        CrossEntropy((*model)(x), y).Backward();
-        adam.Step();
-        hasher.Submit(step, *model, adam, {{"dropout@x", static_cast<uint64_t>(step)}}, x, y);
-        in_place.emplace_back(step, ChainLink(D(0), StateRoot(*model, adam, {{"dropout@x", static_cast<uint64_t>(step)}}),
-                                              BatchDigest(x, y)));
+    for (bool given_updater : {false, true}) {
+      for (bool batch_norm : {false, true}) {
+        CAPTURE(threads);
+        CAPTURE(given_updater);
+        CAPTURE(batch_norm);
+        simd::SetDefaultThreadCount(threads);
+        std::shared_ptr<nn::Module> model = batch_norm ? WithBatchNorm(5) : models::MakeLeNet5(5);
+        optim::Adam adam(model->NamedParameters(), optim::AdamOptions{});
+        Generator g(3, "receipt-test");
+        std::vector<std::pair<int64_t, Digest>> threaded, in_place;
+        {
+          StepHasher hasher([&](int64_t step, const Digest& batch, const Digest& state) {
+            threaded.emplace_back(step, ChainLink(D(0), state, batch));
+          }, /*background=*/true, given_updater ? &adam : nullptr);
+          for (int64_t step = 1; step <= 6; ++step) {
+            Tensor x = Tensor::Zeros({4, 1, 28, 28});
+            nn::NormalInit(x, 0.0f, 1.0f, g);
+            const Tensor y = Tensor::FromInt64({4}, {1, 2, 3, step % 10});
+            adam.ZeroGrad();
+            CrossEntropy((*model)(x), y).Backward();
+            adam.Step();
+            hasher.Submit(step, *model, adam, {{"dropout@x", static_cast<uint64_t>(step)}}, x, y);
+            in_place.emplace_back(step, ChainLink(D(0), StateRoot(*model, adam, {{"dropout@x", static_cast<uint64_t>(step)}}),
+                                                  BatchDigest(x, y)));
+          }
+          hasher.Drain();
+        }
+        REQUIRE(threaded.size() == in_place.size());
+        for (size_t i = 0; i < threaded.size(); ++i) {
+          CHECK(threaded[i].first == static_cast<int64_t>(i) + 1);
+          CHECK(threaded[i].second == in_place[i].second);
+        }
+        CHECK(in_place[0].second != in_place[1].second);
       }
-      hasher.Drain();
     }
-    REQUIRE(threaded.size() == in_place.size());
-    for (size_t i = 0; i < threaded.size(); ++i) {
-      CHECK(threaded[i].first == static_cast<int64_t>(i) + 1);
-      CHECK(threaded[i].second == in_place[i].second);
-    }
-    CHECK(in_place[0].second != in_place[1].second);
   }
   simd::SetDefaultThreadCount(restore);
 }

@@ -207,7 +207,9 @@ typedef struct lockstep_fine_tune_result {
   float last_loss;                          /* of the last step this call ran */
   char trained_hash[LOCKSTEP_HASH_SIZE];    /* the model's hash at the end */
 } lockstep_fine_tune_result;
-/* progress(step, total_steps, loss, user) after every step (may be NULL). */
+/* progress(step, total_steps, loss, user) after every step (may be NULL); it reports, and does not
+ * change the model or the optimizer (a receipt's hasher reads their tensors until the next
+ * update: a change there would make the receipt fail verification). */
 LOCKSTEP_API lockstep_status lockstep_fine_tune(lockstep_model* model, lockstep_optimizer* optimizer,
                                                 const lockstep_dataset* dataset,
                                                 const lockstep_fine_tune_options* options,
