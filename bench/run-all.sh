@@ -11,7 +11,8 @@
 #      (bench/run_distributed_bench.py) -> bench/results/distributed.md
 #   4. real models: torchvision networks (random weights) through ONNX import against PyTorch, inference
 #      at batch 1 and 8 and a training step, on 1 and 2 threads (bench/run_real_models.py)
-#      -> bench/results/real-models.md
+#      -> bench/results/real-models.md; and a GPT-2-small-shaped model, lockstep's own GPT against
+#      the same nanoGPT module in PyTorch, a training step and generation -> bench/results/gpt2-small.md
 # docs/performance.md explains the tables. Options are passed to both drivers: --quick (fewer
 # sizes, steps and rounds).
 set -euo pipefail
@@ -38,4 +39,5 @@ echo "== data-parallel training (Open MPI)"
 /usr/bin/python3 "$root/bench/run_distributed_bench.py" --build "$build" "${quick[@]}"
 echo
 echo "== real models (torchvision through ONNX import)"
-/usr/bin/python3 "$root/bench/run_real_models.py" --package "$build/python" "${quick[@]}"
+/usr/bin/python3 "$root/bench/run_real_models.py" --package "$build/python" --train-bench "$build/bench/lockstep_train_bench" \
+  "${quick[@]}"

@@ -18,6 +18,15 @@ channels-last, which oneDNN prefers for some shapes), and the fastest serves the
 each again in its faster layout.
 The peak resident memory of each side's process is reported too. --quick: batch 1 inference and
 the training step of ResNet-18 and MobileNetV2 only, one round.
+
+A second table: a GPT-2-small-shaped model (nanoGPT's architecture, 12 layers, 12 heads, 768
+channels, a 256-token block, bytes as its vocabulary, dropout off), lockstep's own (bench/train_bench.cc
+--model gpt2) against the same nanoGPT module in PyTorch (bench/peers/train_peers.py --model gpt2):
+a training step (AdamW, batch 4 x 256 tokens, clipping; target >= 1.0x) and generation (a 64-token
+prompt continued by 8 tokens, the whole context through the model for each, as nanoGPT's generate
+does; reported), at 1 and 2 threads, with each process's peak resident memory. PyTorch's setting is
+screened on the training step (one step of each setting) and serves both rows. --quick leaves the
+table out; --only gpt2 runs it alone. It is written to bench/results/gpt2-small.md.
 """
 import argparse
 import os
@@ -31,6 +40,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = "/usr/bin/python3"
 PEER = os.path.join(ROOT, "bench", "peers", "real_models.py")
+TRAIN_PEER = os.path.join(ROOT, "bench", "peers", "train_peers.py")
 TARGET = {"infer": 1.2, "train": 1.0}
 NAMES = {"resnet18": "ResNet-18", "resnet50": "ResNet-50", "mobilenet_v2": "MobileNetV2",
          "efficientnet_b0": "EfficientNet-B0", "vit_b_16": "ViT-B/16"}
@@ -83,6 +93,60 @@ def best_torch_setting(threads, kind, models):
     return min(timed, key=lambda s: s[0])
 
 
+def gpt2_measure(engine, mode, threads, bench, env=None, flags=(), steps=2, samples=3):
+    """(ms per step, or tokens/s; peak RSS MB) of one process."""
+    if engine == "lockstep":
+        cmd = [bench, "--model", "gpt2", "--threads", str(threads)]
+    else:
+        cmd = [PY, TRAIN_PEER, "--model", "gpt2", "--threads", str(threads), *flags]
+    cmd += ["--warmup", "1", "--samples", str(samples)]
+    cmd += ["--generate", "8"] if mode == "generate" else ["--steps", str(steps), "--rss", "1"]
+    full_env = dict(os.environ)
+    for var, value in (env or {}).items():
+        full_env[var] = value + (":" + full_env[var] if var == "LD_LIBRARY_PATH" and full_env.get(var) else "")
+    start = time.time()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env)
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise SystemExit("run_real_models: %s failed:\n%s%s" % (" ".join(cmd), out, err))
+    value = float(re.search(r"median=([0-9.]+)", out).group(1))
+    if mode == "train":
+        value = 1000.0 / value
+    m = re.search(r" peak_kb=([0-9]+)", out)
+    return value, (float(m.group(1)) / 1024.0 if m else float("nan")), time.time() - start
+
+
+def gpt2_table(bench, thread_counts, rounds):
+    """The GPT-2-small rows: [(mode, threads, setting, lockstep, PyTorch, ratio, rss_a, rss_b)]."""
+    table = []
+    for threads in thread_counts:
+        timed = []
+        for t in range(1, threads + 1):
+            for label, env, flags in torch_settings.settings(t):
+                ms = gpt2_measure("torch", "train", t, bench, env, flags, steps=1, samples=1)[0]
+                timed.append((ms, t, label, env, flags))
+                print("  screen torch threads=%d gpt2 train: %s: %.0f ms" % (t, label, ms), flush=True)
+        _, t, label, env, flags = min(timed, key=lambda s: s[0])
+        setting = "%d thread%s, %s" % (t, "" if t == 1 else "s", label)
+        for mode in ("train", "generate"):
+            ours, theirs = [], []
+            for r in range(rounds):
+                for engine in (["lockstep", "torch"] if r % 2 == 0 else ["torch", "lockstep"]):
+                    if engine == "lockstep":
+                        ours.append(gpt2_measure("lockstep", mode, threads, bench))
+                    else:
+                        theirs.append(gpt2_measure("torch", mode, t, bench, env, flags))
+            a = statistics.median(v for v, _, _ in ours)
+            b = statistics.median(v for v, _, _ in theirs)
+            ratio = b / a if mode == "train" else a / b
+            table.append((mode, threads, setting, a, b, ratio, max(r for _, r, _ in ours), max(r for _, r, _ in theirs)))
+            unit = "ms" if mode == "train" else "tokens/s"
+            print("GPT-2-small %-8s threads=%d  lockstep %8.1f %s  torch %8.1f %s  %.2fx%s" % (
+                mode, threads, a, unit, b, unit, ratio,
+                " (target 1.0x: %s)" % ("met" if ratio >= 1.0 else "not met") if mode == "train" else ""), flush=True)
+    return table
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
@@ -92,15 +156,20 @@ def main():
     ap.add_argument("--package", default=os.path.join(ROOT, "build", "native", "python"),
                     help="the lockstep Python package to measure")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "real-models.md"))
+    ap.add_argument("--train-bench", default=os.path.join(ROOT, "build", "native", "bench", "lockstep_train_bench"),
+                    help="lockstep_train_bench, for the GPT-2-small rows")
+    ap.add_argument("--gpt2-out", default=os.path.join(ROOT, "bench", "results", "gpt2-small.md"))
+    ap.add_argument("--only", choices=["gpt2"], help="only the GPT-2-small table")
     args = ap.parse_args()
     rounds = 1 if args.quick else args.rounds
     PACKAGE[:] = ["--package", args.package]
     thread_counts = [int(t) for t in args.threads.split(",")]
     started = time.time()
     table = []
-    for threads in thread_counts:
+    vision_rows = [] if args.only == "gpt2" else rows(args.quick)
+    for threads in thread_counts if vision_rows else []:
         best = {}
-        for row in rows(args.quick):
+        for row in vision_rows:
             kind = row[1:]
             if kind not in best:
                 best[kind] = best_torch_setting(threads, kind, args.models)
@@ -128,8 +197,44 @@ def main():
                   % (NAMES[model], mode, batch, size, size, threads, a, b, ratio, TARGET[mode],
                      "met" if ratio >= TARGET[mode] else "not met"), flush=True)
             # Written after every row: a run stopped early leaves the rows it measured, marked so.
-            write(args, table, rounds, time.time() - started, len(rows(args.quick)) * len(thread_counts))
-    print("run_real_models: wrote %s" % args.out)
+            write(args, table, rounds, time.time() - started, len(vision_rows) * len(thread_counts))
+    if vision_rows:
+        print("run_real_models: wrote %s" % args.out)
+    if not args.quick:
+        started = time.time()
+        write_gpt2(args, gpt2_table(args.train_bench, thread_counts, rounds), rounds, time.time() - started)
+        print("run_real_models: wrote %s" % args.gpt2_out)
+
+
+def write_gpt2(args, gpt2, rounds, seconds):
+    import torch
+    lines = ["# GPT-2-small: lockstep against PyTorch", "",
+             "Written by `bench/run_real_models.py` (part of `make bench`) on %s, %d CPUs, %s; PyTorch %s; %d round%s, "
+             "lockstep and PyTorch alternating, medians of each side's per-process medians. The run took %.0f minutes."
+             % (platform.processor() or platform.machine(), os.cpu_count(), cpu_name(), torch.__version__, rounds,
+                "" if rounds == 1 else "s", seconds / 60.0), "",
+             "nanoGPT's architecture at GPT-2-small's shape (12 layers, 12 heads, 768 channels; a 256-token block "
+             "and bytes as its vocabulary, dropout off): lockstep's own model (`lockstep_train_bench --model gpt2`) "
+             "against the same module in PyTorch (`bench/peers/train_peers.py --model gpt2`). Training: "
+             "one AdamW step (betas 0.9/0.95, weight decay 0.1 on the matrices, clipping at 1) on 4 x 256 tokens, "
+             "ratio = PyTorch ms / lockstep ms. Generation: a 64-token prompt continued by 8 tokens (temperature 1, "
+             "top 200, the whole context through the model for each token, as nanoGPT's generate does), ratio = "
+             "lockstep tokens/s / PyTorch tokens/s. PyTorch at the setting fastest on its training step. Peak RSS: "
+             "the training process's resident peak.", "",
+             "| row | threads | lockstep | PyTorch | ratio | target | met | lockstep peak RSS MB | PyTorch peak RSS MB "
+             "| PyTorch setting |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for mode, threads, setting, a, b, ratio, rss_a, rss_b in gpt2:
+        unit = "ms" if mode == "train" else "tokens/s"
+        target = "1.0x" if mode == "train" else "-"
+        met_cell = ("yes" if ratio >= 1.0 else "no") if mode == "train" else "-"
+        rss_cells = ("%.0f | %.0f" % (rss_a, rss_b)) if mode == "train" else "- | -"
+        lines.append("| %s | %d | %.1f %s | %.1f %s | %.2fx | %s | %s | %s | %s |" % (
+            "training step" if mode == "train" else "generation", threads, a, unit, b, unit, ratio, target,
+            met_cell, rss_cells, setting))
+    tmp = args.gpt2_out + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, args.gpt2_out)
 
 
 def write(args, table, rounds, seconds, planned):

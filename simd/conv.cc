@@ -195,8 +195,11 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
   std::vector<int64_t> off;
   PhaseTapOffsets(s, ph, &off);
   const size_t groups = s.groups, group_weights = s.c_out * k;
-  std::vector<float> packed(groups * group_weights);
-  for (size_t g = 0; g < groups; ++g) PackRowTiles(w + g * group_weights, s.c_out, k, packed.data() + g * group_weights);
+  // Kept between calls: a fresh vector zero-filled a layer's weights' size before the packing
+  // overwrote it (ResNet-18: 44 MB an inference), and a large one came from fresh pages.
+  thread_local std::vector<float> packed_buffer;
+  float* const packed = AtLeast(&packed_buffer, groups * group_weights);
+  for (size_t g = 0; g < groups; ++g) PackRowTiles(w + g * group_weights, s.c_out, k, packed + g * group_weights);
   // Work items: (sample, group, block of output channels). When the samples and groups are fewer
   // than the pool's threads, a group's channels are split into blocks of whole tiles, so a single
   // image keeps every thread busy; each output's sum is the same whichever thread computes it.
@@ -228,7 +231,7 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
         CopyIntoPhases(s, ph, x + n * s.x_sample_stride + g * x_group, source.data());
         plane_in_source = plane;
       }
-      const float* group_packed = packed.data() + g * group_weights;
+      const float* group_packed = packed + g * group_weights;
       for (size_t r0 = row_begin; r0 < row_end; r0 += kConvTileRows) {
         const size_t mr = row_end - r0 < kConvTileRows ? row_end - r0 : kConvTileRows;
         const size_t step = ConvTileVectors(mr) * N;
@@ -311,16 +314,18 @@ void ConvInputGradTarget(const ConvShape& s, const float* dy, const float* w, fl
   TapOffsets(s, plane, &tap_off);
   for (size_t co = 0; co < s.c_out; ++co) row_off[co] = static_cast<int64_t>(co * ld);
   // W^T [K, c_out] packed per tile of taps: A of the tile product cols = W^T dY.
-  std::vector<float> wt(k * s.c_out), packed(k * s.c_out);
+  thread_local std::vector<float> wt_buffer, packed_buffer;  // kept: no zero-filled allocation per call
+  float* const wt = AtLeast(&wt_buffer, k * s.c_out);
+  float* const packed = AtLeast(&packed_buffer, k * s.c_out);
   for (size_t co = 0; co < s.c_out; ++co) {
     for (size_t t = 0; t < k; ++t) wt[t * s.c_out + co] = w[co * k + t];
   }
-  PackRowTiles(wt.data(), k, s.c_out, packed.data());
+  PackRowTiles(wt, k, s.c_out, packed);
   // The padded-frame sums below add zero columns where no output position lands: exact for
   // finite weights only (Inf * 0 is NaN), and for stride 1 only.
   bool finite = true;
   for (size_t i = 0; i < s.c_out * k; ++i) finite = finite && w[i] - w[i] == 0.0f;
-  if (!finite || s.stride_h != 1 || s.stride_w != 1) return ConvInputGradColumns(s, dy, packed.data(), dx, pool);
+  if (!finite || s.stride_h != 1 || s.stride_w != 1) return ConvInputGradColumns(s, dy, packed, dx, pool);
   const bool padded = s.pad_h != 0 || s.pad_w != 0;
   const uint64_t call = NewCallId();
   ForSampleChunks(s.samples, s.c_out * k * positions, pool, [&](size_t first, size_t count) {
@@ -344,7 +349,7 @@ void ConvInputGradTarget(const ConvShape& s, const float* dy, const float* w, fl
         const size_t mr = k - t0 < kConvTileRows ? k - t0 : kConvTileRows;
         const size_t step = ConvTileVectors(mr) * N;
         for (size_t q0 = 0; q0 < q_end; q0 += step) {
-          OutputTileRows(d, mr, packed.data() + t0 * s.c_out, dypad.data() + q0, row_off.data(), s.c_out,
+          OutputTileRows(d, mr, packed + t0 * s.c_out, dypad.data() + q0, row_off.data(), s.c_out,
                          cols.data() + t0 * row + reach + q0, row);
         }
       }

@@ -26,6 +26,10 @@ namespace HWY_NAMESPACE {
 constexpr size_t kBlockCols = 512;  // multiple of every target's tile width (2..128)
 constexpr size_t kBlockDepth = 384;
 constexpr size_t kMaxBlockRows = 144;  // multiple of kGemmRows and kTallRows
+// A packed B block at least this large is packed by the pool (ViT-B/16's 197-row products left a
+// thread waiting through a serial pack); a smaller one is not worth waking threads for (LeNet-5's
+// 400 x 120).
+constexpr size_t kParallelPackFloats = size_t{1} << 16;
 // The batch-grouped product's panel budgets, in floats (measured at the GPT's weight gradients).
 constexpr size_t kGroupedBFloats = 256 * 1024, kGroupedAFloats = 144 * 256;
 
@@ -37,13 +41,18 @@ constexpr size_t kGroupedBFloats = 256 * 1024, kGroupedAFloats = 144 * 256;
 struct TaskSplit {
   bool parallel;
   size_t want_tasks, row_blocks, tile_rows, base_tiles, extra_tiles;
-  TaskSplit(const GemmArgs& g, ThreadPool* pool, size_t max_rows, size_t tile = kGemmRows) : tile_rows(tile) {
+  // column_panel: given (the panel width), rows that fit one block go whole to every task where B
+  // has a panel for each task: the tasks are then column chunks (GemmTarget packs each chunk's
+  // panels in its task).
+  TaskSplit(const GemmArgs& g, ThreadPool* pool, size_t max_rows, size_t tile = kGemmRows, size_t column_panel = 0)
+      : tile_rows(tile) {
     const size_t threads = pool == nullptr ? 1 : pool->num_threads();
     // Small products are not worth waking threads for; the result is the same either way.
     parallel = threads > 1 && g.m * g.n * g.k >= (size_t{1} << 18);
     want_tasks = parallel ? 4 * threads : 1;
     const size_t tiles = (g.m + tile_rows - 1) / tile_rows, max_tiles = max_rows / tile_rows;
     row_blocks = tiles < want_tasks ? tiles : want_tasks;
+    if (column_panel != 0 && parallel && g.m <= max_rows && g.n >= want_tasks * column_panel) row_blocks = 1;
     if (row_blocks * max_tiles < tiles) row_blocks = (tiles + max_tiles - 1) / max_tiles;
     if (row_blocks == 0) row_blocks = 1;
     base_tiles = tiles / row_blocks;
@@ -67,9 +76,14 @@ struct TaskSplit {
 void GemmTarget(const GemmArgs& g, ThreadPool* pool) {
   const hn::ScalableTag<float> d;
   const size_t nr = 2 * hn::Lanes(d);
-  const TaskSplit split(g, pool, kMaxBlockRows);
+  const TaskSplit split(g, pool, kMaxBlockRows, kGemmRows, nr);
   const bool parallel = split.parallel;
   const size_t row_blocks = split.row_blocks;
+  // One row block: each task owns a chunk of columns and packs its own panels of B. Packed by the
+  // calling thread for all tasks, B's block held the others waiting: at the 64-200 rows of a
+  // batch-1 transformer (generation, ViT) that serial pack took as long as the products. (A
+  // packed panel is a copy: who packs it changes no bit.)
+  const bool pack_in_tasks = parallel && row_blocks == 1;
 
   thread_local std::vector<float> packed_b;
   packed_b.resize(kBlockDepth * kBlockCols);
@@ -90,14 +104,26 @@ void GemmTarget(const GemmArgs& g, ThreadPool* pool) {
       // work (-3% when 1024x128x512 still ran in blocks of 384).
       const size_t rest = g.k - p0 - kc;
       if (rest != 0 && rest < depth / 2) kc = (kc + rest + 1) / 2;
-      PackB(g, p0, kc, j0, cols, nr, packed_b.data(), BInPlace(g, kc));
-      const float* shared_b = packed_b.data();
+      const bool b_in_place = BInPlace(g, kc);
+      float* const shared_b = packed_b.data();
+      if (!pack_in_tasks && parallel && kc * cols >= kParallelPackFloats) {
+        // A large block shared by the row blocks: packed by the pool, a range of panels a task.
+        const size_t pack_tasks = panels < split.want_tasks ? panels : split.want_tasks;
+        const size_t per_task = (panels + pack_tasks - 1) / pack_tasks;
+        pool->ParallelFor((panels + per_task - 1) / per_task, [&](size_t task, size_t /*worker*/) {
+          const size_t c0 = task * per_task * nr, c1 = (task + 1) * per_task * nr < cols ? (task + 1) * per_task * nr : cols;
+          PackB(g, p0, kc, j0 + c0, c1 - c0, nr, shared_b + c0 * kc, b_in_place);
+        });
+      } else if (!pack_in_tasks) {
+        PackB(g, p0, kc, j0, cols, nr, shared_b, b_in_place);
+      }
       auto run_task = [&](size_t task, size_t /*worker*/) {
         const size_t rb = task / col_chunks, cc = task % col_chunks;
         size_t i0, rows;
         split.Rows(g, rb, &i0, &rows);
         const size_t jr0 = cc * panels_per_chunk * nr;
         const size_t chunk_end = jr0 + panels_per_chunk * nr < cols ? jr0 + panels_per_chunk * nr : cols;
+        if (pack_in_tasks) PackB(g, p0, kc, j0 + jr0, chunk_end - jr0, nr, shared_b + jr0 * kc, b_in_place);
         GemmRowBlock(d, g, i0, rows, j0, jr0, chunk_end - jr0, p0, kc, p0 != 0, shared_b);
       };
       const size_t tasks = row_blocks * col_chunks;

@@ -82,9 +82,13 @@ TEST_CASE("gemm equals the definition for all transposes, edge sizes and targets
   });
 }
 
-// 131 x 800 x 457: two column blocks (the second partial) and two K blocks.
+// 131 x 800 x 457: two column blocks (the second partial) and two K blocks. Rows that fit one
+// block go whole to every task, each packing its own columns, where B has a panel per task (here
+// at 2 and 3 threads): 72 x 500 x 100 reads B's full panels in place and packs the partial last
+// one; 72 x 790 x 300 transposes B.
 TEST_CASE("gemm gives the same bits for 1, 2, 3 and 8 threads") {
-  for (const Problem& p : {Problem{false, true, 131, 300, 257}, Problem{false, false, 131, 800, 457}}) {
+  for (const Problem& p : {Problem{false, true, 131, 300, 257}, Problem{false, false, 131, 800, 457},
+                           Problem{false, false, 72, 500, 100}, Problem{false, true, 72, 790, 300}}) {
     const std::vector<float> want = Run(p, true, nullptr);
     for (size_t threads : {1, 2, 3, 8}) {
       simd::ThreadPool pool(threads);
