@@ -62,15 +62,20 @@ def rows(quick):
 PACKAGE = []  # --package, for the lockstep processes
 
 
+def peer_env(env):
+    """This process's environment with a setting's variables (LD_LIBRARY_PATH put in front)."""
+    full_env = dict(os.environ)
+    for var, value in (env or {}).items():
+        full_env[var] = value + (":" + full_env[var] if var == "LD_LIBRARY_PATH" and full_env.get(var) else "")
+    return full_env
+
+
 def measure(engine, row, threads, models, env=None, flags=()):
     """(ms, peak RSS MB, PyTorch's layout) of one process."""
     model, mode, batch, size = row
     cmd = [PY, PEER, "--engine", engine, "--model", model, "--mode", mode, "--batch", str(batch), "--size", str(size),
            "--threads", str(threads), "--models", models, *flags, *(PACKAGE if engine == "lockstep" else [])]
-    full_env = dict(os.environ)
-    for var, value in (env or {}).items():
-        full_env[var] = value + (":" + full_env[var] if var == "LD_LIBRARY_PATH" and full_env.get(var) else "")
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=peer_env(env))
     if proc.returncode != 0:
         raise SystemExit("run_real_models: %s failed:\n%s%s" % (" ".join(cmd), proc.stdout, proc.stderr))
     ms = float(re.search(r"median=([0-9.]+)", proc.stdout).group(1))
@@ -101,19 +106,14 @@ def gpt2_measure(engine, mode, threads, bench, env=None, flags=(), steps=2, samp
         cmd = [PY, TRAIN_PEER, "--model", "gpt2", "--threads", str(threads), *flags]
     cmd += ["--warmup", "1", "--samples", str(samples)]
     cmd += ["--generate", "8"] if mode == "generate" else ["--steps", str(steps), "--rss", "1"]
-    full_env = dict(os.environ)
-    for var, value in (env or {}).items():
-        full_env[var] = value + (":" + full_env[var] if var == "LD_LIBRARY_PATH" and full_env.get(var) else "")
-    start = time.time()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env)
-    out, err = proc.communicate()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=peer_env(env))
     if proc.returncode != 0:
-        raise SystemExit("run_real_models: %s failed:\n%s%s" % (" ".join(cmd), out, err))
-    value = float(re.search(r"median=([0-9.]+)", out).group(1))
+        raise SystemExit("run_real_models: %s failed:\n%s%s" % (" ".join(cmd), proc.stdout, proc.stderr))
+    value = float(re.search(r"median=([0-9.]+)", proc.stdout).group(1))
     if mode == "train":
         value = 1000.0 / value
-    m = re.search(r" peak_kb=([0-9]+)", out)
-    return value, (float(m.group(1)) / 1024.0 if m else float("nan")), time.time() - start
+    m = re.search(r" peak_kb=([0-9]+)", proc.stdout)
+    return value, float(m.group(1)) / 1024.0 if m else float("nan")
 
 
 def gpt2_table(bench, thread_counts, rounds):
@@ -136,10 +136,10 @@ def gpt2_table(bench, thread_counts, rounds):
                         ours.append(gpt2_measure("lockstep", mode, threads, bench))
                     else:
                         theirs.append(gpt2_measure("torch", mode, t, bench, env, flags))
-            a = statistics.median(v for v, _, _ in ours)
-            b = statistics.median(v for v, _, _ in theirs)
+            a = statistics.median(v for v, _ in ours)
+            b = statistics.median(v for v, _ in theirs)
             ratio = b / a if mode == "train" else a / b
-            table.append((mode, threads, setting, a, b, ratio, max(r for _, r, _ in ours), max(r for _, r, _ in theirs)))
+            table.append((mode, threads, setting, a, b, ratio, max(r for _, r in ours), max(r for _, r in theirs)))
             unit = "ms" if mode == "train" else "tokens/s"
             print("GPT-2-small %-8s threads=%d  lockstep %8.1f %s  torch %8.1f %s  %.2fx%s" % (
                 mode, threads, a, unit, b, unit, ratio,

@@ -33,7 +33,6 @@ struct LeafCopy {
   const uint8_t* data = nullptr;  // the bytes: held's, or bytes.data()
   size_t size = 0;
   std::vector<uint8_t> bytes;     // copied
-  bool until_update = false;      // held until the optimizer's next update, then copied
 };
 
 // One step's copied state and batch, and, once hashed, its digests.
@@ -80,15 +79,15 @@ LeafCopy InPlace(const std::string& name, const Tensor& t, Spare& spare) {
   return c;
 }
 
-// A leaf held until the optimizer's update, copied before the update rewrites its bytes (the
-// bytes hashed so far are among those copied: the same bytes, so the same digest).
+// A state leaf held until the optimizer's update (where the workers hash, a held state leaf is
+// one), copied before the update rewrites its bytes (the bytes hashed so far are among those
+// copied: the same bytes, so the same digest).
 void Detach(LeafCopy& c, Spare& spare) {
-  if (!c.until_update) return;
+  if (!c.held.defined()) return;
   LeafCopy copy = Copy(c.name, c.held, spare);
   c.bytes = std::move(copy.bytes);
   c.data = c.bytes.data();
   c.held = Tensor();
-  c.until_update = false;
 }
 
 // The job's digests from its leaves' (the state's in order, then the batch's two).
@@ -420,8 +419,7 @@ void StepHasher::Submit(int64_t step, const nn::Module& model, const optim::Opti
     if (at_once) {
       job.state.push_back(InPlace(name, t, worker_->spare));
     } else if (until_update && buffers.count(name) == 0) {
-      job.state.push_back(InPlace(name, t, worker_->spare));
-      job.state.back().until_update = job.state.back().held.defined();
+      job.state.push_back(InPlace(name, t, worker_->spare));  // held, or copied where it must be
     } else {
       job.state.push_back(Copy(name, t, worker_->spare));
     }
