@@ -16,6 +16,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "simd/conv-inl.h"
+#include "simd/conv_gemm.h"
 
 #include <string.h>
 
@@ -527,7 +528,10 @@ void ConvForward(const ConvShape& s, const float* x, const float* w, const float
     }
     return;
   }
-  WithPool(pool, [&](ThreadPool* p) { HWY_DYNAMIC_DISPATCH(ConvForwardTarget)(s, x, w, bias, y, p); });
+  WithPool(pool, [&](ThreadPool* p) {
+    if (ConvThroughGemm(s)) return ConvForwardGemm(s, x, w, bias, y, p);
+    HWY_DYNAMIC_DISPATCH(ConvForwardTarget)(s, x, w, bias, y, p);
+  });
 }
 
 void ConvInputGrad(const ConvShape& s, const float* dy, const float* w, float* dx, ThreadPool* pool) {
@@ -538,7 +542,10 @@ void ConvInputGrad(const ConvShape& s, const float* dy, const float* w, float* d
     }
     return;
   }
-  WithPool(pool, [&](ThreadPool* p) { HWY_DYNAMIC_DISPATCH(ConvInputGradTarget)(s, dy, w, dx, p); });
+  WithPool(pool, [&](ThreadPool* p) {
+    if (ConvThroughGemm(s)) return ConvInputGradGemm(s, dy, w, dx, p);
+    HWY_DYNAMIC_DISPATCH(ConvInputGradTarget)(s, dy, w, dx, p);
+  });
 }
 
 void ConvWeightGrad(const ConvShape& s, const float* dy, const float* x, size_t samples_per_group, float* dw,
@@ -549,9 +556,10 @@ void ConvWeightGrad(const ConvShape& s, const float* dy, const float* x, size_t 
     for (size_t i = 0; i < n; ++i) dw[i] = 0.0f;
     return;
   }
+  const size_t group = samples_per_group == 0 ? s.samples : samples_per_group;
   WithPool(pool, [&](ThreadPool* p) {
-    HWY_DYNAMIC_DISPATCH(ConvWeightGradTarget)(s, dy, x, samples_per_group == 0 ? s.samples : samples_per_group,
-                                                dw, p);
+    if (ConvThroughGemm(s)) return ConvWeightGradGemm(s, dy, x, group, dw, p);
+    HWY_DYNAMIC_DISPATCH(ConvWeightGradTarget)(s, dy, x, group, dw, p);
   });
 }
 

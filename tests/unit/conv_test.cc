@@ -1,7 +1,8 @@
-// The direct convolution kernels (simd/conv.h) against the contract's im2col + GEMM definition,
-// written here one output at a time: bit-identical on many shapes (padding, dilation, strides for
-// the weight gradient, channel counts around every tile size, batches across group boundaries),
-// on every target and for 1, 2 and 3 threads.
+// The convolution kernels (simd/conv.h) against the contract's im2col + GEMM definition, written
+// here one output at a time: bit-identical on many shapes (padding, dilation, strides for the
+// weight gradient, channel counts around every tile size, batches across group boundaries), on
+// every target and for 1, 2 and 3 threads, by both paths: the direct kernels and the lowering to
+// the GEMM (simd/conv_gemm.h), each forced on every shape.
 #include <doctest/doctest.h>
 
 #include <sstream>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "simd/conv.h"
+#include "simd/conv_gemm.h"
 #include "simd/thread_pool.h"
 #include "tests/unit/float_bits.h"
 #include "tests/unit/for_each_target.h"
@@ -165,6 +167,17 @@ void ExpectSameBits(const std::vector<float>& got, const std::vector<float>& wan
   }
 }
 
+// fn(path name) with each path forced in turn, then the choice by shape again.
+template <class Fn>
+void ForEachPath(const Fn& fn) {
+  for (const auto& [path, name] : {std::pair{simd::ConvPath::kDirect, "direct"}, std::pair{simd::ConvPath::kGemm, "gemm"}}) {
+    simd::SetConvPath(path);
+    INFO("path " << name);
+    fn();
+  }
+  simd::SetConvPath(simd::ConvPath::kByShape);
+}
+
 const std::vector<Case>& Cases() {
   static const std::vector<Case> cases = {
       // n, c_in, h, w, c_out, kh, kw, stride, pad_h, pad_w, dilation
@@ -179,6 +192,8 @@ const std::vector<Case>& Cases() {
       {1, 1, 1, 1, 3, 1, 1, 1, 0, 0, 1},
       {2, 27, 6, 6, 5, 2, 2, 1, 0, 0, 1},     // many taps per tile
       {1, 3, 20, 3, 4, 3, 3, 1, 0, 1, 1},
+      {3, 40, 4, 4, 37, 3, 3, 1, 1, 1, 1},    // a late stage: few positions, many channels
+      {2, 70, 2, 2, 19, 3, 3, 1, 1, 1, 1},
   };
   return cases;
 }
@@ -189,11 +204,12 @@ std::vector<Case> AllCases() {
   cases.push_back({5, 3, 9, 8, 6, 3, 3, 2, 1, 0, 1});    // stride 2
   cases.push_back({3, 2, 11, 11, 4, 3, 2, 3, 1, 1, 2});  // stride 3, dilation 2
   cases.push_back({2, 4, 8, 8, 9, 2, 2, 2, 0, 0, 1});
+  cases.push_back({3, 33, 4, 4, 21, 1, 1, 2, 0, 0, 1});  // a 1x1 downsampling
   return cases;
 }
 
-TEST_CASE("direct convolution forward equals im2col + GEMM + bias, every target") {
-  testing::ForEachTarget([&](const simd::Target&) {
+TEST_CASE("convolution forward equals im2col + GEMM + bias, every target, both paths") {
+  ForEachPath([&] { testing::ForEachTarget([&](const simd::Target&) {
     for (const Case& c : AllCases()) {
       const simd::ConvShape s = ShapeOf(c);
       const std::vector<float> x = Values(s.samples * s.x_sample_stride, 1, true);
@@ -205,11 +221,11 @@ TEST_CASE("direct convolution forward equals im2col + GEMM + bias, every target"
       simd::ConvForward(s, x.data(), w.data(), nullptr, y.data());
       ExpectSameBits(y, ForwardReference(s, x, w, nullptr), "forward without bias", c);
     }
-  });
+  }); });
 }
 
-TEST_CASE("direct convolution input gradient equals W^T dY + col2im, every target") {
-  testing::ForEachTarget([&](const simd::Target&) {
+TEST_CASE("convolution input gradient equals W^T dY + col2im, every target, both paths") {
+  ForEachPath([&] { testing::ForEachTarget([&](const simd::Target&) {
     for (const Case& c : AllCases()) {
       const simd::ConvShape s = ShapeOf(c);
       const std::vector<float> dy = Values(s.samples * s.y_sample_stride, 4, true);
@@ -221,10 +237,11 @@ TEST_CASE("direct convolution input gradient equals W^T dY + col2im, every targe
         ExpectSameBits(dx, InputGradReference(s, dy, w), specials ? "input gradient, weights not finite" : "input gradient", c);
       }
     }
-  });
+  }); });
 }
 
 TEST_CASE("the input gradient keeps the columns' bits where an infinite weight meets an empty tap") {
+  ForEachPath([&] {
   // 3x3 input, 3x3 kernel, no padding: one output position; the corner input element is reached
   // only by tap (0, 0). An infinite weight at tap (2, 2) must not reach it (Inf * 0 is NaN).
   simd::ConvShape s = ShapeOf({1, 1, 3, 3, 1, 3, 3, 1, 0, 0, 1});
@@ -238,12 +255,14 @@ TEST_CASE("the input gradient keeps the columns' bits where an infinite weight m
   simd::ConvInputGrad(s, dy4.data(), w.data(), dx4.data());
   CHECK(dx4[0] == 1.0f);
   CHECK(dx4[15] == __builtin_inff());
+  });
 }
 
-TEST_CASE("direct convolution weight gradient equals the batch-grouped GEMM, every target and stride") {
+TEST_CASE("convolution weight gradient equals the batch-grouped GEMM, every target and stride, both paths") {
   std::vector<Case> cases = AllCases();
   cases.push_back({9, 1, 28, 28, 6, 5, 5, 1, 2, 2, 1});  // groups of 4: 4, 4, 1
-  testing::ForEachTarget([&](const simd::Target&) {
+  cases.push_back({9, 24, 3, 3, 17, 3, 3, 1, 1, 1, 1});
+  ForEachPath([&] { testing::ForEachTarget([&](const simd::Target&) {
     for (const Case& c : cases) {
       const simd::ConvShape s = ShapeOf(c);
       const std::vector<float> dy = Values(s.samples * s.y_sample_stride, 6, true);
@@ -254,29 +273,33 @@ TEST_CASE("direct convolution weight gradient equals the batch-grouped GEMM, eve
         ExpectSameBits(dw, WeightGradReference(s, dy, x, per_group), "weight gradient", c);
       }
     }
-  });
+  }); });
 }
 
-TEST_CASE("direct convolution gives the same bits for 1, 2 and 3 threads") {
-  const Case c{40, 6, 14, 14, 16, 5, 5, 1, 0, 0, 1};
-  const simd::ConvShape s = ShapeOf(c);
-  const std::vector<float> x = Values(s.samples * s.x_sample_stride, 8);
-  const std::vector<float> w = Values(s.c_out * s.c_in * s.kh * s.kw, 9);
-  const std::vector<float> dy = Values(s.samples * s.y_sample_stride, 10);
-  const std::vector<float> bias = Values(s.c_out, 11);
-  const std::vector<float> y_want = ForwardReference(s, x, w, bias.data());
-  const std::vector<float> dx_want = InputGradReference(s, dy, w);
-  const std::vector<float> dw_want = WeightGradReference(s, dy, x, 32);
-  for (size_t threads : {1, 2, 3}) {
-    simd::ThreadPool pool(threads);
-    INFO("threads " << threads);
-    std::vector<float> y(y_want.size()), dx(dx_want.size()), dw(dw_want.size());
-    simd::ConvForward(s, x.data(), w.data(), bias.data(), y.data(), &pool);
-    simd::ConvInputGrad(s, dy.data(), w.data(), dx.data(), &pool);
-    simd::ConvWeightGrad(s, dy.data(), x.data(), 32, dw.data(), &pool);
-    ExpectSameBits(y, y_want, "forward", c);
-    ExpectSameBits(dx, dx_want, "input gradient", c);
-    ExpectSameBits(dw, dw_want, "weight gradient", c);
+TEST_CASE("convolution gives the same bits for 1, 2 and 3 threads, both paths") {
+  // A middle-sized plane (the direct kernels by shape) and a late stage's (the GEMM by shape).
+  for (const Case& c : {Case{40, 6, 14, 14, 16, 5, 5, 1, 0, 0, 1}, Case{40, 64, 4, 4, 48, 3, 3, 1, 1, 1, 1}}) {
+    const simd::ConvShape s = ShapeOf(c);
+    const std::vector<float> x = Values(s.samples * s.x_sample_stride, 8);
+    const std::vector<float> w = Values(s.c_out * s.c_in * s.kh * s.kw, 9);
+    const std::vector<float> dy = Values(s.samples * s.y_sample_stride, 10);
+    const std::vector<float> bias = Values(s.c_out, 11);
+    const std::vector<float> y_want = ForwardReference(s, x, w, bias.data());
+    const std::vector<float> dx_want = InputGradReference(s, dy, w);
+    const std::vector<float> dw_want = WeightGradReference(s, dy, x, 32);
+    ForEachPath([&] {
+      for (size_t threads : {1, 2, 3}) {
+        simd::ThreadPool pool(threads);
+        INFO("threads " << threads);
+        std::vector<float> y(y_want.size()), dx(dx_want.size()), dw(dw_want.size());
+        simd::ConvForward(s, x.data(), w.data(), bias.data(), y.data(), &pool);
+        simd::ConvInputGrad(s, dy.data(), w.data(), dx.data(), &pool);
+        simd::ConvWeightGrad(s, dy.data(), x.data(), 32, dw.data(), &pool);
+        ExpectSameBits(y, y_want, "forward", c);
+        ExpectSameBits(dx, dx_want, "input gradient", c);
+        ExpectSameBits(dw, dw_want, "weight gradient", c);
+      }
+    });
   }
 }
 

@@ -1,0 +1,219 @@
+// Convolution through the GEMM (simd/conv_gemm.h): the columns, the transposes in and out, and
+// col2im; the products are simd::Gemm's and simd::GemmBatchGrouped's.
+#include "simd/conv_gemm.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include <algorithm>
+#include <atomic>
+#include <vector>
+
+#include "simd/gemm.h"
+#include "simd/thread_pool.h"
+
+namespace lockstep {
+namespace simd {
+
+namespace {
+
+size_t Taps(const ConvShape& s) { return s.c_in * s.kh * s.kw; }
+size_t Positions(const ConvShape& s) { return s.h_out * s.w_out; }
+
+// The direct kernels' widest tile (AVX-512: 3 vectors of 16) runs along the output rows laid out
+// at the padded input's width (its phases' with a stride). Where fewer than 60% of those lanes
+// hold outputs, the GEMM is faster (measured on Zen 5 at 1 thread: 7x7, 4x4 and 2x2 planes
+// with 256-512 channels, 1.4-8x; 8x8 at 67% and 14x14 at 82%, the direct kernels by 1.2x).
+constexpr size_t kDirectTileLanes = 48;
+constexpr size_t kMinDirectLanesPercent = 60;
+// The columns' size limit (floats): beyond it the direct kernels, which need no columns.
+constexpr size_t kMaxColumnFloats = size_t{1} << 24;
+
+// A scratch vector of at least n elements, kept between calls (the layers ask for their sizes in
+// turn; growing back would zero-fill memory that is overwritten anyway).
+float* AtLeast(std::vector<float>* v, size_t n) {
+  if (v->size() < n) v->resize(n);
+  return v->data();
+}
+
+// body(n) for every sample, on the pool when the floats moved are worth it.
+template <class Body>
+void ForEachSample(const ConvShape& s, size_t floats_per_sample, ThreadPool* pool, const Body& body) {
+  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
+  if (threads > 1 && s.samples > 1 && s.samples * floats_per_sample >= (size_t{1} << 16)) {
+    pool->ParallelFor(s.samples, [&](size_t n, size_t /*worker*/) { body(n); });
+  } else {
+    for (size_t n = 0; n < s.samples; ++n) body(n);
+  }
+}
+
+// The input row and column that tap (i, j) of output (oy, ox) reads; negative or past the plane
+// in the padding.
+int64_t InputRow(const ConvShape& s, size_t oy, size_t i) {
+  return static_cast<int64_t>(oy * s.stride_h + i * s.dilation_h) - static_cast<int64_t>(s.pad_h);
+}
+int64_t InputCol(const ConvShape& s, size_t ox, size_t j) {
+  return static_cast<int64_t>(ox * s.stride_w + j * s.dilation_w) - static_cast<int64_t>(s.pad_w);
+}
+
+// Sample n's rows of the columns [samples * positions, taps]: row (n, oy, ox), column (c, i, j)
+// holds the input that tap reads, +0 in the padding.
+void Im2ColRows(const ConvShape& s, const float* x, size_t n, float* cols) {
+  const size_t k = Taps(s);
+  const float* xs = x + n * s.x_sample_stride;
+  float* row = cols + n * Positions(s) * k;
+  for (size_t oy = 0; oy < s.h_out; ++oy) {
+    for (size_t ox = 0; ox < s.w_out; ++ox, row += k) {
+      float* out = row;
+      for (size_t c = 0; c < s.c_in; ++c) {
+        const float* plane = xs + c * s.h * s.w;
+        for (size_t i = 0; i < s.kh; ++i) {
+          const int64_t yy = InputRow(s, oy, i);
+          const bool row_inside = yy >= 0 && yy < static_cast<int64_t>(s.h);
+          for (size_t j = 0; j < s.kw; ++j) {
+            const int64_t xx = InputCol(s, ox, j);
+            const bool inside = row_inside && xx >= 0 && xx < static_cast<int64_t>(s.w);
+            *out++ = inside ? plane[static_cast<size_t>(yy) * s.w + static_cast<size_t>(xx)] : 0.0f;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Sample n of dY [c_out, positions] as rows (n, p) of dY^T [samples * positions, c_out].
+void TransposeGradRows(const ConvShape& s, const float* dy, size_t n, float* dyt) {
+  const size_t positions = Positions(s);
+  const float* g = dy + n * s.y_sample_stride;
+  float* t = dyt + n * positions * s.c_out;
+  for (size_t co = 0; co < s.c_out; ++co) {
+    for (size_t p = 0; p < positions; ++p) t[p * s.c_out + co] = g[co * positions + p];
+  }
+}
+
+float* Columns(const ConvShape& s, const float* x, ThreadPool* pool) {
+  thread_local std::vector<float> buffer;
+  float* const cols = AtLeast(&buffer, s.samples * Positions(s) * Taps(s));
+  ForEachSample(s, Positions(s) * Taps(s), pool, [&](size_t n) { Im2ColRows(s, x, n, cols); });
+  return cols;
+}
+
+float* TransposedGrad(const ConvShape& s, const float* dy, ThreadPool* pool) {
+  thread_local std::vector<float> buffer;
+  float* const dyt = AtLeast(&buffer, s.samples * Positions(s) * s.c_out);
+  ForEachSample(s, Positions(s) * s.c_out, pool, [&](size_t n) { TransposeGradRows(s, dy, n, dyt); });
+  return dyt;
+}
+
+std::atomic<int> conv_path{static_cast<int>(ConvPath::kByShape)};
+
+}  // namespace
+
+void SetConvPath(ConvPath path) { conv_path.store(static_cast<int>(path), std::memory_order_relaxed); }
+
+bool ConvThroughGemm(const ConvShape& s) {
+  const ConvPath path = static_cast<ConvPath>(conv_path.load(std::memory_order_relaxed));
+  if (s.groups != 1 || path == ConvPath::kDirect) return false;
+  if (path == ConvPath::kGemm) return true;
+  if (s.samples * Positions(s) * Taps(s) > kMaxColumnFloats) return false;
+  // The direct layout's row length and the lanes its tiles cover.
+  const size_t row = (s.w + 2 * s.pad_w + s.stride_w - 1) / s.stride_w;
+  const size_t span = (s.h_out - 1) * row + s.w_out;
+  const size_t lanes = (span + kDirectTileLanes - 1) / kDirectTileLanes * kDirectTileLanes;
+  return 100 * Positions(s) < kMinDirectLanesPercent * lanes;
+}
+
+void ConvForwardGemm(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
+                     ThreadPool* pool) {
+  const size_t k = Taps(s), positions = Positions(s), rows = s.samples * positions;
+  const float* cols = Columns(s, x, pool);
+  thread_local std::vector<float> product_buffer;
+  float* const product = AtLeast(&product_buffer, rows * s.c_out);
+  GemmArgs g;
+  g.trans_b = true;  // W [c_out, taps] is B^T
+  g.m = rows;
+  g.n = s.c_out;
+  g.k = k;
+  g.a = cols;
+  g.lda = k;
+  g.b = w;
+  g.ldb = k;
+  g.c = product;
+  g.ldc = s.c_out;
+  g.bias = bias;  // sum, then + bias[co]: one rounded addition, as the direct kernels do
+  Gemm(g, pool);
+  // Back to [c_out, positions] per sample; the GEMM stored every NaN canonical.
+  ForEachSample(s, positions * s.c_out, pool, [&](size_t n) {
+    const float* t = product + n * positions * s.c_out;
+    float* out = y + n * s.y_sample_stride;
+    for (size_t co = 0; co < s.c_out; ++co) {
+      for (size_t p = 0; p < positions; ++p) out[co * positions + p] = t[p * s.c_out + co];
+    }
+  });
+}
+
+void ConvInputGradGemm(const ConvShape& s, const float* dy, const float* w, float* dx, ThreadPool* pool) {
+  const size_t k = Taps(s), positions = Positions(s), rows = s.samples * positions;
+  const float* dyt = TransposedGrad(s, dy, pool);
+  thread_local std::vector<float> dcols_buffer;
+  float* const dcols = AtLeast(&dcols_buffer, rows * k);
+  GemmArgs g;
+  g.m = rows;
+  g.n = k;
+  g.k = s.c_out;  // each column entry sums over the output channels in increasing order
+  g.a = dyt;
+  g.lda = s.c_out;
+  g.b = w;
+  g.ldb = k;
+  g.c = dcols;
+  g.ldc = k;
+  Gemm(g, pool);
+  // col2im: every input element from +0, adding the entries that land on it in increasing
+  // (channel, kernel row, kernel column) order: the taps outermost.
+  const size_t plane = s.h * s.w;
+  ForEachSample(s, positions * k, pool, [&](size_t n) {
+    float* out = dx + n * s.x_sample_stride;
+    std::fill(out, out + s.c_in * plane, 0.0f);
+    const float* rows_of_sample = dcols + n * positions * k;
+    size_t tap = 0;
+    for (size_t c = 0; c < s.c_in; ++c) {
+      for (size_t i = 0; i < s.kh; ++i) {
+        for (size_t j = 0; j < s.kw; ++j, ++tap) {
+          for (size_t oy = 0; oy < s.h_out; ++oy) {
+            const int64_t yy = InputRow(s, oy, i);
+            if (yy < 0 || yy >= static_cast<int64_t>(s.h)) continue;
+            for (size_t ox = 0; ox < s.w_out; ++ox) {
+              const int64_t xx = InputCol(s, ox, j);
+              if (xx < 0 || xx >= static_cast<int64_t>(s.w)) continue;
+              float& t = out[c * plane + static_cast<size_t>(yy) * s.w + static_cast<size_t>(xx)];
+              t = t + rows_of_sample[(oy * s.w_out + ox) * k + tap];
+            }
+          }
+        }
+      }
+    }
+    for (size_t e = 0; e < s.c_in * plane; ++e) out[e] = out[e] != out[e] ? __builtin_nanf("") : out[e];
+  });
+}
+
+void ConvWeightGradGemm(const ConvShape& s, const float* dy, const float* x, size_t samples_per_group, float* dw,
+                        ThreadPool* pool) {
+  const size_t k = Taps(s), positions = Positions(s);
+  const float* dyt = TransposedGrad(s, dy, pool);
+  const float* cols = Columns(s, x, pool);
+  GemmArgs g;
+  g.trans_a = true;  // dY^T [(sample, position), c_out] is A^T
+  g.m = s.c_out;
+  g.n = k;
+  g.k = s.samples * positions;
+  g.a = dyt;
+  g.lda = s.c_out;
+  g.b = cols;
+  g.ldb = k;
+  g.c = dw;
+  g.ldc = k;
+  GemmBatchGrouped(g, samples_per_group * positions, pool);
+}
+
+}  // namespace simd
+}  // namespace lockstep
