@@ -1,7 +1,8 @@
-// Max pooling over 2x2 windows, vectorised over the output columns of one row: the two input rows
-// are read as even and odd columns, the window's first maximum is found by a tree that prefers
-// the earlier candidate (for a total preorder the same as the row-major scan), and its index is
-// carried alongside.
+// Max pooling, vectorised over the output columns of one row. 2x2 windows: the two input rows are
+// read as even and odd columns, the window's first maximum is found by a tree that prefers the
+// earlier candidate (for a total preorder the same as the row-major scan), and its index is
+// carried alongside. Other windows (ResNet's 3x3 at stride 2): the row-major scan itself, one
+// vector of columns per tap, a tap replacing the best only when strictly after it.
 #include "simd/pool.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -12,6 +13,7 @@
 
 #include <string.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "simd/thread_pool.h"
@@ -52,6 +54,25 @@ void ScalarWindow(const float* plane, size_t w, size_t oy, size_t ox, float* out
   const float v = plane[best];
   *out = v != v ? __builtin_nanf("") : v;
   *argmax = static_cast<int64_t>(best);
+}
+
+// run(first, count) over chunks of planes: on the pool in many small chunks (a faster core takes
+// more of them, as conv.cc's sample chunks do), or on the caller when the planes are few or small.
+// (LeNet-5's second pool, 100 x 16 planes of 8 x 8, is worth splitting: alone on the caller it
+// was 3% of the WebAssembly step on 2 threads.)
+template <class Run>
+void ForPlaneChunks(size_t planes, size_t floats_per_plane, ThreadPool* pool, const Run& run) {
+  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
+  if (threads < 2 || planes < 2 || planes * floats_per_plane < (size_t{1} << 16)) {
+    run(0, planes);
+    return;
+  }
+  const size_t chunks = planes < 16 * threads ? planes : 16 * threads;
+  const size_t per_chunk = (planes + chunks - 1) / chunks;
+  pool->ParallelFor((planes + per_chunk - 1) / per_chunk, [&](size_t chunk, size_t /*worker*/) {
+    const size_t first = chunk * per_chunk;
+    run(first, planes - first < per_chunk ? planes - first : per_chunk);
+  });
 }
 
 }  // namespace
@@ -113,19 +134,106 @@ void MaxPool2x2Target(const float* x, size_t planes, size_t h, size_t w, size_t 
       }
     }
   };
-  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
-  // LeNet-5's second pool (100 x 16 planes of 8 x 8) is worth splitting: alone on the caller it
-  // was 3% of the WebAssembly step on 2 threads.
-  if (threads < 2 || planes < 2 || planes * h * w < (size_t{1} << 16)) {
-    run(0, planes);
-    return;
+  ForPlaneChunks(planes, h * w, pool, run);
+}
+
+namespace {
+
+// The definition for one output: the window's taps inside the input, row-major, the first
+// maximum kept.
+void ScalarGeneralWindow(const MaxPoolShape& s, const float* plane, size_t oy, size_t ox, float* out,
+                         int64_t* argmax) {
+  int64_t best = -1;
+  for (size_t i = 0; i < s.kh; ++i) {
+    const int64_t y = static_cast<int64_t>(oy * s.stride_h + i) - static_cast<int64_t>(s.pad_h);
+    if (y < 0 || y >= static_cast<int64_t>(s.h)) continue;
+    for (size_t j = 0; j < s.kw; ++j) {
+      const int64_t x = static_cast<int64_t>(ox * s.stride_w + j) - static_cast<int64_t>(s.pad_w);
+      if (x < 0 || x >= static_cast<int64_t>(s.w)) continue;
+      const int64_t at = y * static_cast<int64_t>(s.w) + x;
+      if (best < 0 || AfterScalar(plane[at], plane[best])) best = at;
+    }
   }
-  // Many small chunks: a faster core takes more of them (the conv.cc sample chunks do the same).
-  const size_t chunks = planes < 16 * threads ? planes : 16 * threads;
-  const size_t per_chunk = (planes + chunks - 1) / chunks;
-  pool->ParallelFor((planes + per_chunk - 1) / per_chunk, [&](size_t chunk, size_t /*worker*/) {
-    const size_t first = chunk * per_chunk;
-    run(first, planes - first < per_chunk ? planes - first : per_chunk);
+  const float v = plane[best];
+  *out = v != v ? __builtin_nanf("") : v;
+  *argmax = best;
+}
+
+}  // namespace
+
+void MaxPoolTarget(const MaxPoolShape& s, const float* x, float* out, int64_t* argmax, ThreadPool* pool) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::Half<decltype(di)> dh;
+  const hn::Rebind<int64_t, decltype(dh)> d64;
+  const size_t N = hn::Lanes(d), half = hn::Lanes(dh);
+  const size_t sw = s.stride_w;
+  // Output columns whose windows lie inside the input's columns: [col_begin, col_end).
+  const size_t col_begin = (s.pad_w + sw - 1) / sw;
+  const size_t col_end = s.w + s.pad_w >= s.kw ? std::min(s.w_out, (s.w + s.pad_w - s.kw) / sw + 1) : 0;
+  // A vector of columns reads N * sw floats from its first tap (2N for stride 2's pairs), so it
+  // must end inside the input: the last plane's last rows are checked against x_end.
+  const float* const x_end = x + s.planes * s.h * s.w;
+  const bool vectors = (sw == 1 || sw == 2) && s.h * s.w < (size_t{1} << 30) && col_end > col_begin &&
+                       col_end - col_begin >= N;
+  ForPlaneChunks(s.planes, s.h * s.w, pool, [&](size_t first_plane, size_t count) {
+    for (size_t p = first_plane; p < first_plane + count; ++p) {
+      const float* plane = x + p * s.h * s.w;
+      for (size_t oy = 0; oy < s.h_out; ++oy) {
+        float* o = out + (p * s.h_out + oy) * s.w_out;
+        int64_t* a = argmax + (p * s.h_out + oy) * s.w_out;
+        size_t ox = 0;
+        for (; ox < col_begin && ox < s.w_out; ++ox) ScalarGeneralWindow(s, plane, oy, ox, o + ox, a + ox);
+        // Vectors over [col_begin, col_end); the last one overlaps its neighbour rather than run
+        // past col_end (the overlapped outputs are written twice with the same values).
+        for (size_t v0 = col_begin; vectors && v0 < col_end; v0 += N) {
+          const size_t start = v0 + N <= col_end ? v0 : col_end - N;
+          const float* first_tap = plane + start * sw - s.pad_w;
+          bool inside = true;
+          for (size_t i = 0; i < s.kh; ++i) {
+            const int64_t y = static_cast<int64_t>(oy * s.stride_h + i) - static_cast<int64_t>(s.pad_h);
+            if (y < 0 || y >= static_cast<int64_t>(s.h)) continue;
+            inside = inside && first_tap + y * s.w + s.kw - 1 + N * sw + 1 <= x_end;
+          }
+          if (!inside) break;  // the plane's last vectors: the scan below
+          auto best = hn::Zero(d);
+          auto best_at = hn::Zero(di);
+          bool any = false;
+          const auto lane_step = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(sw)));
+          for (size_t i = 0; i < s.kh; ++i) {
+            const int64_t y = static_cast<int64_t>(oy * s.stride_h + i) - static_cast<int64_t>(s.pad_h);
+            if (y < 0 || y >= static_cast<int64_t>(s.h)) continue;
+            const float* row = first_tap + y * s.w;
+            const int32_t row_at = static_cast<int32_t>(row - plane);
+            for (size_t j = 0; j < s.kw; ++j) {
+              hn::Vec<decltype(d)> v;
+              if (sw == 1) {
+                v = hn::LoadU(d, row + j);
+              } else {
+                hn::Vec<decltype(d)> even, odd;
+                hn::LoadInterleaved2(d, row + (j & ~size_t{1}), even, odd);
+                v = (j & 1) ? odd : even;
+              }
+              const auto at = hn::Add(lane_step, hn::Set(di, row_at + static_cast<int32_t>(j)));
+              if (!any) {
+                best = v;
+                best_at = at;
+                any = true;
+                continue;
+              }
+              const auto m = After(d, v, best);
+              best = hn::IfThenElse(m, v, best);
+              best_at = hn::IfThenElse(hn::RebindMask(di, m), at, best_at);
+            }
+          }
+          hn::StoreU(Canonicalize(d, best), d, o + start);
+          hn::StoreU(hn::PromoteTo(d64, hn::LowerHalf(dh, best_at)), d64, a + start);
+          hn::StoreU(hn::PromoteTo(d64, hn::UpperHalf(dh, best_at)), d64, a + start + half);
+          ox = start + N;
+        }
+        for (; ox < s.w_out; ++ox) ScalarGeneralWindow(s, plane, oy, ox, o + ox, a + ox);
+      }
+    }
   });
 }
 
@@ -139,6 +247,7 @@ namespace lockstep {
 namespace simd {
 
 HWY_EXPORT(MaxPool2x2Target);
+HWY_EXPORT(MaxPoolTarget);
 
 void MaxPool2x2(const float* x, size_t planes, size_t h, size_t w, size_t h_out, size_t w_out, float* out,
                 int64_t* argmax, ThreadPool* pool) {
@@ -146,6 +255,13 @@ void MaxPool2x2(const float* x, size_t planes, size_t h, size_t w, size_t h_out,
   if (pool != nullptr) return HWY_DYNAMIC_DISPATCH(MaxPool2x2Target)(x, planes, h, w, h_out, w_out, out, argmax, pool);
   const std::shared_ptr<ThreadPool> held = DefaultThreadPool();
   HWY_DYNAMIC_DISPATCH(MaxPool2x2Target)(x, planes, h, w, h_out, w_out, out, argmax, held.get());
+}
+
+void MaxPool(const MaxPoolShape& s, const float* x, float* out, int64_t* argmax, ThreadPool* pool) {
+  if (s.planes == 0 || s.h_out == 0 || s.w_out == 0) return;
+  if (pool != nullptr) return HWY_DYNAMIC_DISPATCH(MaxPoolTarget)(s, x, out, argmax, pool);
+  const std::shared_ptr<ThreadPool> held = DefaultThreadPool();
+  HWY_DYNAMIC_DISPATCH(MaxPoolTarget)(s, x, out, argmax, held.get());
 }
 
 }  // namespace simd

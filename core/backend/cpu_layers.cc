@@ -26,12 +26,6 @@ std::vector<float> Expanded(const backend::BroadcastOperand& o, size_t n) {
   return out;
 }
 
-// True when a is after b in the contract's order (NaN on top, +0 above -0).
-bool AfterByContract(float a, float b) {
-  if (a != a || b != b) return a != a && b == b;
-  if (a == b) return a == 0.0f && !__builtin_signbit(a) && __builtin_signbit(b);
-  return a > b;
-}
 
 float CanonicalSum(float a, float b) {
   const float s = a + b;
@@ -181,28 +175,19 @@ void MaxPoolForward(const backend::PoolCall& p, const float* x, float* out, int6
     return simd::MaxPool2x2(x, static_cast<size_t>(p.planes), static_cast<size_t>(p.h), static_cast<size_t>(p.w),
                             static_cast<size_t>(p.h_out), static_cast<size_t>(p.w_out), out, argmax);
   }
-  for (int64_t plane = 0; plane < p.planes; ++plane) {
-    const float* in = x + plane * p.h * p.w;
-    for (int64_t oy = 0; oy < p.h_out; ++oy) {
-      for (int64_t ox = 0; ox < p.w_out; ++ox) {
-        // The first maximum in row-major window order wins ties.
-        int64_t best = -1;
-        for (int64_t i = 0; i < p.kernel_h; ++i) {
-          const int64_t y = oy * p.stride_h - p.padding_h + i;
-          if (y < 0 || y >= p.h) continue;
-          for (int64_t j = 0; j < p.kernel_w; ++j) {
-            const int64_t xx = ox * p.stride_w - p.padding_w + j;
-            if (xx < 0 || xx >= p.w) continue;
-            if (best < 0 || AfterByContract(in[y * p.w + xx], in[best])) best = y * p.w + xx;
-          }
-        }
-        const int64_t at = (plane * p.h_out + oy) * p.w_out + ox;
-        const float v = in[best];
-        out[at] = v != v ? __builtin_nanf("") : v;
-        argmax[at] = best;
-      }
-    }
-  }
+  simd::MaxPoolShape s;
+  s.planes = static_cast<size_t>(p.planes);
+  s.h = static_cast<size_t>(p.h);
+  s.w = static_cast<size_t>(p.w);
+  s.h_out = static_cast<size_t>(p.h_out);
+  s.w_out = static_cast<size_t>(p.w_out);
+  s.kh = static_cast<size_t>(p.kernel_h);
+  s.kw = static_cast<size_t>(p.kernel_w);
+  s.stride_h = static_cast<size_t>(p.stride_h);
+  s.stride_w = static_cast<size_t>(p.stride_w);
+  s.pad_h = static_cast<size_t>(p.padding_h);
+  s.pad_w = static_cast<size_t>(p.padding_w);
+  simd::MaxPool(s, x, out, argmax);
 }
 
 void MaxPoolBackward(const backend::PoolCall& p, const float* grad, const int64_t* argmax, float* dx) {

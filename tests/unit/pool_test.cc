@@ -1,6 +1,6 @@
-// The vectorised 2x2 max pooling (simd/pool.h) against the row-major scan of the contract: the
-// same values (canonical NaN) and argmax on every target, for odd and even sizes, ties, NaNs and
-// signed zeros, and for 1, 2 and 3 threads.
+// The vectorised max pooling (simd/pool.h: 2x2, and any window, stride and padding) against the
+// row-major scan of the contract: the same values (canonical NaN) and argmax on every target, for
+// odd and even sizes, ties, NaNs and signed zeros, and for 1, 2 and 3 threads.
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -90,6 +90,85 @@ TEST_CASE("2x2 max pooling gives the same bits for 1, 2 and 3 threads") {
     Check(600, 28, 28, 11, &pool);
     Check(37, 10, 11, 12, &pool);
     Check(1600, 8, 8, 13, &pool);  // LeNet-5's second pool: split above 2^16 elements
+  }
+}
+
+// Any window: the taps inside the input, row-major, the first maximum kept.
+void GeneralReference(const std::vector<float>& x, const simd::MaxPoolShape& s, std::vector<float>* out,
+                      std::vector<int64_t>* argmax) {
+  out->assign(s.planes * s.h_out * s.w_out, 0.0f);
+  argmax->assign(out->size(), -1);
+  for (size_t p = 0; p < s.planes; ++p) {
+    const float* plane = x.data() + p * s.h * s.w;
+    for (size_t oy = 0; oy < s.h_out; ++oy) {
+      for (size_t ox = 0; ox < s.w_out; ++ox) {
+        long best = -1;
+        for (size_t i = 0; i < s.kh; ++i) {
+          for (size_t j = 0; j < s.kw; ++j) {
+            const long y = static_cast<long>(oy * s.stride_h + i) - static_cast<long>(s.pad_h);
+            const long xx = static_cast<long>(ox * s.stride_w + j) - static_cast<long>(s.pad_w);
+            if (y < 0 || xx < 0 || y >= static_cast<long>(s.h) || xx >= static_cast<long>(s.w)) continue;
+            const long at = y * static_cast<long>(s.w) + xx;
+            if (best < 0 || After(plane[at], plane[best])) best = at;
+          }
+        }
+        const float v = plane[best];
+        (*out)[(p * s.h_out + oy) * s.w_out + ox] = v != v ? testing::FromBits(0x7FC00000u) : v;
+        (*argmax)[(p * s.h_out + oy) * s.w_out + ox] = best;
+      }
+    }
+  }
+}
+
+// planes, h, w, kernel, stride, padding, ceil_mode (one more output where a window starts inside).
+void CheckGeneral(size_t planes, size_t h, size_t w, size_t kernel, size_t stride, size_t pad, bool ceil_mode,
+                  uint32_t seed, simd::ThreadPool* pool) {
+  simd::MaxPoolShape s;
+  s.planes = planes; s.h = h; s.w = w; s.kh = s.kw = kernel; s.stride_h = s.stride_w = stride; s.pad_h = s.pad_w = pad;
+  s.h_out = (h + 2 * pad - kernel + (ceil_mode ? stride - 1 : 0)) / stride + 1;
+  s.w_out = (w + 2 * pad - kernel + (ceil_mode ? stride - 1 : 0)) / stride + 1;
+  if (ceil_mode && (s.h_out - 1) * stride >= h + pad) --s.h_out;  // the last window must start inside
+  if (ceil_mode && (s.w_out - 1) * stride >= w + pad) --s.w_out;
+  const std::vector<float> x = TieHeavy(planes * h * w, seed);
+  std::vector<float> want;
+  std::vector<int64_t> want_argmax;
+  GeneralReference(x, s, &want, &want_argmax);
+  std::vector<float> got(want.size() + 1, 5.0f);  // one sentinel past the end
+  std::vector<int64_t> got_argmax(want.size() + 1, 7);
+  simd::MaxPool(s, x.data(), got.data(), got_argmax.data(), pool);
+  INFO("planes " << planes << " " << h << "x" << w << " kernel " << kernel << " stride " << stride << " pad " << pad
+                 << (ceil_mode ? " ceil" : ""));
+  for (size_t i = 0; i < want.size(); ++i) {
+    INFO("output " << i);
+    REQUIRE(Bits(got[i]) == Bits(want[i]));
+    REQUIRE(got_argmax[i] == want_argmax[i]);
+  }
+  CHECK(got.back() == 5.0f);
+  CHECK(got_argmax.back() == 7);
+}
+
+TEST_CASE("max pooling over any window equals the row-major scan on every target") {
+  testing::ForEachTarget([&](const simd::Target&) {
+    uint32_t seed = 20;
+    for (bool ceil_mode : {false, true}) {
+      CheckGeneral(3, 32, 32, 3, 2, 1, ceil_mode, seed++, nullptr);   // ResNet's stem pool
+      CheckGeneral(2, 17, 41, 3, 2, 1, ceil_mode, seed++, nullptr);
+      CheckGeneral(2, 9, 70, 3, 1, 1, ceil_mode, seed++, nullptr);
+      CheckGeneral(2, 12, 37, 2, 1, 0, ceil_mode, seed++, nullptr);
+      CheckGeneral(2, 20, 66, 4, 2, 2, ceil_mode, seed++, nullptr);
+      CheckGeneral(2, 11, 50, 5, 3, 2, ceil_mode, seed++, nullptr);   // stride 3: one output at a time
+      CheckGeneral(1, 5, 5, 3, 2, 1, ceil_mode, seed++, nullptr);     // narrower than a vector
+      CheckGeneral(4, 3, 33, 1, 1, 0, ceil_mode, seed++, nullptr);
+    }
+  });
+}
+
+TEST_CASE("max pooling over any window gives the same bits for 1, 2 and 3 threads") {
+  for (size_t threads : {1, 2, 3}) {
+    simd::ThreadPool pool(threads);
+    INFO("threads " << threads);
+    CheckGeneral(160, 32, 32, 3, 2, 1, false, 30, &pool);
+    CheckGeneral(37, 19, 21, 3, 1, 1, true, 31, &pool);
   }
 }
 
