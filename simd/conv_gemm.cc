@@ -98,6 +98,34 @@ float* Columns(const ConvShape& s, const float* x, ThreadPool* pool) {
   return cols;
 }
 
+// The columns transposed, [taps, samples * positions]: row (c, i, j), column (n, oy, ox).
+float* TransposedColumns(const ConvShape& s, const float* x, ThreadPool* pool) {
+  thread_local std::vector<float> buffer;
+  const size_t positions = Positions(s), rows = s.samples * positions;
+  float* const cols = AtLeast(&buffer, rows * Taps(s));
+  ForEachSample(s, positions * Taps(s), pool, [&](size_t n) {
+    const float* xs = x + n * s.x_sample_stride;
+    float* out = cols + n * positions;
+    for (size_t c = 0; c < s.c_in; ++c) {
+      const float* plane = xs + c * s.h * s.w;
+      for (size_t i = 0; i < s.kh; ++i) {
+        for (size_t j = 0; j < s.kw; ++j, out += rows) {
+          for (size_t oy = 0; oy < s.h_out; ++oy) {
+            const int64_t yy = InputRow(s, oy, i);
+            const bool row_inside = yy >= 0 && yy < static_cast<int64_t>(s.h);
+            for (size_t ox = 0; ox < s.w_out; ++ox) {
+              const int64_t xx = InputCol(s, ox, j);
+              const bool inside = row_inside && xx >= 0 && xx < static_cast<int64_t>(s.w);
+              out[oy * s.w_out + ox] = inside ? plane[static_cast<size_t>(yy) * s.w + static_cast<size_t>(xx)] : 0.0f;
+            }
+          }
+        }
+      }
+    }
+  });
+  return cols;
+}
+
 float* TransposedGrad(const ConvShape& s, const float* dy, ThreadPool* pool) {
   thread_local std::vector<float> buffer;
   float* const dyt = AtLeast(&buffer, s.samples * Positions(s) * s.c_out);
@@ -126,15 +154,43 @@ bool ConvThroughGemm(const ConvShape& s) {
 void ConvForwardGemm(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
                      ThreadPool* pool) {
   const size_t k = Taps(s), positions = Positions(s), rows = s.samples * positions;
-  const float* cols = Columns(s, x, pool);
   thread_local std::vector<float> product_buffer;
   float* const product = AtLeast(&product_buffer, rows * s.c_out);
   GemmArgs g;
+  g.k = k;
+  if (2 * rows <= s.c_out) {
+    // Few positions against many channels (a small batch's last stages): W [c_out, taps] as A,
+    // read in place, and the columns transposed as B, so the weights stream through once instead
+    // of being packed as B for a handful of rows. C^T [c_out, rows]; the bias follows.
+    g.m = s.c_out;
+    g.n = rows;
+    g.a = w;
+    g.lda = k;
+    g.b = TransposedColumns(s, x, pool);
+    g.ldb = rows;
+    g.c = product;
+    g.ldc = rows;
+    Gemm(g, pool);
+    ForEachSample(s, positions * s.c_out, pool, [&](size_t n) {
+      float* out = y + n * s.y_sample_stride;
+      for (size_t co = 0; co < s.c_out; ++co) {
+        const float* t = product + co * rows + n * positions;
+        if (bias == nullptr) {
+          memcpy(out + co * positions, t, positions * sizeof(float));
+          continue;
+        }
+        for (size_t p = 0; p < positions; ++p) {
+          const float v = t[p] + bias[co];  // sum, then + bias: one rounded addition
+          out[co * positions + p] = v != v ? __builtin_nanf("") : v;
+        }
+      }
+    });
+    return;
+  }
   g.trans_b = true;  // W [c_out, taps] is B^T
   g.m = rows;
   g.n = s.c_out;
-  g.k = k;
-  g.a = cols;
+  g.a = Columns(s, x, pool);
   g.lda = k;
   g.b = w;
   g.ldb = k;
