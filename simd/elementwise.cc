@@ -74,6 +74,21 @@ void BinaryScalarLeft(BinaryOp op, float s, const float* b, float* out, size_t n
     HWY_DYNAMIC_DISPATCH(BinaryScalarLeftTarget)(op, s, b + first, out + first, count);
   });
 }
+void BinaryScalarRuns(BinaryOp op, const float* a, const float* values, size_t mod, size_t run, bool values_left,
+                      float* out, size_t n) {
+  // One chunk of runs per task, each run one call of the target's kernel: no pool or
+  // floating-point mode set-up per run (a call per channel of a 2x2 plane cost more than its work).
+  ForEachItemChunk(n / run, run, [&](size_t first, size_t count) {
+    for (size_t r = first; r < first + count; ++r) {
+      const float v = values[r % mod];
+      if (values_left) {
+        HWY_DYNAMIC_DISPATCH(BinaryScalarLeftTarget)(op, v, a + r * run, out + r * run, run);
+      } else {
+        HWY_DYNAMIC_DISPATCH(BinaryScalarRightTarget)(op, a + r * run, v, out + r * run, run);
+      }
+    }
+  });
+}
 void Unary(UnaryOp op, const float* a, float* out, size_t n) {
   ForEachChunk(n, kElementwiseChunk, [&](size_t first, size_t count) {
     HWY_DYNAMIC_DISPATCH(UnaryTarget)(op, a + first, out + first, count);

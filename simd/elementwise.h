@@ -48,6 +48,11 @@ void Binary(BinaryOp op, const float* a, const float* b, float* out, size_t n);
 void BinaryScalarRight(BinaryOp op, const float* a, float s, float* out, size_t n);
 // out[i] = s op b[i].
 void BinaryScalarLeft(BinaryOp op, float s, const float* b, float* out, size_t n);
+// Runs of `run` elements, each with one value: out[i] = a[i] op v (or v op a[i] when values_left)
+// for v = values[(i / run) % mod]; the bits of a BinaryScalarRight (Left) call per run. n is a
+// multiple of run.
+void BinaryScalarRuns(BinaryOp op, const float* a, const float* values, size_t mod, size_t run, bool values_left,
+                      float* out, size_t n);
 // out[i] = op(a[i]).
 void Unary(UnaryOp op, const float* a, float* out, size_t n);
 // out[i] = cond[i] != 0 ? a[i] : b[i] (a NaN condition counts as true, as in C).

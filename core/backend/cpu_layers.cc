@@ -19,10 +19,19 @@ simd::BinaryOp B(backend::BinaryOp op) { return static_cast<simd::BinaryOp>(op);
 
 bool IsWhole(const backend::BroadcastOperand& o, size_t n) { return o.div == 1 && o.mod == n; }
 
-// The operand expanded to n elements.
-std::vector<float> Expanded(const backend::BroadcastOperand& o, size_t n) {
-  std::vector<float> out(n);
-  for (size_t i = 0; i < n; ++i) out[i] = o.x[(i / o.div) % o.mod];
+// Elements [first, first + count) of the operand expanded into buffer.
+const float* ExpandRange(const backend::BroadcastOperand& o, size_t first, size_t count, std::vector<float>* buffer) {
+  if (buffer->size() < count) buffer->resize(count);
+  float* out = buffer->data();
+  // Run by run: element e holds x[(e / div) % mod].
+  size_t run = first / o.div, in_run = first % o.div, index = run % o.mod;
+  for (size_t i = 0; i < count;) {
+    const size_t take = std::min(o.div - in_run, count - i);
+    std::fill(out + i, out + i + take, o.x[index]);
+    i += take;
+    in_run = 0;
+    if (++index == o.mod) index = 0;
+  }
   return out;
 }
 
@@ -41,28 +50,39 @@ void BinaryBroadcast(backend::BinaryOp op, backend::BroadcastOperand a, backend:
   if (a_whole && b_whole) return simd::Binary(B(op), a.x, b.x, out, n);
   if (a_whole && b.mod == 1) return simd::BinaryScalarRight(B(op), a.x, b.x[0], out, n);
   if (b_whole && a.mod == 1) return simd::BinaryScalarLeft(B(op), a.x[0], b.x, out, n);
-  if (a_whole && b.div == 1 && n % b.mod == 0) {  // a trailing block of b, repeated
+  // Blocks long enough to be worth a kernel call each.
+  constexpr size_t kMinRun = 256;
+  if (a_whole && b.div == 1 && n % b.mod == 0 && b.mod >= kMinRun) {  // a trailing block of b, repeated
     for (size_t c = 0; c < n; c += b.mod) simd::Binary(B(op), a.x + c, b.x, out + c, b.mod);
     return;
   }
-  if (b_whole && a.div == 1 && n % a.mod == 0) {
+  if (b_whole && a.div == 1 && n % a.mod == 0 && a.mod >= kMinRun) {
     for (size_t c = 0; c < n; c += a.mod) simd::Binary(B(op), a.x, b.x + c, out + c, a.mod);
     return;
   }
-  if (a_whole && b.div > 1 && n % b.div == 0) {  // one value of b per run of b.div elements
-    for (size_t r = 0; r < n / b.div; ++r) {
-      simd::BinaryScalarRight(B(op), a.x + r * b.div, b.x[r % b.mod], out + r * b.div, b.div);
-    }
-    return;
+  // One value of b per run of b.div elements (a per-channel value over [n, c, h, w]).
+  constexpr size_t kMinScalarRun = 16;
+  if (a_whole && b.div >= kMinScalarRun && n % b.div == 0) {
+    return simd::BinaryScalarRuns(B(op), a.x, b.x, b.mod, b.div, false, out, n);
   }
-  if (b_whole && a.div > 1 && n % a.div == 0) {
-    for (size_t r = 0; r < n / a.div; ++r) {
-      simd::BinaryScalarLeft(B(op), a.x[r % a.mod], b.x + r * a.div, out + r * a.div, a.div);
-    }
-    return;
+  if (b_whole && a.div >= kMinScalarRun && n % a.div == 0) {
+    return simd::BinaryScalarRuns(B(op), b.x, a.x, a.mod, a.div, true, out, n);
   }
-  const std::vector<float> ea = Expanded(a, n), eb = Expanded(b, n);
-  simd::Binary(B(op), ea.data(), eb.data(), out, n);
+  // Short runs (batch normalisation's per-channel values over a late stage's 2x2 planes were a
+  // kernel call per 4 elements) and anything else: chunks with the broadcast operands expanded into buffers, on the
+  // pool. Each element's operation is the same as the whole-operand kernel's.
+  constexpr size_t kChunk = 4096;
+  simd::ForEachItemChunk((n + kChunk - 1) / kChunk, kChunk, [&](size_t first_chunk, size_t chunks) {
+    thread_local std::vector<float> ea, eb;
+    for (size_t chunk = first_chunk; chunk < first_chunk + chunks; ++chunk) {
+      const size_t first = chunk * kChunk, count = std::min(kChunk, n - first);
+      const float* pa = a.x + first;
+      const float* pb = b.x + first;
+      if (!a_whole) pa = ExpandRange(a, first, count, &ea);
+      if (!b_whole) pb = ExpandRange(b, first, count, &eb);
+      simd::Binary(B(op), pa, pb, out + first, count);
+    }
+  });
 }
 
 namespace {
