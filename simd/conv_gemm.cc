@@ -56,24 +56,61 @@ int64_t InputCol(const ConvShape& s, size_t ox, size_t j) {
   return static_cast<int64_t>(ox * s.stride_w + j * s.dilation_w) - static_cast<int64_t>(s.pad_w);
 }
 
+// dst[j * ld_dst + i] = f(src[i * ld_src + j]) for i < rows, j < cols, in tiles that stay in
+// the cache on both sides.
+template <class F>
+void TransposeTiles(const float* src, size_t rows, size_t cols, size_t ld_src, float* dst, size_t ld_dst, const F& f) {
+  constexpr size_t kTile = 16;
+  for (size_t i0 = 0; i0 < rows; i0 += kTile) {
+    const size_t i1 = std::min(rows, i0 + kTile);
+    for (size_t j0 = 0; j0 < cols; j0 += kTile) {
+      const size_t j1 = std::min(cols, j0 + kTile);
+      for (size_t j = j0; j < j1; ++j) {
+        for (size_t i = i0; i < i1; ++i) dst[j * ld_dst + i] = f(src[i * ld_src + j]);
+      }
+    }
+  }
+}
+inline float Same(float v) { return v; }
+
+// A 1x1 kernel at stride 1 without padding: the columns are the input transposed.
+bool Pointwise(const ConvShape& s) {
+  return s.kh == 1 && s.kw == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 && s.pad_w == 0;
+}
+
 // Sample n's rows of the columns [samples * positions, taps]: row (n, oy, ox), column (c, i, j)
 // holds the input that tap reads, +0 in the padding.
 void Im2ColRows(const ConvShape& s, const float* x, size_t n, float* cols) {
-  const size_t k = Taps(s);
+  const size_t k = Taps(s), positions = Positions(s);
   const float* xs = x + n * s.x_sample_stride;
-  float* row = cols + n * Positions(s) * k;
+  float* row = cols + n * positions * k;
+  if (Pointwise(s)) return TransposeTiles(xs, s.c_in, positions, positions, row, k, Same);
+  const size_t plane = s.h * s.w;
   for (size_t oy = 0; oy < s.h_out; ++oy) {
     for (size_t ox = 0; ox < s.w_out; ++ox, row += k) {
       float* out = row;
+      const int64_t y0 = InputRow(s, oy, 0), x0 = InputCol(s, ox, 0);
+      const bool inside = y0 >= 0 && x0 >= 0 && InputRow(s, oy, s.kh - 1) < static_cast<int64_t>(s.h) &&
+                          InputCol(s, ox, s.kw - 1) < static_cast<int64_t>(s.w);
+      if (inside) {  // the whole window: no checks per tap
+        const float* first = xs + static_cast<size_t>(y0) * s.w + static_cast<size_t>(x0);
+        for (size_t c = 0; c < s.c_in; ++c, first += plane) {
+          for (size_t i = 0; i < s.kh; ++i) {
+            const float* in = first + i * s.dilation_h * s.w;
+            for (size_t j = 0; j < s.kw; ++j) *out++ = in[j * s.dilation_w];
+          }
+        }
+        continue;
+      }
       for (size_t c = 0; c < s.c_in; ++c) {
-        const float* plane = xs + c * s.h * s.w;
+        const float* in = xs + c * plane;
         for (size_t i = 0; i < s.kh; ++i) {
           const int64_t yy = InputRow(s, oy, i);
           const bool row_inside = yy >= 0 && yy < static_cast<int64_t>(s.h);
           for (size_t j = 0; j < s.kw; ++j) {
             const int64_t xx = InputCol(s, ox, j);
-            const bool inside = row_inside && xx >= 0 && xx < static_cast<int64_t>(s.w);
-            *out++ = inside ? plane[static_cast<size_t>(yy) * s.w + static_cast<size_t>(xx)] : 0.0f;
+            const bool tap_inside = row_inside && xx >= 0 && xx < static_cast<int64_t>(s.w);
+            *out++ = tap_inside ? in[static_cast<size_t>(yy) * s.w + static_cast<size_t>(xx)] : 0.0f;
           }
         }
       }
@@ -84,11 +121,8 @@ void Im2ColRows(const ConvShape& s, const float* x, size_t n, float* cols) {
 // Sample n of dY [c_out, positions] as rows (n, p) of dY^T [samples * positions, c_out].
 void TransposeGradRows(const ConvShape& s, const float* dy, size_t n, float* dyt) {
   const size_t positions = Positions(s);
-  const float* g = dy + n * s.y_sample_stride;
-  float* t = dyt + n * positions * s.c_out;
-  for (size_t co = 0; co < s.c_out; ++co) {
-    for (size_t p = 0; p < positions; ++p) t[p * s.c_out + co] = g[co * positions + p];
-  }
+  TransposeTiles(dy + n * s.y_sample_stride, s.c_out, positions, positions, dyt + n * positions * s.c_out, s.c_out,
+                 Same);
 }
 
 float* Columns(const ConvShape& s, const float* x, ThreadPool* pool) {
@@ -200,11 +234,8 @@ void ConvForwardGemm(const ConvShape& s, const float* x, const float* w, const f
   Gemm(g, pool);
   // Back to [c_out, positions] per sample; the GEMM stored every NaN canonical.
   ForEachSample(s, positions * s.c_out, pool, [&](size_t n) {
-    const float* t = product + n * positions * s.c_out;
-    float* out = y + n * s.y_sample_stride;
-    for (size_t co = 0; co < s.c_out; ++co) {
-      for (size_t p = 0; p < positions; ++p) out[co * positions + p] = t[p * s.c_out + co];
-    }
+    TransposeTiles(product + n * positions * s.c_out, positions, s.c_out, s.c_out, y + n * s.y_sample_stride,
+                   positions, Same);
   });
 }
 
@@ -229,6 +260,12 @@ void ConvInputGradGemm(const ConvShape& s, const float* dy, const float* w, floa
   const size_t plane = s.h * s.w;
   ForEachSample(s, positions * k, pool, [&](size_t n) {
     float* out = dx + n * s.x_sample_stride;
+    if (Pointwise(s)) {  // one entry per input element: +0 + entry (-0 becomes +0), canonical
+      return TransposeTiles(dcols + n * positions * k, positions, k, k, out, positions, [](float v) {
+        const float sum = 0.0f + v;
+        return sum != sum ? __builtin_nanf("") : sum;
+      });
+    }
     std::fill(out, out + s.c_in * plane, 0.0f);
     const float* rows_of_sample = dcols + n * positions * k;
     size_t tap = 0;

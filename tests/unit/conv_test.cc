@@ -258,6 +258,20 @@ TEST_CASE("the input gradient keeps the columns' bits where an infinite weight m
   });
 }
 
+TEST_CASE("the input gradient starts each element at +0: all products -0 give +0, both paths") {
+  // Positive weights times a gradient of -0: every column entry is -0, every input element +0.
+  ForEachPath([&] {
+    for (const Case& c : {Case{2, 3, 4, 4, 5, 1, 1, 1, 0, 0, 1}, Case{2, 3, 4, 4, 5, 3, 3, 1, 1, 1, 1}}) {
+      const simd::ConvShape s = ShapeOf(c);
+      const std::vector<float> w(s.c_out * s.c_in * s.kh * s.kw, 0.5f), dy(s.samples * s.y_sample_stride, -0.0f);
+      std::vector<float> dx(s.samples * s.x_sample_stride, 123.0f);
+      simd::ConvInputGrad(s, dy.data(), w.data(), dx.data());
+      ExpectSameBits(dx, InputGradReference(s, dy, w), "input gradient of -0 products", c);
+      CHECK(Bits(dx[0]) == 0u);
+    }
+  });
+}
+
 TEST_CASE("convolution weight gradient equals the batch-grouped GEMM, every target and stride, both paths") {
   std::vector<Case> cases = AllCases();
   cases.push_back({9, 1, 28, 28, 6, 5, 5, 1, 2, 2, 1});  // groups of 4: 4, 4, 1
