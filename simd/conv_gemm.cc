@@ -26,6 +26,7 @@ size_t Positions(const ConvShape& s) { return s.h_out * s.w_out; }
 // with 256-512 channels, 1.4-8x; 8x8 at 67% and 14x14 at 82%, the direct kernels by 1.2x).
 constexpr size_t kDirectTileLanes = 48;
 constexpr size_t kMinDirectLanesPercent = 60;
+constexpr size_t kMinChannels = 8;
 // The columns' size limit (floats): beyond it the direct kernels, which need no columns.
 constexpr size_t kMaxColumnFloats = size_t{1} << 24;
 
@@ -178,6 +179,9 @@ bool ConvThroughGemm(const ConvShape& s) {
   if (s.groups != 1 || path == ConvPath::kDirect) return false;
   if (path == ConvPath::kGemm) return true;
   if (s.samples * Positions(s) * Taps(s) > kMaxColumnFloats) return false;
+  // A product needs channels on both sides (a depthwise layer's gradients come one channel at a
+  // time: 1 x 9 products through the GEMM cost more than the direct kernels' empty lanes).
+  if (s.c_out < kMinChannels || Taps(s) < kMinChannels) return false;
   // The direct layout's row length and the lanes its tiles cover.
   const size_t row = (s.w + 2 * s.pad_w + s.stride_w - 1) / s.stride_w;
   const size_t span = (s.h_out - 1) * row + s.w_out;
