@@ -80,12 +80,12 @@ Tensor ChannelSums(const Tensor& t, int64_t n, int64_t c, int64_t p) {
   const int64_t groups = (n + kBatchGroup - 1) / kBatchGroup;
   Tensor partials = Tensor::Empty({groups, c});
   const Kernels kernels;
+  const Tensor values = ContiguousData(by_sample, "backward");
   for (int64_t grp = 0; grp < groups; ++grp) {
     const int64_t first = grp * kBatchGroup, samples = std::min(kBatchGroup, n - first);
-    const Tensor channel_major =
-        ContiguousData(by_sample.Slice(0, first, first + samples).Permute({1, 0, 2}), "backward");
-    kernels.SumAxis(channel_major.data_f32(), static_cast<size_t>(c), static_cast<size_t>(samples * p), 1,
-                    partials.data_f32() + grp * c);
+    // Each channel's values in (sample, position) order, read in place.
+    kernels.ChannelSums(values.data_f32() + first * c * p, static_cast<size_t>(samples), static_cast<size_t>(c),
+                        static_cast<size_t>(p), partials.data_f32() + grp * c);
   }
   CombinePairwise(partials.data_f32(), groups, c);
   return groups == 1 ? partials.Reshape({c}) : partials.Slice(0, 0, 1).Reshape({c});

@@ -232,6 +232,28 @@ struct TableImpl {
   static int SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {
     return ColumnSums(x, outer, len, inner, nullptr, 1.0f, out);
   }
+  // Each channel's values copied out in (sample, position) order, then summed as sum_axis sums rows.
+  static int ChannelSums(const float* x, size_t samples, size_t channels, size_t positions, float* out) {
+    const size_t n = samples * channels * positions;
+    Scratch channel_major(n * sizeof(float));
+    if (channel_major.ptr == nullptr) return Dev::Fail("out of device memory for batch_norm channel sums");
+    backend::StridedCopyCall copy{};
+    copy.rank = 3;
+    copy.shape[0] = static_cast<int64_t>(channels);
+    copy.shape[1] = static_cast<int64_t>(samples);
+    copy.shape[2] = static_cast<int64_t>(positions);
+    copy.src_strides[0] = static_cast<int64_t>(positions);
+    copy.src_strides[1] = static_cast<int64_t>(channels * positions);
+    copy.src_strides[2] = 1;
+    copy.dst_strides[0] = static_cast<int64_t>(samples * positions);
+    copy.dst_strides[1] = static_cast<int64_t>(positions);
+    copy.dst_strides[2] = 1;
+    copy.src = x;
+    copy.dst = channel_major.f();
+    const int status = n == 0 ? 0 : StridedCopy(&copy);
+    if (status != 0) return status;
+    return SumAxis(channel_major.f(), channels, samples * positions, 1, out);
+  }
   static int MeanAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {
     const int status = ColumnSums(x, outer, len, inner, nullptr, 1.0f, out);
     if (status != 0) return status;

@@ -15,6 +15,42 @@ namespace HWY_NAMESPACE {
 void SumAxisTarget(const float* x, size_t outer, size_t len, size_t inner, float* out) {
   SumAxisImpl(x, outer, len, inner, out);
 }
+// Channels [first, first + count) of ChannelSums: each channel's values gathered a block at a time
+// into a buffer that stays in the cache, each block reduced as SumAxis reduces it.
+void ChannelSumsTarget(const float* x, size_t samples, size_t channels, size_t positions, size_t first,
+                       size_t count, float* out) {
+  const size_t len = samples * positions;
+  HWY_ALIGN float block[kReduceBlock];
+  std::vector<float> partials;
+  for (size_t c = first; c < first + count; ++c) {
+    if (len == 0) {
+      out[c] = 0.0f;
+      continue;
+    }
+    partials.clear();
+    size_t sample = 0, position = 0;  // the next element
+    for (size_t start = 0; start < len; start += kReduceBlock) {
+      const size_t n = len - start < kReduceBlock ? len - start : kReduceBlock;
+      for (size_t filled = 0; filled < n;) {
+        const float* src = x + (sample * channels + c) * positions + position;
+        const size_t take = positions - position < n - filled ? positions - position : n - filled;
+        if (take >= 16) {
+          memcpy(block + filled, src, take * sizeof(float));
+        } else {
+          for (size_t i = 0; i < take; ++i) block[filled + i] = src[i];
+        }
+        filled += take;
+        position += take;
+        if (position == positions) {
+          position = 0;
+          ++sample;
+        }
+      }
+      partials.push_back(SumBlockContiguous(block, n));
+    }
+    out[c] = partials.size() == 1 ? partials[0] : CombineBlocksPairwise(partials.data(), partials.size());
+  }
+}
 void MaxAxisTarget(const float* x, size_t outer, size_t len, size_t inner, float* out) {
   ExtremeAxisImpl<true>(x, outer, len, inner, out);
 }
@@ -39,6 +75,7 @@ namespace lockstep {
 namespace simd {
 
 HWY_EXPORT(SumAxisTarget);
+HWY_EXPORT(ChannelSumsTarget);
 HWY_EXPORT(MaxAxisTarget);
 HWY_EXPORT(MinAxisTarget);
 
@@ -55,6 +92,13 @@ void SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out)
     HWY_DYNAMIC_DISPATCH(SumAxisTarget)(x + first * slice, count, len, inner, out + first * inner);
   });
   Unary(UnaryOp::kCanonicalize, out, out, outer * inner);  // NaN payloads differ by platform
+}
+
+void ChannelSums(const float* x, size_t samples, size_t channels, size_t positions, float* out) {
+  ForEachItemChunk(channels, samples * positions, [&](size_t first, size_t count) {
+    HWY_DYNAMIC_DISPATCH(ChannelSumsTarget)(x, samples, channels, positions, first, count, out);
+  });
+  Unary(UnaryOp::kCanonicalize, out, out, channels);  // NaN payloads differ by platform
 }
 
 void MeanAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {

@@ -30,6 +30,10 @@ float CombineBlocksPairwise(float* partials, size_t count);
 
 float Sum(const float* x, size_t n);
 void SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out);
+// Per-channel sums of [samples, channels, positions] (batch normalisation's statistics): out[c]
+// is the canonical sum of channel c's values in (sample, position) order, the bits of SumAxis on
+// the channel's values copied out in that order, without the copy.
+void ChannelSums(const float* x, size_t samples, size_t channels, size_t positions, float* out);
 // sum / len, one float division (len converted to float, exact below 2^24).
 void MeanAxis(const float* x, size_t outer, size_t len, size_t inner, float* out);
 // Two passes: m = mean; var = sum((x - m) * (x - m)) / (len - correction). When

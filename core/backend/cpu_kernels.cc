@@ -93,6 +93,10 @@ struct Cpu {
     simd::PowInt(in, exponent, out, n);
     return 0;
   }
+  static int ChannelSums(const float* x, size_t samples, size_t channels, size_t positions, float* out) {
+    simd::ChannelSums(x, samples, channels, positions, out);
+    return 0;
+  }
   static int SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {
     simd::SumAxis(x, outer, len, inner, out);
     return 0;

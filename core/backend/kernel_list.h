@@ -73,6 +73,11 @@
     (x, outer, len, inner, out)) \
   X(argmax_axis, ArgmaxAxis, "argmax", (const float* x, size_t outer, size_t len, size_t inner, int64_t* out), \
     (x, outer, len, inner, out)) \
+  /* Per-channel sums of [samples, channels, positions]: out[c] is sum_axis over channel c's values */ \
+  /* in (sample, position) order, read in place (batch normalisation's statistics of a group). */ \
+  X(channel_sums, ChannelSums, "batch_norm", \
+    (const float* x, size_t samples, size_t channels, size_t positions, float* out), \
+    (x, samples, channels, positions, out)) \
   /* C = op(A) op(B) (GemmCall), each output summing its K products in increasing k (simd/gemm.h). */ \
   X(gemm, Gemm, "gemm", (const backend::GemmCall* call), (call)) \
   /* The batch-grouped product of weight gradients (simd/gemm.h GemmBatchGrouped): K in groups */ \

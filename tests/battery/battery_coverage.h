@@ -20,9 +20,10 @@ namespace battery {
 // cos, tan, their inverses, the hyperbolic functions and theirs, floor, ceil, round), and those
 // added for ONNX's element types and remainders (`total-onnx-2`: rounding to float16 and bfloat16,
 // fmod and remainder), and the kernels and kernel modes added for speed on real models
-// (`total-fused-1`: clamp, grouped convolutions in one call).
-enum class GoldenSection { kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1 };
-constexpr int kGoldenSections = 5;
+// (`total-fused-1`: clamp, grouped convolutions in one call; `total-fused-2`: batch
+// normalisation's channel sums read in place).
+enum class GoldenSection { kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1, kFused2 };
+constexpr int kGoldenSections = 6;
 
 struct CaseCoverage {
   const char* name;       // the battery case (its `kernel NAME HASH` line)
@@ -36,6 +37,7 @@ inline constexpr GoldenSection kLayers = GoldenSection::kLayers;
 inline constexpr GoldenSection kOnnxOps1 = GoldenSection::kOnnxOps1;
 inline constexpr GoldenSection kOnnxOps2 = GoldenSection::kOnnxOps2;
 inline constexpr GoldenSection kFused1 = GoldenSection::kFused1;
+inline constexpr GoldenSection kFused2 = GoldenSection::kFused2;
 inline constexpr const char* kBinaryEntries = "binary binary_scalar_right binary_scalar_left";
 
 inline constexpr CaseCoverage kCaseCoverage[] = {
@@ -137,6 +139,7 @@ inline constexpr CaseCoverage kCaseCoverage[] = {
     {"nll_backward", kLayers, "nll_backward"},
     {"adam_update", kLayers, "adam_update"},
     {"sgd_update", kLayers, "sgd_update"},
+    {"channel_sums", kFused2, "channel_sums"},
 };
 
 // The row of a case, or null.

@@ -842,6 +842,25 @@ void OptimizerCases(Runner& r, std::vector<KernelOutput>& outputs) {
   outputs.push_back(std::move(sgd));
 }
 
+// Batch normalisation's per-channel sums of [samples, channels, positions], read in place: planes
+// of a few positions and of many, channels whose values cross the reduction's blocks, NaNs and
+// infinities, no positions at all (golden section 6).
+void ChannelSumsCases(Runner& r, std::vector<KernelOutput>& outputs) {
+  const size_t length = 32 * 3 * 300 + 16;
+  const float* moderate = r.Upload(ModerateInputs(length, 41)) + 1;  // misaligned
+  const float* mixed = r.Upload(MixedInputs(length, 42)) + 3;
+  float* out = r.Alloc<float>(64);
+  const size_t shapes[][3] = {{32, 40, 4}, {3, 5, 7}, {2, 3, 4097}, {32, 3, 300}, {1, 64, 1}, {5, 2, 33}, {4, 6, 0}};
+  KernelOutput k{"channel_sums", {}};
+  for (const auto& s : shapes) {
+    for (const float* x : {moderate, mixed}) {
+      r.Check(r.k.channel_sums(x, s[0], s[1], s[2], out), "channel_sums");
+      r.Fetch(k, out, s[1]);
+    }
+  }
+  outputs.push_back(std::move(k));
+}
+
 }  // namespace
 
 void LayerCases(Runner& r, std::vector<KernelOutput>& outputs) {
@@ -859,6 +878,7 @@ void LayerCases(Runner& r, std::vector<KernelOutput>& outputs) {
   EmbeddingCases(r, outputs);
   NllCases(r, outputs);
   OptimizerCases(r, outputs);
+  ChannelSumsCases(r, outputs);
 }
 
 }  // namespace battery

@@ -71,6 +71,9 @@ const SectionText kSectionText[kGoldenSections] = {
     {"total-fused-1",
      "# section 5: the kernels and kernel modes added for speed on real models (clamp: ONNX's Clip, ReLU6\n"
      "# in one pass; a convolution's groups in one call), hashed into their own total\n"},
+    {"total-fused-2",
+     "# section 6: batch normalisation's channel sums read in place (channel_sums: the bits of sum_axis\n"
+     "# over each channel's values copied out), hashed into their own total\n"},
 };
 
 struct Hashes {

@@ -82,6 +82,8 @@ const std::vector<NoGradient> kNoGradient = {
     {"max_axis", "Max(dim) records no autograd node (no backward rule)"},
     {"min_axis", "no op calls it"},
     {"argmax_axis", "integer indices"},
+    {"channel_sums", "batch normalisation's statistics inside its forward and backward rules (the batch_norm "
+                     "gradient checks run it); no op of its own"},
     {"col2im_add", "no op calls it: conv2d's input gradient is conv2d_input_grad"},
     {"adam_update", "an optimizer step: consumes gradients, is not differentiated"},
     {"sgd_update", "an optimizer step: consumes gradients, is not differentiated"},

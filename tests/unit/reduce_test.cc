@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "simd/reduce.h"
+#include "simd/thread_pool.h"
 #include "tests/unit/float_bits.h"
 #include "tests/unit/for_each_target.h"
 
@@ -150,6 +151,35 @@ TEST_CASE("mean and variance use the documented formulas") {
   CHECK(var == 8.75f / 3.0f);
   simd::VarianceAxis(x, 1, 1, 1, 1, &var);
   CHECK(Bits(var) == 0x7FC00000u);  // one element, correction 1: no variance
+}
+
+
+TEST_CASE("channel sums equal the canonical sum of each channel's values copied out, every target") {
+  // [samples, channels, positions]: few positions, blocks crossed inside a sample and between
+  // samples, specials, empty planes; on 1 and 2 threads.
+  const size_t shapes[][3] = {{32, 40, 4}, {3, 5, 7}, {2, 3, 4097}, {32, 3, 300}, {1, 64, 1}, {5, 2, 33}, {4, 6, 0}, {9, 2, 1000}};
+  const std::vector<float> x = testing::MixedValues(32 * 3 * 300, 21);
+  const size_t threads_before = simd::DefaultThreadCount();
+  for (size_t threads : {1, 2}) {
+    simd::SetDefaultThreadCount(threads);
+    testing::ForEachTarget([&](const simd::Target&) {
+      for (const auto& s : shapes) {
+        const size_t samples = s[0], channels = s[1], positions = s[2];
+        std::vector<float> got(channels, 123.0f);
+        simd::ChannelSums(x.data(), samples, channels, positions, got.data());
+        for (size_t c = 0; c < channels; ++c) {
+          std::vector<float> values;
+          for (size_t n = 0; n < samples; ++n) {
+            for (size_t p = 0; p < positions; ++p) values.push_back(x[(n * channels + c) * positions + p]);
+          }
+          const float want = simd::Sum(values.data(), values.size());
+          INFO("threads " << threads << " shape " << samples << "x" << channels << "x" << positions << " channel " << c);
+          REQUIRE(Bits(got[c]) == Bits(want));
+        }
+      }
+    });
+  }
+  simd::SetDefaultThreadCount(threads_before);
 }
 
 }  // namespace
