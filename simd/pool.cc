@@ -161,21 +161,77 @@ void ScalarGeneralWindow(const MaxPoolShape& s, const float* plane, size_t oy, s
 
 }  // namespace
 
-void MaxPoolTarget(const MaxPoolShape& s, const float* x, float* out, int64_t* argmax, ThreadPool* pool) {
-  const hn::ScalableTag<float> d;
-  const hn::RebindToSigned<decltype(d)> di;
+// Output columns [col_begin, col_end) of row oy (every window inside the input's columns) in
+// vectors of d's lanes (at most col_end - col_begin), the last overlapping its neighbour rather
+// than run past col_end (the overlapped outputs are written twice with the same values). Returns
+// the first column not written: col_end, or less where a vector would read past x_end.
+template <class D>
+HWY_INLINE size_t VectorWindows(D d, const MaxPoolShape& s, const float* plane, const float* x_end, size_t oy,
+                                size_t col_begin, size_t col_end, float* o, int64_t* a) {
+  const hn::RebindToSigned<D> di;
   const hn::Half<decltype(di)> dh;
   const hn::Rebind<int64_t, decltype(dh)> d64;
-  const size_t N = hn::Lanes(d), half = hn::Lanes(dh);
+  const size_t N = hn::Lanes(d), half = hn::Lanes(dh), sw = s.stride_w;
+  const auto lane_step = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(sw)));
+  size_t done = col_begin;
+  for (size_t v0 = col_begin; v0 < col_end; v0 += N) {
+    const size_t start = v0 + N <= col_end ? v0 : col_end - N;
+    const float* first_tap = plane + start * sw - s.pad_w;
+    bool inside = true;  // a vector reads N * sw floats from its first tap (2N for stride 2's pairs)
+    for (size_t i = 0; i < s.kh; ++i) {
+      const int64_t y = static_cast<int64_t>(oy * s.stride_h + i) - static_cast<int64_t>(s.pad_h);
+      if (y < 0 || y >= static_cast<int64_t>(s.h)) continue;
+      inside = inside && first_tap + y * s.w + s.kw - 1 + N * sw + 1 <= x_end;
+    }
+    if (!inside) return done;  // the plane's last vectors: the caller's scan
+    auto best = hn::Zero(d);
+    auto best_at = hn::Zero(di);
+    bool any = false;
+    for (size_t i = 0; i < s.kh; ++i) {
+      const int64_t y = static_cast<int64_t>(oy * s.stride_h + i) - static_cast<int64_t>(s.pad_h);
+      if (y < 0 || y >= static_cast<int64_t>(s.h)) continue;
+      const float* row = first_tap + y * s.w;
+      const int32_t row_at = static_cast<int32_t>(row - plane);
+      for (size_t j = 0; j < s.kw; ++j) {
+        hn::Vec<D> v;
+        if (sw == 1) {
+          v = hn::LoadU(d, row + j);
+        } else {
+          hn::Vec<D> even, odd;
+          hn::LoadInterleaved2(d, row + (j & ~size_t{1}), even, odd);
+          v = (j & 1) ? odd : even;
+        }
+        const auto at = hn::Add(lane_step, hn::Set(di, row_at + static_cast<int32_t>(j)));
+        if (!any) {
+          best = v;
+          best_at = at;
+          any = true;
+          continue;
+        }
+        const auto m = After(d, v, best);
+        best = hn::IfThenElse(m, v, best);
+        best_at = hn::IfThenElse(hn::RebindMask(di, m), at, best_at);
+      }
+    }
+    hn::StoreU(Canonicalize(d, best), d, o + start);
+    hn::StoreU(hn::PromoteTo(d64, hn::LowerHalf(dh, best_at)), d64, a + start);
+    hn::StoreU(hn::PromoteTo(d64, hn::UpperHalf(dh, best_at)), d64, a + start + half);
+    done = start + N;
+  }
+  return done;
+}
+
+void MaxPoolTarget(const MaxPoolShape& s, const float* x, float* out, int64_t* argmax, ThreadPool* pool) {
+  const hn::ScalableTag<float> d;
+  const hn::Half<decltype(d)> d_half;  // for rows narrower than a whole vector (AVX-512: 15 of 16)
+  const size_t N = hn::Lanes(d);
   const size_t sw = s.stride_w;
   // Output columns whose windows lie inside the input's columns: [col_begin, col_end).
   const size_t col_begin = (s.pad_w + sw - 1) / sw;
   const size_t col_end = s.w + s.pad_w >= s.kw ? std::min(s.w_out, (s.w + s.pad_w - s.kw) / sw + 1) : 0;
-  // A vector of columns reads N * sw floats from its first tap (2N for stride 2's pairs), so it
-  // must end inside the input: the last plane's last rows are checked against x_end.
+  const size_t inner = col_end > col_begin ? col_end - col_begin : 0;
+  const bool vectors = (sw == 1 || sw == 2) && s.h * s.w < (size_t{1} << 30);
   const float* const x_end = x + s.planes * s.h * s.w;
-  const bool vectors = (sw == 1 || sw == 2) && s.h * s.w < (size_t{1} << 30) && col_end > col_begin &&
-                       col_end - col_begin >= N;
   ForPlaneChunks(s.planes, s.h * s.w, pool, [&](size_t first_plane, size_t count) {
     for (size_t p = first_plane; p < first_plane + count; ++p) {
       const float* plane = x + p * s.h * s.w;
@@ -184,52 +240,10 @@ void MaxPoolTarget(const MaxPoolShape& s, const float* x, float* out, int64_t* a
         int64_t* a = argmax + (p * s.h_out + oy) * s.w_out;
         size_t ox = 0;
         for (; ox < col_begin && ox < s.w_out; ++ox) ScalarGeneralWindow(s, plane, oy, ox, o + ox, a + ox);
-        // Vectors over [col_begin, col_end); the last one overlaps its neighbour rather than run
-        // past col_end (the overlapped outputs are written twice with the same values).
-        for (size_t v0 = col_begin; vectors && v0 < col_end; v0 += N) {
-          const size_t start = v0 + N <= col_end ? v0 : col_end - N;
-          const float* first_tap = plane + start * sw - s.pad_w;
-          bool inside = true;
-          for (size_t i = 0; i < s.kh; ++i) {
-            const int64_t y = static_cast<int64_t>(oy * s.stride_h + i) - static_cast<int64_t>(s.pad_h);
-            if (y < 0 || y >= static_cast<int64_t>(s.h)) continue;
-            inside = inside && first_tap + y * s.w + s.kw - 1 + N * sw + 1 <= x_end;
-          }
-          if (!inside) break;  // the plane's last vectors: the scan below
-          auto best = hn::Zero(d);
-          auto best_at = hn::Zero(di);
-          bool any = false;
-          const auto lane_step = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(sw)));
-          for (size_t i = 0; i < s.kh; ++i) {
-            const int64_t y = static_cast<int64_t>(oy * s.stride_h + i) - static_cast<int64_t>(s.pad_h);
-            if (y < 0 || y >= static_cast<int64_t>(s.h)) continue;
-            const float* row = first_tap + y * s.w;
-            const int32_t row_at = static_cast<int32_t>(row - plane);
-            for (size_t j = 0; j < s.kw; ++j) {
-              hn::Vec<decltype(d)> v;
-              if (sw == 1) {
-                v = hn::LoadU(d, row + j);
-              } else {
-                hn::Vec<decltype(d)> even, odd;
-                hn::LoadInterleaved2(d, row + (j & ~size_t{1}), even, odd);
-                v = (j & 1) ? odd : even;
-              }
-              const auto at = hn::Add(lane_step, hn::Set(di, row_at + static_cast<int32_t>(j)));
-              if (!any) {
-                best = v;
-                best_at = at;
-                any = true;
-                continue;
-              }
-              const auto m = After(d, v, best);
-              best = hn::IfThenElse(m, v, best);
-              best_at = hn::IfThenElse(hn::RebindMask(di, m), at, best_at);
-            }
-          }
-          hn::StoreU(Canonicalize(d, best), d, o + start);
-          hn::StoreU(hn::PromoteTo(d64, hn::LowerHalf(dh, best_at)), d64, a + start);
-          hn::StoreU(hn::PromoteTo(d64, hn::UpperHalf(dh, best_at)), d64, a + start + half);
-          ox = start + N;
+        if (vectors && inner >= N) {
+          ox = VectorWindows(d, s, plane, x_end, oy, col_begin, col_end, o, a);
+        } else if (vectors && N >= 8 && inner >= N / 2) {
+          ox = VectorWindows(d_half, s, plane, x_end, oy, col_begin, col_end, o, a);
         }
         for (; ox < s.w_out; ++ox) ScalarGeneralWindow(s, plane, oy, ox, o + ox, a + ox);
       }
