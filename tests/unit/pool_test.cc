@@ -159,6 +159,10 @@ TEST_CASE("max pooling over any window equals the row-major scan on every target
       CheckGeneral(2, 11, 50, 5, 3, 2, ceil_mode, seed++, nullptr);   // stride 3: one output at a time
       CheckGeneral(1, 5, 5, 3, 2, 1, ceil_mode, seed++, nullptr);     // narrower than a vector
       CheckGeneral(4, 3, 33, 1, 1, 0, ceil_mode, seed++, nullptr);
+      // Inner columns between half a vector and a vector, for vectors of 8 to 64 lanes: the
+      // half-width path.
+      for (size_t w : {7, 14, 22, 42}) CheckGeneral(2, 6, w, 3, 1, 1, ceil_mode, seed++, nullptr);
+      for (size_t w : {13, 27, 43, 83}) CheckGeneral(2, 7, w, 3, 2, 1, ceil_mode, seed++, nullptr);
     }
   });
 }
