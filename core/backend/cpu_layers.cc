@@ -35,7 +35,6 @@ const float* ExpandRange(const backend::BroadcastOperand& o, size_t first, size_
   return out;
 }
 
-
 float CanonicalSum(float a, float b) {
   const float s = a + b;
   return s != s ? __builtin_nanf("") : s;
@@ -69,8 +68,8 @@ void BinaryBroadcast(backend::BinaryOp op, backend::BroadcastOperand a, backend:
     return simd::BinaryScalarRuns(B(op), b.x, a.x, a.mod, a.div, true, out, n);
   }
   // Short runs (batch normalisation's per-channel values over a late stage's 2x2 planes were a
-  // kernel call per 4 elements) and anything else: chunks with the broadcast operands expanded into buffers, on the
-  // pool. Each element's operation is the same as the whole-operand kernel's.
+  // kernel call per 4 elements) and anything else: chunks with the broadcast operands expanded
+  // into buffers, on the pool. Each element's operation is the same as the whole-operand kernel's.
   constexpr size_t kChunk = 4096;
   simd::ForEachItemChunk((n + kChunk - 1) / kChunk, kChunk, [&](size_t first_chunk, size_t chunks) {
     thread_local std::vector<float> ea, eb;
