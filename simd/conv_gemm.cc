@@ -57,6 +57,13 @@ int64_t InputCol(const ConvShape& s, size_t ox, size_t j) {
   return static_cast<int64_t>(ox * s.stride_w + j * s.dilation_w) - static_cast<int64_t>(s.pad_w);
 }
 
+// What tap (i, j) of output (oy, ox) reads from a channel's plane: the input, or +0 in the padding.
+float TapValue(const ConvShape& s, const float* plane, size_t oy, size_t ox, size_t i, size_t j) {
+  const int64_t yy = InputRow(s, oy, i), xx = InputCol(s, ox, j);
+  const bool inside = yy >= 0 && yy < static_cast<int64_t>(s.h) && xx >= 0 && xx < static_cast<int64_t>(s.w);
+  return inside ? plane[static_cast<size_t>(yy) * s.w + static_cast<size_t>(xx)] : 0.0f;
+}
+
 // dst[j * ld_dst + i] = f(src[i * ld_src + j]) for i < rows, j < cols, in tiles that stay in
 // the cache on both sides.
 template <class F>
@@ -104,15 +111,8 @@ void Im2ColRows(const ConvShape& s, const float* x, size_t n, float* cols) {
         continue;
       }
       for (size_t c = 0; c < s.c_in; ++c) {
-        const float* in = xs + c * plane;
         for (size_t i = 0; i < s.kh; ++i) {
-          const int64_t yy = InputRow(s, oy, i);
-          const bool row_inside = yy >= 0 && yy < static_cast<int64_t>(s.h);
-          for (size_t j = 0; j < s.kw; ++j) {
-            const int64_t xx = InputCol(s, ox, j);
-            const bool tap_inside = row_inside && xx >= 0 && xx < static_cast<int64_t>(s.w);
-            *out++ = tap_inside ? in[static_cast<size_t>(yy) * s.w + static_cast<size_t>(xx)] : 0.0f;
-          }
+          for (size_t j = 0; j < s.kw; ++j) *out++ = TapValue(s, xs + c * plane, oy, ox, i, j);
         }
       }
     }
@@ -146,13 +146,7 @@ float* TransposedColumns(const ConvShape& s, const float* x, ThreadPool* pool) {
       for (size_t i = 0; i < s.kh; ++i) {
         for (size_t j = 0; j < s.kw; ++j, out += rows) {
           for (size_t oy = 0; oy < s.h_out; ++oy) {
-            const int64_t yy = InputRow(s, oy, i);
-            const bool row_inside = yy >= 0 && yy < static_cast<int64_t>(s.h);
-            for (size_t ox = 0; ox < s.w_out; ++ox) {
-              const int64_t xx = InputCol(s, ox, j);
-              const bool inside = row_inside && xx >= 0 && xx < static_cast<int64_t>(s.w);
-              out[oy * s.w_out + ox] = inside ? plane[static_cast<size_t>(yy) * s.w + static_cast<size_t>(xx)] : 0.0f;
-            }
+            for (size_t ox = 0; ox < s.w_out; ++ox) out[oy * s.w_out + ox] = TapValue(s, plane, oy, ox, i, j);
           }
         }
       }
