@@ -167,12 +167,16 @@ void ExpectSameBits(const std::vector<float>& got, const std::vector<float>& wan
   }
 }
 
-// fn(path name) with each path forced in turn, then the choice by shape again.
+// fn() with each path forced in turn, then the choice by shape again.
 template <class Fn>
 void ForEachPath(const Fn& fn) {
-  for (const auto& [path, name] : {std::pair{simd::ConvPath::kDirect, "direct"}, std::pair{simd::ConvPath::kGemm, "gemm"}}) {
-    simd::SetConvPath(path);
-    INFO("path " << name);
+  struct Path {
+    simd::ConvPath path;
+    const char* name;
+  };
+  for (const Path& p : {Path{simd::ConvPath::kDirect, "direct"}, Path{simd::ConvPath::kGemm, "gemm"}}) {
+    simd::SetConvPath(p.path);
+    INFO("path " << p.name);
     fn();
   }
   simd::SetConvPath(simd::ConvPath::kByShape);
