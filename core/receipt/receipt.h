@@ -1,7 +1,7 @@
 // Training receipts (docs/verifiable-training.md): JSON lines that bind a run's identity to every
 // step it took.
 //
-//   {"lockstep_receipt":1,"contract":1,"task":"mnist","identity":{...},"initial_model":H,"state":S0}
+//   {"lockstep_receipt":2,"contract":1,"task":"mnist","identity":{...},"initial_model":H,"state":S0}
 //   {"checkpoint":0,"file":"run.receipt.0.state","sha256":F}
 //   {"step":1,"batch":B1,"state":S1,"chain":H1}
 //   ...
@@ -25,7 +25,7 @@
 namespace lockstep {
 namespace receipt {
 
-constexpr int kFormatVersion = 1;
+constexpr int kFormatVersion = 2;
 
 struct StepEntry {  // the step is its position: Receipt::steps[k - 1] is step k
   Digest batch{}, state{}, chain{};

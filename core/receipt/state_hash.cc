@@ -38,18 +38,27 @@ Digest Sha256Digest(const void* data, size_t size) {
   return sha.Digest();
 }
 
+Digest FinishLeaf(Sha256& sha, const Digest& content) {
+  sha.Update(content.data(), content.size());
+  return sha.Digest();
+}
+
 Digest TensorLeaf(const std::string& name, const Tensor& t) {
   Sha256 sha;
   StartLeaf(sha, name, DTypeName(t.dtype()), t.shape());
-  CanonicalTensorBytes(t, [&](const uint8_t* data, size_t size) { sha.Update(data, size); });
-  return sha.Digest();
+  Blake3 content;
+  CanonicalTensorBytes(t, [&](const uint8_t* data, size_t size) { content.Update(data, size); });
+  return FinishLeaf(sha, content.Digest());
 }
 
 Digest IntegerLeaf(const std::string& name, uint64_t value) {
   Sha256 sha;
   StartLeaf(sha, name, "U64", {});
-  UpdateU64(sha, value);
-  return sha.Digest();
+  uint8_t bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<uint8_t>(value >> (8 * i));
+  Blake3 content;
+  content.Update(bytes, 8);
+  return FinishLeaf(sha, content.Digest());
 }
 
 Digest MerkleRoot(std::vector<std::pair<std::string, Digest>> leaves) {

@@ -128,7 +128,8 @@ TEST_CASE("a receipt is written, read back whole, and refused when altered") {
   CHECK(ErrorOf("hello\n").find("not a lockstep receipt") != std::string::npos);
   CHECK(ErrorOf("").find("not a lockstep receipt") != std::string::npos);
   std::string version = text;
-  version.replace(version.find(":1,"), 3, ":7,");
+  const std::string version_field = "{\"lockstep_receipt\":" + std::to_string(kFormatVersion) + ",";
+  version.replace(version.find(version_field), version_field.size(), "{\"lockstep_receipt\":7,");
   CHECK(ErrorOf(version).find("format version 7") != std::string::npos);
   std::string skipped = text;
   skipped.replace(skipped.find("{\"step\":3,"), 10, "{\"step\":4,");
