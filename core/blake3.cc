@@ -133,7 +133,12 @@ void Blake3::ChunkState::Update(const uint8_t* data, size_t size) {
   }
 }
 
-Blake3::Blake3() { chunk_.Start(0); }
+Blake3::Blake3() { Reset(); }
+
+void Blake3::Reset() {
+  chunk_.Start(0);
+  stack_len_ = 0;
+}
 
 void Blake3::MergeStack(uint64_t total_chunks) {
   const size_t keep = static_cast<size_t>(PopCount(total_chunks));
@@ -238,13 +243,18 @@ void Blake3::PushSubtree(const uint32_t left[8], const uint32_t right[8], uint64
   chunk_.Start(chunk_.counter + chunks);
 }
 
+void Blake3::PushChunk(const uint32_t cv[8]) {
+  PushChainingValue(cv, chunk_.counter);
+  chunk_.Start(chunk_.counter + 1);
+}
+
 void Blake3Sliced::Start(const uint8_t* data, size_t size) {
-  tree_ = Blake3();
+  tree_.Reset();
   data_ = data;
   size_ = size;
-  offset_ = block_ = 0;
-  // Groups of a power of two of chunks (a subtree); a target whose vectors hold another number
-  // of lanes takes the chunks through Blake3::Update.
+  offset_ = group_ = block_ = 0;
+  // Whole groups are subtrees, so of a power of two of chunks; a target whose vectors hold another
+  // number of lanes takes the chunks through Blake3::Update.
   lanes_ = simd::Blake3GroupLanes();
   if (lanes_ < 2 || (lanes_ & (lanes_ - 1)) != 0) lanes_ = 0;
   state_.resize(8 * lanes_);
@@ -254,25 +264,31 @@ void Blake3Sliced::Start(const uint8_t* data, size_t size) {
 size_t Blake3Sliced::Advance(size_t budget) {
   size_t spent = 0;
   while (offset_ < size_ && spent < budget) {
-    const size_t remaining = size_ - offset_;
-    if (block_ > 0 || (lanes_ != 0 && remaining >= lanes_ * kChunkBytes)) {
-      const size_t per_block = lanes_ * 64;
-      const size_t blocks = std::min<size_t>(16 - block_, std::max<size_t>(1, (budget - spent) / per_block));
-      simd::Blake3ChunkGroup(kIv, data_ + offset_, tree_.chunk_.counter, block_, blocks, state_.data(), cvs_.data());
-      block_ += blocks;
-      spent += blocks * per_block;
-      if (block_ == 16) {
-        for (size_t n = lanes_; n > 2; n /= 2) simd::Blake3Parents(kIv, cvs_.data(), n / 2, cvs_.data());
-        tree_.PushSubtree(cvs_.data(), cvs_.data() + 8, lanes_);
-        offset_ += lanes_ * kChunkBytes;
-        block_ = 0;
-      }
-    } else {  // fewer chunks than a group: a few at a time through Update
-      const size_t n = std::min(remaining, 4 * kChunkBytes);
+    const size_t whole = (size_ - offset_) / kChunkBytes;
+    if (group_ == 0 && lanes_ != 0 && whole >= 2) group_ = std::min(whole, lanes_);
+    if (group_ == 0) {  // the last partial chunk (or every chunk, without groups): a block or so a call
+      const size_t n = std::min(size_ - offset_, std::max<size_t>(64, budget - spent));
       tree_.Update(data_ + offset_, n);
       offset_ += n;
       spent += n;
+      continue;
     }
+    // A group of whole chunks, a block of each a call where the budget is small.
+    const size_t per_block = group_ * 64;
+    const size_t blocks = std::min<size_t>(16 - block_, std::max<size_t>(1, (budget - spent) / per_block));
+    simd::Blake3ChunkGroup(kIv, data_ + offset_, group_, tree_.chunk_.counter, block_, blocks, state_.data(),
+                           cvs_.data());
+    block_ += blocks;
+    spent += blocks * lanes_ * 64;  // the vectors' work, whatever the chunks in use
+    if (block_ < 16) continue;
+    if (group_ == lanes_) {  // a whole subtree (groups start at multiples of lanes_ chunks)
+      for (size_t n = lanes_; n > 2; n /= 2) simd::Blake3Parents(kIv, cvs_.data(), n / 2, cvs_.data());
+      tree_.PushSubtree(cvs_.data(), cvs_.data() + 8, lanes_);
+    } else {  // the last, fewer chunks (at least two): each its own; the tree merges them
+      for (size_t c = 0; c < group_; ++c) tree_.PushChunk(cvs_.data() + 8 * c);
+    }
+    offset_ += group_ * kChunkBytes;
+    group_ = block_ = 0;
   }
   return spent;
 }

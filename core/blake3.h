@@ -20,6 +20,8 @@ class Blake3 {
   static constexpr size_t kSubtreeBytes = 64 * 1024;
 
   Blake3();
+  // Back to the empty input.
+  void Reset();
   void Update(const void* data, size_t size);
   // Finishes and returns the 32 digest bytes; the object is then spent.
   std::array<uint8_t, 32> Digest();
@@ -29,6 +31,8 @@ class Blake3 {
   // After whole chunks only, the input so far a multiple of `chunks` (a power of two, at least 2):
   // the next `chunks` chunks, as the two children of their subtree's root.
   void PushSubtree(const uint32_t left[8], const uint32_t right[8], uint64_t chunks);
+  // After whole chunks only, with more to follow or at least one chunk before: the next chunk.
+  void PushChunk(const uint32_t cv[8]);
 
   // The chunk being filled: its chaining value so far, the block not yet compressed.
   struct ChunkState {
@@ -72,7 +76,8 @@ class Blake3Sliced {
   Blake3 tree_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0, offset_ = 0;
-  size_t lanes_ = 0, block_ = 0;  // the chunk group's size (0: none) and its next block
+  size_t lanes_ = 0;              // a chunk group's most chunks (0: no groups on this target)
+  size_t group_ = 0, block_ = 0;  // the group in flight: its chunks, its next block
   std::vector<uint32_t> state_, cvs_;
 };
 

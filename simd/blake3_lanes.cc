@@ -201,13 +201,13 @@ HWY_INLINE void ChunkBlocks(D d, const uint8_t* chunks, size_t used, uint64_t fi
 
 size_t Blake3GroupLanesTarget() { return hn::Lanes(hn::ScalableTag<uint32_t>()); }
 
-void Blake3ChunkGroupTarget(const uint32_t* key, const uint8_t* chunks, uint64_t first_counter, size_t first_block,
-                            size_t blocks, uint32_t* state, uint32_t* cvs) {
+void Blake3ChunkGroupTarget(const uint32_t* key, const uint8_t* chunks, size_t count, uint64_t first_counter,
+                            size_t first_block, size_t blocks, uint32_t* state, uint32_t* cvs) {
   const hn::ScalableTag<uint32_t> d;
   const size_t N = hn::Lanes(d);
   if (first_block == 0) StartLanes(key, N, state);
-  ChunkBlocks(d, chunks, N, first_counter, first_block, first_block + blocks, state);
-  if (first_block + blocks == 16) StoreLanes(state, N, N, cvs);
+  ChunkBlocks(d, chunks, count, first_counter, first_block, first_block + blocks, state);
+  if (first_block + blocks == 16) StoreLanes(state, N, count, cvs);
 }
 
 void Blake3ChunksTarget(const uint32_t* key, const uint8_t* chunks, size_t count, uint64_t first_counter,
@@ -269,9 +269,9 @@ void Blake3Chunks(const uint32_t key[8], const uint8_t* chunks, size_t count, ui
 
 size_t Blake3GroupLanes() { return HWY_DYNAMIC_DISPATCH(Blake3GroupLanesTarget)(); }
 
-void Blake3ChunkGroup(const uint32_t key[8], const uint8_t* chunks, uint64_t first_counter, size_t first_block,
-                      size_t blocks, uint32_t* state, uint32_t* cvs) {
-  HWY_DYNAMIC_DISPATCH(Blake3ChunkGroupTarget)(key, chunks, first_counter, first_block, blocks, state, cvs);
+void Blake3ChunkGroup(const uint32_t key[8], const uint8_t* chunks, size_t count, uint64_t first_counter,
+                      size_t first_block, size_t blocks, uint32_t* state, uint32_t* cvs) {
+  HWY_DYNAMIC_DISPATCH(Blake3ChunkGroupTarget)(key, chunks, count, first_counter, first_block, blocks, state, cvs);
 }
 
 void Blake3Parents(const uint32_t key[8], const uint32_t* children, size_t count, uint32_t* out) {

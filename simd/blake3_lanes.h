@@ -24,14 +24,14 @@ enum Blake3Flag : uint32_t {
 void Blake3Chunks(const uint32_t key[8], const uint8_t* chunks, size_t count, uint64_t first_counter, uint32_t* cvs);
 
 // A group of whole chunks, one per lane, compressed a few blocks a call (a receipt's hashing in
-// the pool's short waits): Blake3GroupLanes() chunks at `chunks` with counters first_counter + l;
-// blocks [first_block, first_block + blocks) of each, of the 16. `state` (8 words a lane) holds
-// the lanes' chaining values between calls (first_block 0 starts them from the key); the call
-// that compresses block 15 writes chunk l's chaining value to cvs[8 l .. 8 l + 7]. The SIMD target
-// must not change while a group is in flight (its lane count is the group's size).
+// the pool's short waits): `count` chunks (at most Blake3GroupLanes()) at `chunks` with counters
+// first_counter + l; blocks [first_block, first_block + blocks) of each, of the 16. `state` (8
+// words a lane) holds the lanes' chaining values between calls (first_block 0 starts them from the
+// key); the call that compresses block 15 writes chunk l's chaining value to cvs[8 l .. 8 l + 7].
+// The SIMD target must not change while a group is in flight (its lane count sizes the state).
 size_t Blake3GroupLanes();
-void Blake3ChunkGroup(const uint32_t key[8], const uint8_t* chunks, uint64_t first_counter, size_t first_block,
-                      size_t blocks, uint32_t* state, uint32_t* cvs);
+void Blake3ChunkGroup(const uint32_t key[8], const uint8_t* chunks, size_t count, uint64_t first_counter,
+                      size_t first_block, size_t blocks, uint32_t* state, uint32_t* cvs);
 
 // out[8 i .. 8 i + 7] = the chaining value of the parent node whose block is the two children's
 // chaining values children[16 i .. 16 i + 15] (not the root). out may be children (a tree's

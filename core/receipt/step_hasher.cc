@@ -128,9 +128,12 @@ class LeafHasher {
     if (job_ == nullptr || concluded_) return true;
     while (finished_ < digests_.size() && budget > 0) {
       budget -= std::min(budget, lane_.content.Advance(budget));
-      Settle();
+      // Finishing a leaf and starting the next (a few SHA-256 blocks) counts as a kilobyte's
+      // worth, so that a slice of the workers' waits does not run through many small leaves.
+      if (Settle()) budget -= std::min(budget, size_t{1024});
     }
-    if (finished_ < digests_.size()) return false;
+    // The conclusion (the Merkle tree over every leaf) takes a slice of its own.
+    if (finished_ < digests_.size() || budget == 0) return false;
     Conclude(*job_, digests_);
     concluded_ = true;
     return true;
@@ -158,12 +161,13 @@ class LeafHasher {
     StartLeaf(lane_.prefix, lane_.leaf->name, lane_.leaf->dtype, lane_.leaf->shape);
     Settle();  // an empty tensor is finished at once
   }
-  // Finishes the leaf when all its bytes are in, and takes the next.
-  void Settle() {
-    if (!lane_.active() || !lane_.content.done()) return;
+  // Finishes the leaf when all its bytes are in, and takes the next; true when it finished one.
+  bool Settle() {
+    if (!lane_.active() || !lane_.content.done()) return false;
     digests_[lane_.index] = FinishLeaf(lane_.prefix, lane_.content.Digest());
     ++finished_;
     Take();
+    return true;
   }
   Job* job_ = nullptr;
   Lane lane_;

@@ -74,7 +74,8 @@ TEST_CASE("BLAKE3 is the same however the input is split") {
 
 TEST_CASE("BLAKE3 a bounded amount at a time gives the same digest, moved or not, on every target") {
   testing::ForEachTarget([](const simd::Target&) {
-    for (size_t length : {size_t{0}, size_t{1}, size_t{1024}, size_t{5000}, size_t{16384}, size_t{16385},
+    for (size_t length : {size_t{0}, size_t{1}, size_t{1024}, size_t{2048}, size_t{3072}, size_t{5000}, size_t{16384},
+                          size_t{16385}, size_t{16384 + 2048},
                           size_t{100000}, size_t{3 * 65536 + 77}}) {
       const std::vector<uint8_t> input = VectorInput(length);
       const std::string expected = Hex(Blake3Digest(input.data(), input.size()));
