@@ -1,5 +1,5 @@
 // BLAKE3's compression function on many independent inputs at once, one input per SIMD lane:
-// whole 1024-byte chunks, or parent nodes (two children's chaining values). core/blake3.h builds
+// whole 1024-byte chunks, or parent nodes (two children's chaining values). simd/blake3.h builds
 // the hash's tree from these; the words are those of the scalar compression on every target and
 // byte order (integer additions, xors and rotations only).
 #ifndef LOCKSTEP_SIMD_BLAKE3_LANES_H_

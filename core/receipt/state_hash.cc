@@ -46,7 +46,7 @@ Digest FinishLeaf(Sha256& sha, const Digest& content) {
 Digest TensorLeaf(const std::string& name, const Tensor& t) {
   Sha256 sha;
   StartLeaf(sha, name, DTypeName(t.dtype()), t.shape());
-  Blake3 content;
+  simd::Blake3 content;
   CanonicalTensorBytes(t, [&](const uint8_t* data, size_t size) { content.Update(data, size); });
   return FinishLeaf(sha, content.Digest());
 }
@@ -56,7 +56,7 @@ Digest IntegerLeaf(const std::string& name, uint64_t value) {
   StartLeaf(sha, name, "U64", {});
   uint8_t bytes[8];
   for (int i = 0; i < 8; ++i) bytes[i] = static_cast<uint8_t>(value >> (8 * i));
-  Blake3 content;
+  simd::Blake3 content;
   content.Update(bytes, 8);
   return FinishLeaf(sha, content.Digest());
 }

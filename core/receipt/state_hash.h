@@ -7,7 +7,7 @@
 // node     = SHA-256(0x01 || left || right)   (an odd node at the end of a level moves up as it is)
 // The leaves are sorted by name; a tensor's content is its checkpoint bytes, an integer's its
 // 8 little-endian bytes. The content, nearly every byte a step hashes, goes through BLAKE3
-// (core/blake3.h: several times SHA-256's speed on one core), the rest through SHA-256.
+// (simd/blake3.h: several times SHA-256's speed on one core), the rest through SHA-256.
 #ifndef LOCKSTEP_CORE_RECEIPT_STATE_HASH_H_
 #define LOCKSTEP_CORE_RECEIPT_STATE_HASH_H_
 
@@ -19,11 +19,11 @@
 #include <utility>
 #include <vector>
 
-#include "core/blake3.h"
 #include "core/nn/module.h"
 #include "core/optim/optimizer.h"
 #include "core/sha256.h"
 #include "core/tensor.h"
+#include "simd/blake3.h"
 
 namespace lockstep {
 namespace receipt {

@@ -144,7 +144,7 @@ class LeafHasher {
     const LeafCopy* leaf = nullptr;
     size_t index = 0;
     Sha256 prefix;
-    Blake3Sliced content;
+    simd::Blake3Sliced content;
     bool active() const { return leaf != nullptr; }
   };
   const LeafCopy& Leaf(size_t i) const {

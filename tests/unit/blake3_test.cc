@@ -1,6 +1,6 @@
-// BLAKE3 (core/blake3.h): the published test vectors on every SIMD target, and digests that do
+// BLAKE3 (simd/blake3.h): the published test vectors on every SIMD target, and digests that do
 // not depend on how the input is split between updates.
-#include "core/blake3.h"
+#include "simd/blake3.h"
 
 #include <doctest/doctest.h>
 
@@ -13,6 +13,7 @@
 #include "tests/unit/for_each_target.h"
 
 namespace lockstep {
+namespace simd {
 namespace {
 
 // The official vectors' input: bytes 0, 1, ..., 250, 0, 1, ...
@@ -100,4 +101,5 @@ TEST_CASE("BLAKE3 a bounded amount at a time gives the same digest, moved or not
 }
 
 }  // namespace
+}  // namespace simd
 }  // namespace lockstep

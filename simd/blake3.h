@@ -1,9 +1,9 @@
 // BLAKE3 (the 256-bit hash mode): training receipts hash the bulk of each step's bytes with it
 // (core/receipt/state_hash.h). Its tree lets many chunks be compressed at once, one per SIMD lane
-// (simd/blake3_lanes.h): several times SHA-256's speed on one core. Incremental like Sha256; the
+// (blake3_lanes.h): several times SHA-256's speed on one core. Incremental like Sha256; the
 // digest never depends on how the input was split between Update calls, nor on the target.
-#ifndef LOCKSTEP_CORE_BLAKE3_H_
-#define LOCKSTEP_CORE_BLAKE3_H_
+#ifndef LOCKSTEP_SIMD_BLAKE3_H_
+#define LOCKSTEP_SIMD_BLAKE3_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +12,7 @@
 #include <vector>
 
 namespace lockstep {
+namespace simd {
 
 class Blake3 {
  public:
@@ -81,6 +82,7 @@ class Blake3Sliced {
   std::vector<uint32_t> state_, cvs_;
 };
 
+}  // namespace simd
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_CORE_BLAKE3_H_
+#endif  // LOCKSTEP_SIMD_BLAKE3_H_

@@ -1,8 +1,8 @@
 // BLAKE3's tree over 1024-byte chunks, built incrementally as the reference implementation does:
 // a stack of completed subtrees' chaining values, merged lazily so that the last ones pushed can
-// still become the root. Long aligned runs of whole chunks go to simd::Blake3Chunks and
-// simd::Blake3Parents; the partial chunk and the few merges on the stack compress here, scalar.
-#include "core/blake3.h"
+// still become the root. Long aligned runs of whole chunks go to Blake3Chunks and
+// Blake3Parents; the partial chunk and the few merges on the stack compress here, scalar.
+#include "simd/blake3.h"
 
 #include <string.h>
 
@@ -11,6 +11,7 @@
 #include "simd/blake3_lanes.h"
 
 namespace lockstep {
+namespace simd {
 namespace {
 
 constexpr uint32_t kIv[8] = {0x6A09E667u, 0xBB67AE85u, 0x3C6EF372u, 0xA54FF53Au,
@@ -79,7 +80,7 @@ void ParentChainingValue(const uint32_t left[8], const uint32_t right[8], uint32
   uint32_t block[16], state[16];
   memcpy(block, left, 8 * sizeof(uint32_t));
   memcpy(block + 8, right, 8 * sizeof(uint32_t));
-  Compress(kIv, block, 0, 64, simd::kBlake3Parent | flags, state);
+  Compress(kIv, block, 0, 64, kBlake3Parent | flags, state);
   memcpy(out, state, 8 * sizeof(uint32_t));
 }
 
@@ -100,8 +101,8 @@ int PopCount(uint64_t x) {
 // 2) starting at chunk `counter`: every chunk in SIMD lanes, then each level of parents.
 void SubtreeChildren(const uint8_t* data, size_t chunks, uint64_t counter, uint32_t left[8], uint32_t right[8]) {
   uint32_t cvs[kSubtreeChunks * 8];
-  simd::Blake3Chunks(kIv, data, chunks, counter, cvs);
-  for (size_t n = chunks; n > 2; n /= 2) simd::Blake3Parents(kIv, cvs, n / 2, cvs);
+  Blake3Chunks(kIv, data, chunks, counter, cvs);
+  for (size_t n = chunks; n > 2; n /= 2) Blake3Parents(kIv, cvs, n / 2, cvs);
   memcpy(left, cvs, 8 * sizeof(uint32_t));
   memcpy(right, cvs + 8, 8 * sizeof(uint32_t));
 }
@@ -115,7 +116,7 @@ void Blake3::ChunkState::Start(uint64_t chunk_counter) {
   counter = chunk_counter;
 }
 
-uint32_t Blake3::ChunkState::StartFlag() const { return blocks_compressed == 0 ? simd::kBlake3ChunkStart : 0u; }
+uint32_t Blake3::ChunkState::StartFlag() const { return blocks_compressed == 0 ? kBlake3ChunkStart : 0u; }
 
 void Blake3::ChunkState::Update(const uint8_t* data, size_t size) {
   while (size > 0) {
@@ -165,7 +166,7 @@ void Blake3::Update(const void* data, size_t size) {
     uint32_t out[16], words[16];
     Words(chunk_.block, words);
     Compress(chunk_.cv, words, chunk_.counter, static_cast<uint32_t>(chunk_.block_len),
-             chunk_.StartFlag() | simd::kBlake3ChunkEnd, out);
+             chunk_.StartFlag() | kBlake3ChunkEnd, out);
     PushChainingValue(out, chunk_.counter);
     chunk_.Start(chunk_.counter + 1);
   }
@@ -177,7 +178,7 @@ void Blake3::Update(const void* data, size_t size) {
     while ((chunk_.counter & (chunks - 1)) != 0) chunks /= 2;
     if (chunks == 1) {
       uint32_t cv[8];
-      simd::Blake3Chunks(kIv, in, 1, chunk_.counter, cv);
+      Blake3Chunks(kIv, in, 1, chunk_.counter, cv);
       PushChainingValue(cv, chunk_.counter);
     } else {
       uint32_t left[8], right[8];
@@ -204,7 +205,7 @@ std::array<uint8_t, 32> Blake3::Digest() {
   if (stack_len_ == 0 || chunk_.length() > 0) {
     Words(chunk_.block, block);
     memcpy(cv, chunk_.cv, sizeof(cv));
-    flags = chunk_.StartFlag() | simd::kBlake3ChunkEnd;
+    flags = chunk_.StartFlag() | kBlake3ChunkEnd;
     block_len = static_cast<uint32_t>(chunk_.block_len);
     counter = chunk_.counter;
     remaining = stack_len_;
@@ -213,7 +214,7 @@ std::array<uint8_t, 32> Blake3::Digest() {
     memcpy(block, stack_[remaining], 8 * sizeof(uint32_t));
     memcpy(block + 8, stack_[remaining + 1], 8 * sizeof(uint32_t));
     memcpy(cv, kIv, sizeof(cv));
-    flags = simd::kBlake3Parent;
+    flags = kBlake3Parent;
     block_len = 64;
     counter = 0;
   }
@@ -224,12 +225,12 @@ std::array<uint8_t, 32> Blake3::Digest() {
     memcpy(block, stack_[remaining], 8 * sizeof(uint32_t));
     memcpy(block + 8, state, 8 * sizeof(uint32_t));
     memcpy(cv, kIv, sizeof(cv));
-    flags = simd::kBlake3Parent;
+    flags = kBlake3Parent;
     block_len = 64;
     counter = 0;
   }
   uint32_t state[16];
-  Compress(cv, block, counter, block_len, flags | simd::kBlake3Root, state);
+  Compress(cv, block, counter, block_len, flags | kBlake3Root, state);
   std::array<uint8_t, 32> digest;
   for (int i = 0; i < 8; ++i) {
     for (int b = 0; b < 4; ++b) digest[4 * i + b] = static_cast<uint8_t>(state[i] >> (8 * b));
@@ -255,7 +256,7 @@ void Blake3Sliced::Start(const uint8_t* data, size_t size) {
   offset_ = group_ = block_ = 0;
   // Whole groups are subtrees, so of a power of two of chunks; a target whose vectors hold another
   // number of lanes takes the chunks through Blake3::Update.
-  lanes_ = simd::Blake3GroupLanes();
+  lanes_ = Blake3GroupLanes();
   if (lanes_ < 2 || (lanes_ & (lanes_ - 1)) != 0) lanes_ = 0;
   state_.resize(8 * lanes_);
   cvs_.resize(8 * lanes_);
@@ -276,13 +277,13 @@ size_t Blake3Sliced::Advance(size_t budget) {
     // A group of whole chunks, a block of each a call where the budget is small.
     const size_t per_block = group_ * 64;
     const size_t blocks = std::min<size_t>(16 - block_, std::max<size_t>(1, (budget - spent) / per_block));
-    simd::Blake3ChunkGroup(kIv, data_ + offset_, group_, tree_.chunk_.counter, block_, blocks, state_.data(),
+    Blake3ChunkGroup(kIv, data_ + offset_, group_, tree_.chunk_.counter, block_, blocks, state_.data(),
                            cvs_.data());
     block_ += blocks;
     spent += blocks * lanes_ * 64;  // the vectors' work, whatever the chunks in use
     if (block_ < 16) continue;
     if (group_ == lanes_) {  // a whole subtree (groups start at multiples of lanes_ chunks)
-      for (size_t n = lanes_; n > 2; n /= 2) simd::Blake3Parents(kIv, cvs_.data(), n / 2, cvs_.data());
+      for (size_t n = lanes_; n > 2; n /= 2) Blake3Parents(kIv, cvs_.data(), n / 2, cvs_.data());
       tree_.PushSubtree(cvs_.data(), cvs_.data() + 8, lanes_);
     } else {  // the last, fewer chunks (at least two): each its own; the tree merges them
       for (size_t c = 0; c < group_; ++c) tree_.PushChunk(cvs_.data() + 8 * c);
@@ -299,4 +300,5 @@ std::array<uint8_t, 32> Blake3Digest(const void* data, size_t size) {
   return hasher.Digest();
 }
 
+}  // namespace simd
 }  // namespace lockstep
