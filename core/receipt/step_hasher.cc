@@ -184,9 +184,6 @@ void Hash(Job& job) {
 }
 
 #ifdef LOCKSTEP_STEP_HASHER_THREAD
-// A job hashed a slice at a time by whichever thread comes to it: the pool's workers while they
-// wait between kernels (simd::IdleWork), or the training thread when it needs the digests. The
-// same bytes in the same order as Hash(): the same digests.
 // A lock held for a slice at most (about a microsecond): a thread that waits for it spins, since
 // the kernel's sleep and wake-up would cost the training thread more than the slice.
 class SliceLock {
@@ -204,6 +201,9 @@ class SliceLock {
   std::atomic<bool> held_{false};
 };
 
+// A job hashed a slice at a time by whichever thread comes to it: the pool's workers while they
+// wait between kernels (simd::IdleWork), or the training thread when it needs the digests. The
+// same bytes in the same order as Hash(): the same digests.
 class SlicedJob : public simd::IdleWork {
  public:
   // Starts on `job` (the previous one finished).
@@ -218,7 +218,9 @@ class SlicedJob : public simd::IdleWork {
     if (!pending_.load(std::memory_order_acquire)) return false;
     std::unique_lock<SliceLock> lock(lock_, std::try_to_lock);
     if (!lock.owns_lock()) return false;
-    if (hasher_.Advance(kSlice)) pending_.store(false, std::memory_order_relaxed);
+    // Release: the bytes were read before the training thread, seeing nothing pending, may let
+    // the optimizer's update rewrite them.
+    if (hasher_.Advance(kSlice)) pending_.store(false, std::memory_order_release);
     return true;
   }
   // Hashes what is left of the job on the calling thread.
