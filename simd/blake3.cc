@@ -14,8 +14,6 @@ namespace lockstep {
 namespace simd {
 namespace {
 
-constexpr uint32_t kIv[8] = {0x6A09E667u, 0xBB67AE85u, 0x3C6EF372u, 0xA54FF53Au,
-                             0x510E527Fu, 0x9B05688Cu, 0x1F83D9ABu, 0x5BE0CD19u};
 constexpr uint8_t kPermutation[16] = {2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8};
 constexpr size_t kChunkBytes = 1024;
 constexpr size_t kSubtreeChunks = Blake3::kSubtreeBytes / kChunkBytes;
@@ -37,7 +35,7 @@ inline void G(uint32_t* v, int a, int b, int c, int d, uint32_t mx, uint32_t my)
 void Compress(const uint32_t cv[8], const uint32_t block[16], uint64_t counter, uint32_t block_len, uint32_t flags,
               uint32_t out[16]) {
   uint32_t v[16] = {cv[0],  cv[1],  cv[2],  cv[3],  cv[4],  cv[5],  cv[6],
-                    cv[7],  kIv[0], kIv[1], kIv[2], kIv[3], static_cast<uint32_t>(counter),
+                    cv[7],  kBlake3Iv[0], kBlake3Iv[1], kBlake3Iv[2], kBlake3Iv[3], static_cast<uint32_t>(counter),
                     static_cast<uint32_t>(counter >> 32), block_len, flags};
   uint32_t m[16];
   memcpy(m, block, sizeof(m));
@@ -76,11 +74,11 @@ void CompressBytes(uint32_t cv[8], const uint8_t block[64], uint64_t counter, ui
   memcpy(cv, out, 8 * sizeof(uint32_t));
 }
 
-void ParentChainingValue(const uint32_t left[8], const uint32_t right[8], uint32_t flags, uint32_t out[8]) {
+void ParentChainingValue(const uint32_t left[8], const uint32_t right[8], uint32_t out[8]) {
   uint32_t block[16], state[16];
   memcpy(block, left, 8 * sizeof(uint32_t));
   memcpy(block + 8, right, 8 * sizeof(uint32_t));
-  Compress(kIv, block, 0, 64, kBlake3Parent | flags, state);
+  Compress(kBlake3Iv, block, 0, 64, kBlake3Parent, state);
   memcpy(out, state, 8 * sizeof(uint32_t));
 }
 
@@ -101,8 +99,8 @@ int PopCount(uint64_t x) {
 // 2) starting at chunk `counter`: every chunk in SIMD lanes, then each level of parents.
 void SubtreeChildren(const uint8_t* data, size_t chunks, uint64_t counter, uint32_t left[8], uint32_t right[8]) {
   uint32_t cvs[kSubtreeChunks * 8];
-  Blake3Chunks(kIv, data, chunks, counter, cvs);
-  for (size_t n = chunks; n > 2; n /= 2) Blake3Parents(kIv, cvs, n / 2, cvs);
+  Blake3Chunks(data, chunks, counter, cvs);
+  for (size_t n = chunks; n > 2; n /= 2) Blake3Parents(cvs, n / 2, cvs);
   memcpy(left, cvs, 8 * sizeof(uint32_t));
   memcpy(right, cvs + 8, 8 * sizeof(uint32_t));
 }
@@ -110,7 +108,7 @@ void SubtreeChildren(const uint8_t* data, size_t chunks, uint64_t counter, uint3
 }  // namespace
 
 void Blake3::ChunkState::Start(uint64_t chunk_counter) {
-  memcpy(cv, kIv, sizeof(cv));
+  memcpy(cv, kBlake3Iv, 8 * sizeof(uint32_t));
   memset(block, 0, sizeof(block));  // a short last block is padded with zeros
   block_len = blocks_compressed = 0;
   counter = chunk_counter;
@@ -144,7 +142,7 @@ void Blake3::Reset() {
 void Blake3::MergeStack(uint64_t total_chunks) {
   const size_t keep = static_cast<size_t>(PopCount(total_chunks));
   while (stack_len_ > keep) {
-    ParentChainingValue(stack_[stack_len_ - 2], stack_[stack_len_ - 1], 0, stack_[stack_len_ - 2]);
+    ParentChainingValue(stack_[stack_len_ - 2], stack_[stack_len_ - 1], stack_[stack_len_ - 2]);
     --stack_len_;
   }
 }
@@ -178,7 +176,7 @@ void Blake3::Update(const void* data, size_t size) {
     while ((chunk_.counter & (chunks - 1)) != 0) chunks /= 2;
     if (chunks == 1) {
       uint32_t cv[8];
-      Blake3Chunks(kIv, in, 1, chunk_.counter, cv);
+      Blake3Chunks(in, 1, chunk_.counter, cv);
       PushChainingValue(cv, chunk_.counter);
     } else {
       uint32_t left[8], right[8];
@@ -213,7 +211,7 @@ std::array<uint8_t, 32> Blake3::Digest() {
     remaining = stack_len_ - 2;
     memcpy(block, stack_[remaining], 8 * sizeof(uint32_t));
     memcpy(block + 8, stack_[remaining + 1], 8 * sizeof(uint32_t));
-    memcpy(cv, kIv, sizeof(cv));
+    memcpy(cv, kBlake3Iv, 8 * sizeof(uint32_t));
     flags = kBlake3Parent;
     block_len = 64;
     counter = 0;
@@ -224,7 +222,7 @@ std::array<uint8_t, 32> Blake3::Digest() {
     --remaining;
     memcpy(block, stack_[remaining], 8 * sizeof(uint32_t));
     memcpy(block + 8, state, 8 * sizeof(uint32_t));
-    memcpy(cv, kIv, sizeof(cv));
+    memcpy(cv, kBlake3Iv, 8 * sizeof(uint32_t));
     flags = kBlake3Parent;
     block_len = 64;
     counter = 0;
@@ -277,13 +275,13 @@ size_t Blake3Sliced::Advance(size_t budget) {
     // A group of whole chunks, a block of each a call where the budget is small.
     const size_t per_block = group_ * 64;
     const size_t blocks = std::min<size_t>(16 - block_, std::max<size_t>(1, (budget - spent) / per_block));
-    Blake3ChunkGroup(kIv, data_ + offset_, group_, tree_.chunk_.counter, block_, blocks, state_.data(),
+    Blake3ChunkGroup(data_ + offset_, group_, tree_.chunk_.counter, block_, blocks, state_.data(),
                            cvs_.data());
     block_ += blocks;
     spent += blocks * lanes_ * 64;  // the vectors' work, whatever the chunks in use
     if (block_ < 16) continue;
     if (group_ == lanes_) {  // a whole subtree (groups start at multiples of lanes_ chunks)
-      for (size_t n = lanes_; n > 2; n /= 2) Blake3Parents(kIv, cvs_.data(), n / 2, cvs_.data());
+      for (size_t n = lanes_; n > 2; n /= 2) Blake3Parents(cvs_.data(), n / 2, cvs_.data());
       tree_.PushSubtree(cvs_.data(), cvs_.data() + 8, lanes_);
     } else {  // the last, fewer chunks (at least two): each its own; the tree merges them
       for (size_t c = 0; c < group_; ++c) tree_.PushChunk(cvs_.data() + 8 * c);

@@ -20,8 +20,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 namespace {
 
-constexpr uint32_t kIv[4] = {0x6A09E667u, 0xBB67AE85u, 0x3C6EF372u, 0xA54FF53Au};
-
 // The message word each of a round's eight G calls takes, round by round: the identity, then
 // BLAKE3's permutation applied once more each round.
 constexpr uint8_t kSchedule[7][16] = {
@@ -54,7 +52,8 @@ HWY_NOINLINE void Compress(D d, uint32_t* HWY_RESTRICT cv, const uint32_t* HWY_R
   auto v0 = hn::LoadU(d, cv), v1 = hn::LoadU(d, cv + N), v2 = hn::LoadU(d, cv + 2 * N), v3 = hn::LoadU(d, cv + 3 * N);
   auto v4 = hn::LoadU(d, cv + 4 * N), v5 = hn::LoadU(d, cv + 5 * N), v6 = hn::LoadU(d, cv + 6 * N);
   auto v7 = hn::LoadU(d, cv + 7 * N);
-  auto v8 = hn::Set(d, kIv[0]), v9 = hn::Set(d, kIv[1]), v10 = hn::Set(d, kIv[2]), v11 = hn::Set(d, kIv[3]);
+  auto v8 = hn::Set(d, kBlake3Iv[0]), v9 = hn::Set(d, kBlake3Iv[1]), v10 = hn::Set(d, kBlake3Iv[2]),
+       v11 = hn::Set(d, kBlake3Iv[3]);
   auto v12 = counter_lo, v13 = counter_hi, v14 = hn::Set(d, block_len), v15 = hn::Set(d, flags);
 #if HWY_ARCH_X86
 #pragma GCC unroll 7  // constant message offsets: about 8% faster on AVX-512
@@ -158,9 +157,9 @@ HWY_INLINE void TransposeBlocks(const uint8_t* const* rows, size_t offset, size_
 #endif
 }
 
-// cv[8 N] = the key in every lane.
-HWY_INLINE void StartLanes(const uint32_t key[8], size_t N, uint32_t* cv) {
-  for (size_t j = 0; j < 8; ++j) std::fill(cv + j * N, cv + (j + 1) * N, key[j]);
+// cv[8 N] = the initial value in every lane.
+HWY_INLINE void StartLanes(size_t N, uint32_t* cv) {
+  for (size_t j = 0; j < 8; ++j) std::fill(cv + j * N, cv + (j + 1) * N, kBlake3Iv[j]);
 }
 
 // out[8 l + j] = cv[j N + l] for the lanes in use.
@@ -204,29 +203,29 @@ HWY_INLINE void ChunkBlocks(D d, const uint8_t* chunks, size_t used, uint64_t fi
 
 size_t Blake3GroupLanesTarget() { return hn::Lanes(hn::ScalableTag<uint32_t>()); }
 
-void Blake3ChunkGroupTarget(const uint32_t* key, const uint8_t* chunks, size_t count, uint64_t first_counter,
+void Blake3ChunkGroupTarget(const uint8_t* chunks, size_t count, uint64_t first_counter,
                             size_t first_block, size_t blocks, uint32_t* state, uint32_t* cvs) {
   const hn::ScalableTag<uint32_t> d;
   const size_t N = hn::Lanes(d);
-  if (first_block == 0) StartLanes(key, N, state);
+  if (first_block == 0) StartLanes(N, state);
   ChunkBlocks(d, chunks, count, first_counter, first_block, first_block + blocks, state);
   if (first_block + blocks == 16) StoreLanes(state, N, count, cvs);
 }
 
-void Blake3ChunksTarget(const uint32_t* key, const uint8_t* chunks, size_t count, uint64_t first_counter,
+void Blake3ChunksTarget(const uint8_t* chunks, size_t count, uint64_t first_counter,
                         uint32_t* cvs) {
   const hn::ScalableTag<uint32_t> d;
   const size_t N = hn::Lanes(d);
   HWY_ALIGN uint32_t state[8 * hn::MaxLanes(d)];
   for (size_t first = 0; first < count; first += N) {
     const size_t used = std::min(N, count - first);
-    StartLanes(key, N, state);
+    StartLanes(N, state);
     ChunkBlocks(d, chunks + first * 1024, used, first_counter + first, 0, 16, state);
     StoreLanes(state, N, used, cvs + 8 * first);
   }
 }
 
-void Blake3ParentsTarget(const uint32_t* key, const uint32_t* children, size_t count, uint32_t* out) {
+void Blake3ParentsTarget(const uint32_t* children, size_t count, uint32_t* out) {
   const hn::ScalableTag<uint32_t> d;
   const size_t N = hn::Lanes(d);
   HWY_ALIGN uint32_t cv[8 * hn::MaxLanes(d)];
@@ -246,7 +245,7 @@ void Blake3ParentsTarget(const uint32_t* key, const uint32_t* children, size_t c
       for (size_t w = 0; w < 16; ++w) msg[w * N + l] = block[w];
     }
 #endif
-    StartLanes(key, N, cv);
+    StartLanes(N, cv);
     Compress(d, cv, msg, zero, zero, 64, kBlake3Parent);
     StoreLanes(cv, N, used, out + 8 * first);
   }
@@ -266,19 +265,19 @@ HWY_EXPORT(Blake3GroupLanesTarget);
 HWY_EXPORT(Blake3ChunkGroupTarget);
 HWY_EXPORT(Blake3ParentsTarget);
 
-void Blake3Chunks(const uint32_t key[8], const uint8_t* chunks, size_t count, uint64_t first_counter, uint32_t* cvs) {
-  HWY_DYNAMIC_DISPATCH(Blake3ChunksTarget)(key, chunks, count, first_counter, cvs);
+void Blake3Chunks(const uint8_t* chunks, size_t count, uint64_t first_counter, uint32_t* cvs) {
+  HWY_DYNAMIC_DISPATCH(Blake3ChunksTarget)(chunks, count, first_counter, cvs);
 }
 
 size_t Blake3GroupLanes() { return HWY_DYNAMIC_DISPATCH(Blake3GroupLanesTarget)(); }
 
-void Blake3ChunkGroup(const uint32_t key[8], const uint8_t* chunks, size_t count, uint64_t first_counter,
+void Blake3ChunkGroup(const uint8_t* chunks, size_t count, uint64_t first_counter,
                       size_t first_block, size_t blocks, uint32_t* state, uint32_t* cvs) {
-  HWY_DYNAMIC_DISPATCH(Blake3ChunkGroupTarget)(key, chunks, count, first_counter, first_block, blocks, state, cvs);
+  HWY_DYNAMIC_DISPATCH(Blake3ChunkGroupTarget)(chunks, count, first_counter, first_block, blocks, state, cvs);
 }
 
-void Blake3Parents(const uint32_t key[8], const uint32_t* children, size_t count, uint32_t* out) {
-  HWY_DYNAMIC_DISPATCH(Blake3ParentsTarget)(key, children, count, out);
+void Blake3Parents(const uint32_t* children, size_t count, uint32_t* out) {
+  HWY_DYNAMIC_DISPATCH(Blake3ParentsTarget)(children, count, out);
 }
 
 }  // namespace simd

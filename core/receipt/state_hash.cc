@@ -6,6 +6,7 @@
 
 #include "core/checkpoint.h"
 #include "core/error.h"
+#include "core/io/byte_order.h"
 #include "core/sha256.h"
 
 namespace lockstep {
@@ -15,7 +16,7 @@ namespace {
 
 void UpdateU64(Sha256& sha, uint64_t value) {
   uint8_t bytes[8];
-  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<uint8_t>(value >> (8 * i));
+  StoreLittleEndian64(value, bytes);
   sha.Update(bytes, 8);
 }
 
@@ -55,7 +56,7 @@ Digest IntegerLeaf(const std::string& name, uint64_t value) {
   Sha256 sha;
   StartLeaf(sha, name, "U64", {});
   uint8_t bytes[8];
-  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<uint8_t>(value >> (8 * i));
+  StoreLittleEndian64(value, bytes);
   simd::Blake3 content;
   content.Update(bytes, 8);
   return FinishLeaf(sha, content.Digest());
