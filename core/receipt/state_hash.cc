@@ -62,27 +62,39 @@ Digest IntegerLeaf(const std::string& name, uint64_t value) {
   return FinishLeaf(sha, content.Digest());
 }
 
-Digest MerkleRoot(std::vector<std::pair<std::string, Digest>> leaves) {
-  std::sort(leaves.begin(), leaves.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (size_t i = 1; i < leaves.size(); ++i) {
-    LOCKSTEP_REQUIRE(leaves[i].first != leaves[i - 1].first, "state hash: two leaves named '" << leaves[i].first << "'");
+std::vector<size_t> MerkleOrder(const std::vector<std::string>& names) {
+  std::vector<size_t> order(names.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return names[a] < names[b]; });
+  for (size_t i = 1; i < order.size(); ++i) {
+    LOCKSTEP_REQUIRE(names[order[i]] != names[order[i - 1]], "state hash: two leaves named '" << names[order[i]] << "'");
   }
-  if (leaves.empty()) return Sha256Digest("", 0);
-  std::vector<Digest> level;
-  for (const auto& leaf : leaves) level.push_back(leaf.second);
+  return order;
+}
+
+Digest MerkleRootInOrder(std::vector<Digest> level) {
+  if (level.empty()) return Sha256Digest("", 0);
   while (level.size() > 1) {
-    std::vector<Digest> up;
+    size_t up = 0;
     for (size_t i = 0; i + 1 < level.size(); i += 2) {
       uint8_t node[65];
       node[0] = 1;
       std::copy(level[i].begin(), level[i].end(), node + 1);
       std::copy(level[i + 1].begin(), level[i + 1].end(), node + 33);
-      up.push_back(Sha256Digest(node, sizeof node));
+      level[up++] = Sha256Digest(node, sizeof node);
     }
-    if (level.size() % 2 == 1) up.push_back(level.back());
-    level = std::move(up);
+    if (level.size() % 2 == 1) level[up++] = level.back();
+    level.resize(up);
   }
   return level[0];
+}
+
+Digest MerkleRoot(std::vector<std::pair<std::string, Digest>> leaves) {
+  std::vector<std::string> names;
+  for (const auto& leaf : leaves) names.push_back(leaf.first);
+  std::vector<Digest> level;
+  for (size_t i : MerkleOrder(names)) level.push_back(leaves[i].second);
+  return MerkleRootInOrder(std::move(level));
 }
 
 StateParts PartsOf(const nn::Module& model, const optim::Optimizer& optimizer,
@@ -90,9 +102,18 @@ StateParts PartsOf(const nn::Module& model, const optim::Optimizer& optimizer,
   StateParts parts;
   for (const auto& [name, t] : model.StateDict()) parts.tensors.emplace_back("model." + name, t);
   for (const auto& [name, t] : optimizer.State()) parts.tensors.emplace_back("optimizer." + name, t);
-  parts.counters.emplace_back("optimizer.step", static_cast<uint64_t>(optimizer.step_count()));
-  for (const auto& [name, offset] : rng_offsets) parts.counters.emplace_back("rng." + name, offset);
+  const std::vector<uint64_t> values = CounterValues(optimizer, rng_offsets);
+  parts.counters.emplace_back("optimizer.step", values[0]);
+  size_t i = 1;
+  for (const auto& entry : rng_offsets) parts.counters.emplace_back("rng." + entry.first, values[i++]);
   return parts;
+}
+
+std::vector<uint64_t> CounterValues(const optim::Optimizer& optimizer,
+                                    const std::map<std::string, uint64_t>& rng_offsets) {
+  std::vector<uint64_t> values{static_cast<uint64_t>(optimizer.step_count())};
+  for (const auto& entry : rng_offsets) values.push_back(entry.second);
+  return values;
 }
 
 std::vector<std::pair<std::string, Digest>> StateLeaves(const nn::Module& model, const optim::Optimizer& optimizer,

@@ -38,6 +38,10 @@ Digest FinishLeaf(Sha256& sha, const Digest& content);
 Digest IntegerLeaf(const std::string& name, uint64_t value);
 // The root of the tree over (name, leaf) pairs; names must be distinct. No leaves: SHA-256 of "".
 Digest MerkleRoot(std::vector<std::pair<std::string, Digest>> leaves);
+// The same in two parts, for leaves whose names stay while their digests change: the leaves'
+// indices sorted by name (throws on two alike), then the root over digests in that order.
+std::vector<size_t> MerkleOrder(const std::vector<std::string>& names);
+Digest MerkleRootInOrder(std::vector<Digest> sorted);
 
 // What a training state's tree is made of, by leaf name: the tensors "model.<state dict name>" and
 // "optimizer.<state name>", the counters "optimizer.step" and "rng.<stream>" (each random stream's
@@ -48,6 +52,9 @@ struct StateParts {
 };
 StateParts PartsOf(const nn::Module& model, const optim::Optimizer& optimizer,
                    const std::map<std::string, uint64_t>& rng_offsets);
+// The counters' values alone, in PartsOf's order (for a caller that keeps their names).
+std::vector<uint64_t> CounterValues(const optim::Optimizer& optimizer,
+                                    const std::map<std::string, uint64_t>& rng_offsets);
 
 // The leaves of a training state (PartsOf's, hashed).
 std::vector<std::pair<std::string, Digest>> StateLeaves(const nn::Module& model, const optim::Optimizer& optimizer,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/checkpoint.h"
+#include "core/error.h"
 
 #if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
 #define LOCKSTEP_STEP_HASHER_THREAD 1
@@ -26,78 +27,86 @@ namespace receipt {
 
 namespace {
 
-// A tensor's canonical bytes as the hasher reads them: in place (a job hashed at once), or a copy.
-struct LeafCopy {
+// A leaf apart from its bytes.
+struct LeafInfo {
   std::string name;
   const char* dtype;
   std::vector<int64_t> shape;
+};
+
+}  // namespace
+
+// The state's leaves as the hasher takes them (PartsOf's) and how each is read. A closed loop's
+// state is held by the same tensors step after step: its plan is made once and kept.
+struct StepHasher::Plan {
+  std::vector<LeafInfo> tensors;
+  std::vector<Tensor> held;                   // the tensors themselves
+  std::vector<char> in_place;                 // read where they are (else copied)
+  std::vector<std::string> rng;               // the random streams, in rng_offsets' order
+  std::vector<std::string> counters;          // the counters' leaf names: optimizer.step, rng.<stream>...
+  std::vector<size_t> order;                  // tensors then counters, sorted by name (the tree's order)
+};
+
+namespace {
+
+
+// A leaf's canonical bytes as the hasher reads them: in place, or a copy in the leaf's own buffer
+// (kept with the job, which is reused: no allocation a step once the buffers have grown).
+struct LeafBytes {
+  const LeafInfo* info = nullptr;
   Tensor held;                    // in place (defined): keeps the bytes alive
   const uint8_t* data = nullptr;  // the bytes: held's, or bytes.data()
   size_t size = 0;
   std::vector<uint8_t> bytes;     // copied
 };
 
-// One step's copied state and batch, and, once hashed, its digests.
+// One step's state and batch, and, once hashed, its digests.
 struct Job {
   int64_t step = 0;
-  std::vector<LeafCopy> state, batch;
-  std::vector<std::pair<std::string, Digest>> integers;
+  std::shared_ptr<const StepHasher::Plan> plan;
+  std::vector<LeafBytes> state;
+  std::vector<uint64_t> counters;  // the plan's counters' values
+  LeafInfo batch_info[2];
+  LeafBytes batch[2];
   Digest batch_digest{}, state_digest{};
   bool done = false;
 };
 
-// Buffers of finished jobs by capacity, reused: a fresh buffer each step would cost its page
-// faults every step. A copy takes the smallest that holds it (else grows the largest), so the
-// buffers settle to the sizes of the leaves copied, whichever leaves those are.
-using Spare = std::multimap<size_t, std::vector<uint8_t>>;
-
-std::vector<uint8_t> TakeBuffer(Spare& spare, size_t size) {
-  if (spare.empty()) return {};
-  auto it = spare.lower_bound(size);
-  if (it == spare.end()) --it;
-  std::vector<uint8_t> buffer = std::move(it->second);
-  spare.erase(it);
-  buffer.clear();
-  return buffer;
-}
-
-LeafCopy Copy(const std::string& name, const Tensor& t, Spare& spare) {
-  LeafCopy c{name, DTypeName(t.dtype()), t.shape(), Tensor(), nullptr, 0, {}};
-  const size_t size = static_cast<size_t>(t.numel()) * DTypeSize(t.dtype());
-  c.bytes = TakeBuffer(spare, size);
-  c.bytes.reserve(size);
+void Copy(LeafBytes& c, const Tensor& t) {
+  c.held = Tensor();
+  c.bytes.clear();
+  c.bytes.reserve(static_cast<size_t>(t.numel()) * DTypeSize(t.dtype()));
   CanonicalTensorBytes(t, [&](const uint8_t* data, size_t size) { c.bytes.insert(c.bytes.end(), data, data + size); });
   c.data = c.bytes.data();
   c.size = c.bytes.size();
-  return c;
 }
 
 // In place where the tensor's memory is its canonical bytes (a contiguous host tensor on a
 // little-endian host: CanonicalTensorBytes then hands over that memory itself), else a copy.
-LeafCopy InPlace(const std::string& name, const Tensor& t, Spare& spare) {
-  if (!kHostIsLittleEndian || !t.is_contiguous() || t.device() != Device::Cpu()) return Copy(name, t, spare);
-  LeafCopy c{name, DTypeName(t.dtype()), t.shape(), t, nullptr, 0, {}};
+void InPlace(LeafBytes& c, const Tensor& t) {
+  if (!kHostIsLittleEndian || !t.is_contiguous() || t.device() != Device::Cpu()) return Copy(c, t);
+  c.held = t;
   CanonicalTensorBytes(t, [&](const uint8_t* data, size_t size) { c.data = data, c.size = size; });
-  return c;
 }
 
 // A state leaf held until the optimizer's update (where the workers hash, a held state leaf is
 // one), copied before the update rewrites its bytes (the bytes hashed so far are among those
 // copied: the same bytes, so the same digest).
-void Detach(LeafCopy& c, Spare& spare) {
-  if (!c.held.defined()) return;
-  LeafCopy copy = Copy(c.name, c.held, spare);
-  c.bytes = std::move(copy.bytes);
-  c.data = c.bytes.data();
-  c.held = Tensor();
+void Detach(LeafBytes& c) {
+  if (c.held.defined()) Copy(c, Tensor(c.held));
 }
 
 // The job's digests from its leaves' (the state's in order, then the batch's two).
 void Conclude(Job& job, const std::vector<Digest>& leaf_digests) {
-  std::vector<std::pair<std::string, Digest>> named = std::move(job.integers);
-  for (size_t i = 0; i < job.state.size(); ++i) named.emplace_back(job.state[i].name, leaf_digests[i]);
-  job.state_digest = MerkleRoot(std::move(named));
-  job.batch_digest = BatchDigestOfLeaves(leaf_digests[job.state.size()], leaf_digests[job.state.size() + 1]);
+  const StepHasher::Plan& plan = *job.plan;
+  const size_t tensors = job.state.size();
+  std::vector<Digest> sorted;
+  sorted.reserve(plan.order.size());
+  for (size_t i : plan.order) {
+    sorted.push_back(i < tensors ? leaf_digests[i] : IntegerLeaf(plan.counters[i - tensors], job.counters[i - tensors]));
+  }
+  job.state_digest = MerkleRootInOrder(std::move(sorted));
+  job.batch_digest = BatchDigestOfLeaves(leaf_digests[tensors], leaf_digests[tensors + 1]);
 }
 
 // Hashes a job's leaves one after another, about as many bytes a call as asked, and concludes the
@@ -109,7 +118,7 @@ class LeafHasher {
     job_ = job;
     next_ = finished_ = 0;
     concluded_ = false;
-    digests_.assign(job == nullptr ? 0 : job->state.size() + job->batch.size(), Digest{});
+    digests_.assign(job == nullptr ? 0 : job->state.size() + 2, Digest{});
     Take();
   }
   // Calls f on each state leaf of the job not yet wholly hashed (begun or not); f may move a
@@ -142,13 +151,13 @@ class LeafHasher {
 
  private:
   struct Lane {
-    const LeafCopy* leaf = nullptr;
+    const LeafBytes* leaf = nullptr;
     size_t index = 0;
     Sha256 prefix;
     simd::Blake3Sliced content;
     bool active() const { return leaf != nullptr; }
   };
-  const LeafCopy& Leaf(size_t i) const {
+  const LeafBytes& Leaf(size_t i) const {
     return i < job_->state.size() ? job_->state[i] : job_->batch[i - job_->state.size()];
   }
   // Begins the next leaf, or none.
@@ -159,7 +168,8 @@ class LeafHasher {
     lane_.leaf = &Leaf(lane_.index);
     lane_.prefix = Sha256();
     lane_.content.Start(lane_.leaf->data, lane_.leaf->size);
-    StartLeaf(lane_.prefix, lane_.leaf->name, lane_.leaf->dtype, lane_.leaf->shape);
+    const LeafInfo& info = *lane_.leaf->info;
+    StartLeaf(lane_.prefix, info.name, info.dtype, info.shape);
     Settle();  // an empty tensor is finished at once
   }
   // Finishes the leaf when all its bytes are in, and takes the next; true when it finished one.
@@ -231,10 +241,10 @@ class SlicedJob : public simd::IdleWork {
   }
   // Copies the leaves held until the update that are not yet hashed (the workers go on with the
   // copies): the update may begin.
-  void DetachUnfinished(Spare& spare) {
+  void DetachUnfinished() {
     if (!pending_.load(std::memory_order_acquire)) return;  // all hashed
     std::lock_guard<SliceLock> lock(lock_);
-    hasher_.ForEachUnfinishedState([&](LeafCopy& c) { Detach(c, spare); });
+    hasher_.ForEachUnfinishedState([&](LeafBytes& c) { Detach(c); });
   }
 
  private:
@@ -247,12 +257,12 @@ class SlicedJob : public simd::IdleWork {
 };
 #endif
 
-void Recycle(Job& job, Spare& spare) {
-  for (std::vector<LeafCopy>* copies : {&job.state, &job.batch}) {
-    for (LeafCopy& c : *copies) {
-      if (!c.held.defined()) spare.emplace(c.bytes.capacity(), std::move(c.bytes));
-    }
-  }
+// A finished job, ready to be filled again: its copies' buffers stay; what it held goes.
+void Release(Job& job) {
+  job.plan.reset();
+  for (LeafBytes& c : job.state) c.held = Tensor();
+  for (LeafBytes& c : job.batch) c.held = Tensor();
+  job.done = false;
 }
 
 }  // namespace
@@ -294,25 +304,32 @@ class StepHasher::Worker {
 #endif
   }
 
-  void Push(Job job) {
+  // A job to fill: a finished one where there is one (its buffers grown already), else a new one.
+  std::unique_ptr<Job> TakeJob() {
+    if (free_.empty()) return std::make_unique<Job>();
+    std::unique_ptr<Job> job = std::move(free_.back());
+    free_.pop_back();
+    return job;
+  }
+
+  void Push(std::unique_ptr<Job> job) {
 #ifdef LOCKSTEP_STEP_HASHER_THREAD
     if (sliced_) {
       ReportSliced();
-      current_ = std::make_unique<Job>(std::move(job));
+      current_ = std::move(job);
       slicer_.Start(current_.get());
       return;
     }
 #endif
     if (!background_) {
-      Hash(job);
-      Recycle(job, spare);
-      done_(job.step, job.batch_digest, job.state_digest);
+      Hash(*job);
+      Report(std::move(job));
       return;
     }
 #ifdef LOCKSTEP_STEP_HASHER_THREAD
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      finished_.wait(lock, [&] { return pending_.size() < 2 || pending_.front().done; });
+      finished_.wait(lock, [&] { return pending_.size() < 2 || pending_.front()->done; });
       pending_.push_back(std::move(job));
       pushed_.fetch_add(1, std::memory_order_release);
     }
@@ -324,7 +341,7 @@ class StepHasher::Worker {
   // Before the optimizer's update: no job may read the state in place past it.
   void BeforeUpdate() {
 #ifdef LOCKSTEP_STEP_HASHER_THREAD
-    if (sliced_ && current_) slicer_.DetachUnfinished(spare);
+    if (sliced_ && current_) slicer_.DetachUnfinished();
 #endif
   }
 
@@ -351,18 +368,17 @@ class StepHasher::Worker {
     if (sliced_ && wait) ReportSliced();
     if (!background_) return;
     for (;;) {
-      Job job;
+      std::unique_ptr<Job> job;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        if (wait) finished_.wait(lock, [&] { return pending_.empty() || pending_.front().done; });
-        if (pending_.empty() || !pending_.front().done) return;
+        if (wait) finished_.wait(lock, [&] { return pending_.empty() || pending_.front()->done; });
+        if (pending_.empty() || !pending_.front()->done) return;
         job = std::move(pending_.front());
         pending_.pop_front();
         --next_;  // the hasher's index counts from the front
       }
       finished_.notify_all();
-      Recycle(job, spare);
-      done_(job.step, job.batch_digest, job.state_digest);
+      Report(std::move(job));
     }
 #else
     (void)wait;
@@ -375,10 +391,8 @@ class StepHasher::Worker {
   void ReportSliced() {
     if (!current_) return;
     slicer_.Finish();
-    const std::unique_ptr<Job> job = std::move(current_);
     slicer_.Start(nullptr);
-    Recycle(*job, spare);
-    done_(job->step, job->batch_digest, job->state_digest);
+    Report(std::move(current_));
   }
   void Loop() {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -402,7 +416,7 @@ class StepHasher::Worker {
       if (stop_) return;
       // Jobs are only appended while this one is hashed, and only this thread hashes them, so the
       // reference stays valid: std::deque keeps elements in place on push_back.
-      Job& job = pending_[next_];
+      Job& job = *pending_[next_];
       lock.unlock();
       Hash(job);
       lock.lock();
@@ -421,18 +435,22 @@ class StepHasher::Worker {
   std::thread thread_;
   std::mutex mutex_;
   std::condition_variable wake_, finished_;
-  std::deque<Job> pending_;
+  std::deque<std::unique_ptr<Job>> pending_;
   size_t next_ = 0;  // the first job not yet hashed
   bool stop_ = false;
   bool sliced_ = false;
   SlicedJob slicer_;
   std::unique_ptr<Job> current_;  // sliced: the job the workers hash
 #endif
+  // A hashed job's digests to `done`, and the job back among the free ones.
+  void Report(std::unique_ptr<Job> job) {
+    Release(*job);
+    done_(job->step, job->batch_digest, job->state_digest);
+    if (free_.size() < 3) free_.push_back(std::move(job));
+  }
   bool background_ = false;
   Done done_;
-
- public:
-  Spare spare;  // used on the training thread only (Submit, Report)
+  std::vector<std::unique_ptr<Job>> free_;  // the training thread's (Submit, Report)
 };
 
 StepHasher::StepHasher(Done done, bool background, optim::Optimizer* updater)
@@ -443,37 +461,107 @@ StepHasher::~StepHasher() {
   if (updater_ != nullptr) updater_->set_before_update(nullptr);
 }
 
-void StepHasher::Submit(int64_t step, const nn::Module& model, const optim::Optimizer& optimizer,
-                        const std::map<std::string, uint64_t>& rng_offsets, const Tensor& inputs,
-                        const Tensor& labels) {
-  Job job;
-  job.step = step;
+namespace {
+
+// Whether a kept plan still describes the state (the same tensors, names and kinds).
+bool SamePlan(const StepHasher::Plan& a, const StepHasher::Plan& b) {
+  if (a.tensors.size() != b.tensors.size() || a.counters != b.counters) return false;
+  for (size_t i = 0; i < a.tensors.size(); ++i) {
+    if (a.tensors[i].name != b.tensors[i].name || a.tensors[i].shape != b.tensors[i].shape ||
+        a.held[i].impl() != b.held[i].impl() || a.in_place[i] != b.in_place[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether the random streams are the plan's (their offsets change, their names do not).
+bool SameStreams(const StepHasher::Plan& plan, const std::map<std::string, uint64_t>& rng_offsets) {
+  if (plan.rng.size() != rng_offsets.size()) return false;
+  size_t i = 0;
+  for (const auto& entry : rng_offsets) {
+    if (entry.first != plan.rng[i++]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::shared_ptr<const StepHasher::Plan> StepHasher::MakePlan(const nn::Module& model, const optim::Optimizer& optimizer,
+                                                 const std::map<std::string, uint64_t>& rng_offsets) const {
+  auto plan = std::make_shared<Plan>();
   const StateParts parts = PartsOf(model, optimizer, rng_offsets);
   // Hashed at once, the state is read where it is; hashed while the next step runs, copied, since
   // the next step rewrites it, unless the pool's workers hash it and only the updater's update
   // rewrites it (then held until the update begins; the model's buffers are rewritten by the
   // forward pass). A thread of its own copies: read in place by a core that does not train, the
   // tensors cost the training thread more than a copy (LeNet-5 at 1 thread: 7% a step, against
-  // 4%; measured). The batch is read in place either way: nothing writes into a step's batch
-  // afterwards (the header's contract).
+  // 4%; measured).
   const bool at_once = worker_->at_once();
   const bool until_update = worker_->sliced() && updater_ != nullptr;
   std::set<std::string> buffers;
   if (until_update) {
     for (const auto& [name, t] : model.NamedBuffers()) buffers.insert("model." + name);
   }
+  std::vector<std::string> names;
   for (const auto& [name, t] : parts.tensors) {
-    if (at_once) {
-      job.state.push_back(InPlace(name, t, worker_->spare));
-    } else if (until_update && buffers.count(name) == 0) {
-      job.state.push_back(InPlace(name, t, worker_->spare));  // held, or copied where it must be
+    plan->tensors.push_back(LeafInfo{name, DTypeName(t.dtype()), t.shape()});
+    plan->held.push_back(t);
+    plan->in_place.push_back(at_once || (until_update && buffers.count(name) == 0));
+    names.push_back(name);
+  }
+  for (const auto& [name, value] : parts.counters) {
+    plan->counters.push_back(name);
+    names.push_back(name);
+  }
+  for (const auto& entry : rng_offsets) plan->rng.push_back(entry.first);
+  plan->order = MerkleOrder(names);
+  return plan;
+}
+
+void StepHasher::Submit(int64_t step, const nn::Module& model, const optim::Optimizer& optimizer,
+                        const std::map<std::string, uint64_t>& rng_offsets, const Tensor& inputs,
+                        const Tensor& labels) {
+  // A closed loop's plan is kept: its state is the same tensors each step (checked every
+  // kRecheck steps: a loop that broke that promise would have hashed stale tensors, so it fails).
+  // Any other caller's state is taken anew each step.
+  const Plan* kept = plan_.get();
+  if (kept == nullptr || updater_ == nullptr || !SameStreams(*kept, rng_offsets) || ++since_check_ >= kRecheck) {
+    std::shared_ptr<const Plan> fresh = MakePlan(model, optimizer, rng_offsets);
+    const Plan& made = *fresh;
+    LOCKSTEP_REQUIRE_STATE(kept == nullptr || updater_ == nullptr || since_check_ < kRecheck || SamePlan(*kept, made),
+                           "receipt: the training state's tensors changed within a closed training loop (its "
+                           "optimizer was given to the step hasher as the only writer between steps)");
+    plan_ = std::move(fresh);
+    since_check_ = 0;
+  }
+  const std::shared_ptr<const Plan>& plan = plan_;
+  std::unique_ptr<Job> job = worker_->TakeJob();
+  job->step = step;
+  job->plan = plan;
+  job->state.resize(plan->tensors.size());
+  for (size_t i = 0; i < plan->tensors.size(); ++i) {
+    LeafBytes& leaf = job->state[i];
+    leaf.info = &plan->tensors[i];
+    if (plan->in_place[i]) {
+      InPlace(leaf, plan->held[i]);  // held, or copied where it must be
     } else {
-      job.state.push_back(Copy(name, t, worker_->spare));
+      Copy(leaf, plan->held[i]);
     }
   }
-  for (const auto& [name, value] : parts.counters) job.integers.emplace_back(name, IntegerLeaf(name, value));
-  job.batch.push_back(InPlace("inputs", inputs, worker_->spare));
-  job.batch.push_back(InPlace("labels", labels, worker_->spare));
+  job->counters = CounterValues(optimizer, rng_offsets);
+  // The batch is read in place: nothing writes into a step's batch afterwards (the header's
+  // contract).
+  const Tensor* batch[2] = {&inputs, &labels};
+  const char* batch_names[2] = {"inputs", "labels"};
+  for (int i = 0; i < 2; ++i) {
+    LeafInfo& info = job->batch_info[i];
+    if (info.name.empty()) info.name = batch_names[i];
+    info.dtype = DTypeName(batch[i]->dtype());
+    info.shape = batch[i]->shape();
+    job->batch[i].info = &info;
+    InPlace(job->batch[i], *batch[i]);
+  }
   worker_->Push(std::move(job));
 }
 

@@ -49,11 +49,18 @@ class StepHasher {
   // Waits for every submitted step and reports it.
   void Drain();
 
+  struct Plan;  // the state's leaves and how each is read (step_hasher.cc)
 
  private:
   class Worker;
+  std::shared_ptr<const Plan> MakePlan(const nn::Module& model, const optim::Optimizer& optimizer,
+                                       const std::map<std::string, uint64_t>& rng_offsets) const;
+  // How often a closed loop's kept plan is checked against its state, in steps.
+  static constexpr int64_t kRecheck = 64;
   std::unique_ptr<Worker> worker_;
   optim::Optimizer* updater_;
+  std::shared_ptr<const Plan> plan_;
+  int64_t since_check_ = 0;
 };
 
 }  // namespace receipt

@@ -203,6 +203,44 @@ TEST_CASE("the step hasher gives, in step order, the digests computed in place")
   simd::SetDefaultThreadCount(restore);
 }
 
+// A module whose state gains a tensor when asked: what a closed training loop must not do.
+struct Growing : nn::Module {
+  Growing() { RegisterParameter("w", Tensor::Zeros({2})); }
+  void Grow() { RegisterBuffer("extra", Tensor::Zeros({1})); }
+  Tensor Forward(const Tensor& x) override { return x; }
+  std::string Name() const override { return "Growing"; }
+};
+
+// Given the optimizer, the hasher keeps the state's list of tensors between steps and checks it
+// now and then: a loop that changed the tensors anyway is stopped, not hashed stale for long.
+TEST_CASE("a closed loop whose state's tensors change is stopped by the step hasher") {
+  for (bool given_updater : {false, true}) {
+    CAPTURE(given_updater);
+    Growing model;
+    optim::Adam adam(model.NamedParameters(), optim::AdamOptions{});
+    int64_t reported = 0;
+    StepHasher hasher([&](int64_t, const Digest&, const Digest&) { ++reported; }, /*background=*/true,
+                      given_updater ? &adam : nullptr);
+    const Tensor x = Tensor::Zeros({1}), y = Tensor::FromInt64({1}, {0});
+    hasher.Submit(1, model, adam, {}, x, y);
+    model.Grow();
+    bool stopped = false;
+    for (int64_t step = 2; step <= 200 && !stopped; ++step) {
+      try {
+        hasher.Submit(step, model, adam, {}, x, y);
+      } catch (const Error& e) {
+        stopped = true;
+        CHECK(std::string(e.what()).find("changed within a closed training loop") != std::string::npos);
+      }
+    }
+    CHECK(stopped == given_updater);  // an open loop's state is taken anew each step
+    if (!given_updater) {
+      hasher.Drain();
+      CHECK(reported == 200);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace receipt
 }  // namespace lockstep
