@@ -5,7 +5,8 @@
 #   2. training steps per second (MNIST LeNet-5, the GPT example) on 1 and 2 threads against
 #      PyTorch at its fastest setting on as many threads or fewer (bench/peers/torch_settings.py),
 #      peak and working memory, cold start, library and WebAssembly sizes (bench/run_bench.py)
-#      -> bench/results/train.md
+#      -> bench/results/train.md; and what a training receipt costs, a step with one against the
+#      same step without (bench/run_receipt_bench.py) -> bench/results/receipts.md
 #   3. data-parallel training over Open MPI: the GPT example with 1, 2 and 4 ranks, bytes per step
 #      against a ring all-reduce, and PyTorch DDP's 1-rank and 2-rank weights compared
 #      (bench/run_distributed_bench.py) -> bench/results/distributed.md
@@ -34,6 +35,9 @@ echo "== GEMM"
 echo
 echo "== training steps, memory, start-up, size"
 /usr/bin/python3 "$root/bench/run_bench.py" --build "$build" "${quick[@]}"
+echo
+echo "== training receipts"
+/usr/bin/python3 "$root/bench/run_receipt_bench.py" --build "$build" "${quick[@]}"
 echo
 echo "== data-parallel training (Open MPI)"
 /usr/bin/python3 "$root/bench/run_distributed_bench.py" --build "$build" "${quick[@]}"

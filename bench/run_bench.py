@@ -228,22 +228,6 @@ def main():
             rows.append(("trace of one LeNet-5 epoch (80 steps; target < 20 MB)", "%.1f MB" % (per_step * 80 / 1e6),
                          "20 MB", 20e6 / (per_step * 80)))
 
-    # --- receipts (docs/verifiable-training.md): a step with a receipt against without -------------
-    # A LeNet-5 pair takes a tenth of a second: the median of 41 pairs of 20 steps holds within about
-    # a percent between runs on a shared machine, where that of 9 pairs of 30 wandered over 2-7%.
-    pairs = {"lenet": ("20", "41"), "gpt": (str(steps["gpt"]), "9")}
-    for model, title in (("lenet", "LeNet-5"), ("gpt", "GPT")):
-        for t in threads:
-            out = run([bench, "--model", model, "--threads", str(t), "--steps", pairs[model][0], "--samples",
-                       pairs[model][1], "--receipt-overhead", "1"])[0]
-            m = re.search(r"receipt steps/s median=([0-9.]+) plain median=([0-9.]+) overhead=(-?[0-9.]+)%", out)
-            with_receipt, plain, overhead = float(m.group(1)), float(m.group(2)), float(m.group(3))
-            print("  %s with a receipt %d thread(s): %.1f vs %.1f steps/s (%+.1f%%)"
-                  % (model, t, with_receipt, plain, overhead), flush=True)
-            rows.append(("%s step writing a receipt (state and batch hashed every step; target <= 5%% slower), "
-                         "%d thread%s" % (title, t, "s" if t > 1 else ""), "%.1f steps/s" % with_receipt,
-                         "%.1f steps/s without" % plain, 1.0 / (1.0 + overhead / 100.0)))  # back-to-back pairs
-
     # --- WebAssembly in Node: lockstep's npm package against TensorFlow.js's WASM backend ---------
     tfjs_ready = os.path.exists(os.path.join(ROOT, "bench", "node_modules", "@tensorflow", "tfjs-backend-wasm"))
     if tfjs_ready:
