@@ -130,7 +130,10 @@ Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& runn
     const int64_t count = training ? parallel::GlobalSamples(n, "batch_norm") * hw : local_count;
     LOCKSTEP_REQUIRE(!training || count > 1, "batch_norm: training needs more than one value per channel, got "
                                                  << ShapeString(x.shape()));
-    Tensor xhat = Tensor::Empty(x.shape()), rstd = Tensor::Empty({c}), out = Tensor::Empty(x.shape());
+    // xhat is kept for the gradient only: inference writes y alone (one stream of stores fewer).
+    const bool keeps_graph = NeedsGrad({a, weight, bias});
+    Tensor xhat = keeps_graph ? Tensor::Empty(x.shape()) : Tensor();
+    Tensor rstd = Tensor::Empty({c}), out = Tensor::Empty(x.shape());
     const Kernels kernels;
     const size_t channels = static_cast<size_t>(c);
     Tensor mean, var;
@@ -174,10 +177,10 @@ Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& runn
     call.rstd = rstd.data_f32();
     call.weight = w.defined() ? w.data_f32() : nullptr;
     call.bias = b.defined() ? b.data_f32() : nullptr;
-    call.xhat_out = xhat.data_f32();
+    call.xhat_out = keeps_graph ? xhat.data_f32() : nullptr;
     call.out = out.data_f32();
     kernels.ChannelNormalize(&call);
-    if (NeedsGrad({a, weight, bias})) {
+    if (keeps_graph) {
       Node& node = RecordNode(out, OpKind::kBatchNorm, {a, weight, bias});
       node.saved = {xhat, rstd};
       node.ints = {training ? 1 : 0, count};

@@ -34,10 +34,12 @@ HWY_INLINE hn::Mask<D> IsNaNMask(D /*d*/, V v) {
   return hn::Not(hn::Eq(v, v));
 }
 
-// Replaces every NaN lane (any payload, any sign) by 0x7FC00000.
+// Replaces every NaN lane (any payload, any sign) by 0x7FC00000. Keeps the lanes equal to
+// themselves rather than replacing the others: the same lanes, without a mask negation on the
+// dependency chain of every arithmetic step (AVX-512: a knot per step, where the steps stalled).
 template <class D, class V>
 HWY_INLINE V Canonicalize(D d, V v) {
-  return hn::IfThenElse(IsNaNMask(d, v), CanonicalNaN(d), v);
+  return hn::IfThenElse(hn::Eq(v, v), v, CanonicalNaN(d));
 }
 // The same for one float (a vector loop's tail).
 HWY_INLINE float CanonicalScalar(float v) { return v != v ? __builtin_nanf("") : v; }

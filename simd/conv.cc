@@ -100,9 +100,30 @@ void PhaseTapOffsets(const ConvShape& s, const Phases& ph, std::vector<int64_t>*
 // lands on (the padding, the phases' last partial rows and columns) was zeroed once.
 void CopyIntoPhases(const ConvShape& s, const Phases& ph, const float* x, float* phases) {
   if (ph.sh == 1 && ph.sw == 1) return CopyIntoPadded(s, x, ph.plane, phases);
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
   for (size_t c = 0; c < s.c_in; ++c) {
     for (size_t y = 0; y < s.h; ++y) {
       const float* src = x + (c * s.h + y) * s.w;
+      if (ph.sw == 2 && s.w >= 2) {
+        // Two column phases: a vector pair of the row split into its even and odd elements (the
+        // element-wise copy below made the stride-2 depthwise convolutions a third of the speed
+        // of the stride-1 ones).
+        float* even = phases + ph.Offset(c, y + s.pad_h, s.pad_w);
+        float* odd = phases + ph.Offset(c, y + s.pad_h, 1 + s.pad_w);
+        size_t m = 0;
+        for (; 2 * (m + N) <= s.w; m += N) {
+          hn::Vec<decltype(d)> e, o;
+          hn::LoadInterleaved2(d, src + 2 * m, e, o);
+          hn::StoreU(e, d, even + m);
+          hn::StoreU(o, d, odd + m);
+        }
+        for (; 2 * m < s.w; ++m) {
+          even[m] = src[2 * m];
+          if (2 * m + 1 < s.w) odd[m] = src[2 * m + 1];
+        }
+        continue;
+      }
       for (size_t x0 = 0; x0 < ph.sw && x0 < s.w; ++x0) {
         float* dst = phases + ph.Offset(c, y + s.pad_h, x0 + s.pad_w);
         for (size_t m = 0, xx = x0; xx < s.w; ++m, xx += ph.sw) dst[m] = src[xx];
@@ -218,7 +239,16 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
     thread_local uint64_t prepared = 0;
     thread_local size_t plane_in_source = 0;
     if (prepared != call) {
-      source.assign(s.c_in * ph.plane + Slack(d), 0.0f);  // borders and slack stay zero
+      const size_t interior = s.c_in * ph.plane;
+      if (s.pad_h == 0 && s.pad_w == 0 && ph.sh == 1 && ph.sw == 1) {
+        // Unpadded, stride 1 (the pointwise layers): every item's copy overwrites the planes
+        // whole, so only the slack is zeroed, not the source's size each call (6% of a
+        // MobileNetV2 inference went to that zeroing).
+        float* const at = AtLeast(&source, interior + Slack(d));
+        std::fill(at + interior, at + interior + Slack(d), 0.0f);
+      } else {
+        source.assign(interior + Slack(d), 0.0f);  // borders and slack stay zero
+      }
       ypad.resize(s.c_out * ld);
       prepared = call;
       plane_in_source = ~size_t{0};

@@ -229,18 +229,26 @@ HWY_INLINE void NormalizeRunImpl(const float* x, float mean, float rstd, float w
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const auto vm = hn::Set(d, mean), vr = hn::Set(d, rstd), vw = hn::Set(d, weight), vb = hn::Set(d, bias);
+  // Canonical where stored only: a NaN stays a NaN through subtraction, multiplication and
+  // addition, and Canonicalize maps every NaN to the same bits, so the stored lanes equal those of
+  // canonicalizing after each step (the steps' canonicalizations had made this loop's chain three
+  // times as long).
   auto step = [&](const float* from, float* h_to, float* to) HWY_ATTR {
-    const auto h = MulFn()(d, SubFn()(d, hn::LoadU(d, from), vm), vr);
-    hn::StoreU(h, d, h_to);
-    hn::StoreU(AddFn()(d, MulFn()(d, h, vw), vb), d, to);
+    const auto h = hn::Mul(hn::Sub(hn::LoadU(d, from), vm), vr);
+    if (h_to != nullptr) hn::StoreU(Canonicalize(d, h), d, h_to);
+    hn::StoreU(Canonicalize(d, hn::Add(hn::Mul(h, vw), vb)), d, to);
   };
   size_t i = 0;
-  for (; i + N <= n; i += N) step(x + i, xhat + i, out + i);
+  if (xhat != nullptr) {
+    for (; i + N <= n; i += N) step(x + i, xhat + i, out + i);
+  } else {
+    for (; i + N <= n; i += N) step(x + i, nullptr, out + i);
+  }
   if (i == n) return;
   HWY_ALIGN float in_buf[hn::MaxLanes(d)] = {}, h_buf[hn::MaxLanes(d)], out_buf[hn::MaxLanes(d)];
   memcpy(in_buf, x + i, (n - i) * sizeof(float));
   step(in_buf, h_buf, out_buf);
-  memcpy(xhat + i, h_buf, (n - i) * sizeof(float));
+  if (xhat != nullptr) memcpy(xhat + i, h_buf, (n - i) * sizeof(float));
   memcpy(out + i, out_buf, (n - i) * sizeof(float));
 }
 

@@ -14,7 +14,7 @@ void ChannelNormalize(const backend::ChannelNormCall& c) {
     for (size_t run = first; run < first + count; ++run) {
       const size_t ch = run % c.channels, at = run * c.inner;
       simd::NormalizeRun(c.x + at, c.mean[ch], c.rstd[ch], c.weight != nullptr ? c.weight[ch] : 1.0f,
-                         c.bias != nullptr ? c.bias[ch] : 0.0f, c.xhat_out + at, c.out + at, c.inner);
+                         c.bias != nullptr ? c.bias[ch] : 0.0f, c.xhat_out != nullptr ? c.xhat_out + at : nullptr, c.out + at, c.inner);
     }
   });
 }

@@ -156,7 +156,7 @@ struct ChannelNormCall {
   const float* mean;                 // [channels]
   const float* weight;               // [channels] or null
   const float* bias;                 // [channels] or null
-  float* xhat_out;                   // [outer, channels, inner]
+  float* xhat_out;                   // [outer, channels, inner], or null: not kept (no gradient)
   float* out;                        // forward: y; backward: dx
   // Backward.
   const float* xhat;                 // [outer, channels, inner]

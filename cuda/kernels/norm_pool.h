@@ -81,7 +81,7 @@ struct ChannelNormalizeBody {
   LS_HD void operator()(size_t i) const {
     const size_t ch = (i / c.inner) % c.channels;
     const float xhat = Canonical(Canonical(c.x[i] - c.mean[ch]) * c.rstd[ch]);
-    c.xhat_out[i] = xhat;
+    if (c.xhat_out != nullptr) c.xhat_out[i] = xhat;
     const float scaled = Canonical(xhat * (c.weight != nullptr ? c.weight[ch] : 1.0f));
     c.out[i] = Canonical(scaled + (c.bias != nullptr ? c.bias[ch] : 0.0f));
   }

@@ -209,6 +209,10 @@ std::vector<Case> AllCases() {
   cases.push_back({3, 2, 11, 11, 4, 3, 2, 3, 1, 1, 2});  // stride 3, dilation 2
   cases.push_back({2, 4, 8, 8, 9, 2, 2, 2, 0, 0, 1});
   cases.push_back({3, 33, 4, 4, 21, 1, 1, 2, 0, 0, 1});  // a 1x1 downsampling
+  // Rows wide enough for the vector split of stride 2 into column phases on every target (16
+  // lanes: 32 columns and more), odd and even widths and paddings.
+  cases.push_back({1, 2, 5, 37, 3, 3, 3, 2, 1, 1, 1});
+  cases.push_back({2, 3, 4, 70, 2, 3, 3, 2, 0, 2, 1});
   return cases;
 }
 
