@@ -33,7 +33,10 @@ class StepHasher {
   // state between steps (a closed training loop, not one that runs the caller's code between
   // steps): those tensors are then read in place, not copied, until its next update begins, when
   // what is not yet hashed of them is copied (Optimizer::set_before_update, held until the
-  // hasher is destroyed). The model's buffers (written by the forward pass) are copied.
+  // hasher is destroyed). The model's buffers (written by the forward pass) are copied. Such a
+  // loop's state is also the same tensors every step: their list is taken at the first Submit and
+  // kept, checked against the state every kRecheck steps (a changed list throws kState: the steps
+  // since would have been hashed from stale tensors).
   explicit StepHasher(Done done, bool background = true, optim::Optimizer* updater = nullptr);
   ~StepHasher();  // drops what is still pending
   StepHasher(const StepHasher&) = delete;
