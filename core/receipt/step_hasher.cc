@@ -49,7 +49,6 @@ struct StepHasher::Plan {
 
 namespace {
 
-
 // A leaf's canonical bytes as the hasher reads them: in place, or a copy in the leaf's own buffer
 // (kept with the job, which is reused: no allocation a step once the buffers have grown).
 struct LeafBytes {
@@ -525,11 +524,11 @@ void StepHasher::Submit(int64_t step, const nn::Module& model, const optim::Opti
   // A closed loop's plan is kept: its state is the same tensors each step (checked every
   // kRecheck steps: a loop that broke that promise would have hashed stale tensors, so it fails).
   // Any other caller's state is taken anew each step.
-  const Plan* kept = plan_.get();
-  if (kept == nullptr || updater_ == nullptr || !SameStreams(*kept, rng_offsets) || ++since_check_ >= kRecheck) {
+  const bool kept = plan_ != nullptr && updater_ != nullptr && SameStreams(*plan_, rng_offsets);
+  const bool recheck = kept && ++since_check_ >= kRecheck;
+  if (!kept || recheck) {
     std::shared_ptr<const Plan> fresh = MakePlan(model, optimizer, rng_offsets);
-    const Plan& made = *fresh;
-    LOCKSTEP_REQUIRE_STATE(kept == nullptr || updater_ == nullptr || since_check_ < kRecheck || SamePlan(*kept, made),
+    LOCKSTEP_REQUIRE_STATE(!recheck || SamePlan(*plan_, *fresh),
                            "receipt: the training state's tensors changed within a closed training loop (its "
                            "optimizer was given to the step hasher as the only writer between steps)");
     plan_ = std::move(fresh);
