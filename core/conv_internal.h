@@ -21,6 +21,10 @@ backend::ConvCall ConvCallOf(const ConvGeometry& g, int64_t samples, int64_t ld)
 // The kernel-table view of the whole batch: `groups` consecutive groups from the pointers given
 // (1: one group at a time, pointers offset per group).
 backend::Conv2dCall Conv2dCallOf(const ConvGeometry& g, int64_t groups = 1);
+// Conv2d's checks and forward pass with an epilogue (kernel_table.h, ConvEpilogue; its pointers
+// on the current device), untraced; records the graph only for a zero epilogue.
+Tensor Conv2dWith(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& o,
+                  const backend::ConvEpilogue& epilogue);
 // Copies [samples, channels, positions] between the GEMM's [channels, samples * positions] layout
 // (width = samples * positions) and a tensor's [N, total_channels, positions] one (pointers at the
 // first sample's first channel concerned); gemm_to_tensor says which way.

@@ -41,7 +41,13 @@ backend::ConvCall ConvCallOf(const ConvGeometry& g, int64_t samples, int64_t ld)
 }
 
 backend::Conv2dCall Conv2dCallOf(const ConvGeometry& g, int64_t groups) {
-  return backend::Conv2dCall{ConvCallOf(g, g.n, 0), g.c_out_group, g.c_out * g.positions, kBatchGroup, groups};
+  backend::Conv2dCall call{};
+  call.conv = ConvCallOf(g, g.n, 0);
+  call.c_out_group = g.c_out_group;
+  call.out_sample_stride = g.c_out * g.positions;
+  call.samples_per_group = kBatchGroup;
+  call.groups = groups;
+  return call;
 }
 
 // Index space [sample, channel, position]: in the GEMM layout element (s, c, p) is at
@@ -65,37 +71,42 @@ backend::StridedCopyCall GemmLayoutCopy(const float* from, float* to, int64_t sa
 }
 
 Tensor Conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, const Conv2dOptions& o) {
-  return trace::Op("conv2d", [&]() -> Tensor {
-    const Tensor x = ContiguousData(x_in, "conv2d"), w = ContiguousData(w_in, "conv2d");
-    LOCKSTEP_REQUIRE(x.dim() == 4, "conv2d: expected input [N, C, H, W], got " << ShapeString(x.shape()));
-    LOCKSTEP_REQUIRE(w.dim() == 4, "conv2d: expected weight [C_out, C_in/groups, kh, kw], got " << ShapeString(w.shape()));
-    LOCKSTEP_REQUIRE(o.groups >= 1 && o.stride_h >= 1 && o.stride_w >= 1 && o.dilation_h >= 1 &&
-                         o.dilation_w >= 1 && o.padding_h >= 0 && o.padding_w >= 0,
-                     "conv2d: stride, dilation and groups must be >= 1 and padding >= 0");
-    LOCKSTEP_REQUIRE(x.size(1) % o.groups == 0 && w.size(0) % o.groups == 0 && w.size(1) * o.groups == x.size(1),
-                     "conv2d: input " << ShapeString(x.shape()) << " and weight " << ShapeString(w.shape())
-                                      << " do not match with groups=" << o.groups);
-    const ConvGeometry g = MakeConvGeometry(x.shape(), w.shape(), o);
-    LOCKSTEP_REQUIRE(g.h_out >= 1 && g.w_out >= 1, "conv2d: the kernel " << ShapeString(w.shape())
-                                                                        << " does not fit the padded input "
-                                                                        << ShapeString(x.shape()));
-    Tensor bias;
-    if (bias_in.defined()) {
-      bias = ContiguousData(bias_in, "conv2d");
-      LOCKSTEP_REQUIRE(bias.shape() == Shape{g.c_out}, "conv2d: bias shape " << ShapeString(bias.shape())
-                                                                             << " does not match " << g.c_out << " output channels");
-    }
-    Tensor out = Tensor::Empty({g.n, g.c_out, g.h_out, g.w_out});
-    // Every group in one call: a depthwise layer is hundreds of groups, each too small for a call.
-    const backend::Conv2dCall call = Conv2dCallOf(g, o.groups);
-    Kernels().Conv2dForward(&call, x.data_f32(), w.data_f32(), bias.defined() ? bias.data_f32() : nullptr,
-                            out.data_f32());
-    if (NeedsGrad({x_in, w_in, bias_in})) {
-      Node& node = RecordNode(out, OpKind::kConv2d, {x_in, w_in, bias_in});
-      node.ints = {o.stride_h, o.stride_w, o.padding_h, o.padding_w, o.dilation_h, o.dilation_w, o.groups};
-    }
-    return out;
-  });
+  return trace::Op("conv2d", [&] { return Conv2dWith(x_in, w_in, bias_in, o, backend::ConvEpilogue{}); });
+}
+
+Tensor Conv2dWith(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, const Conv2dOptions& o,
+                  const backend::ConvEpilogue& epilogue) {
+  const Tensor x = ContiguousData(x_in, "conv2d"), w = ContiguousData(w_in, "conv2d");
+  LOCKSTEP_REQUIRE(x.dim() == 4, "conv2d: expected input [N, C, H, W], got " << ShapeString(x.shape()));
+  LOCKSTEP_REQUIRE(w.dim() == 4, "conv2d: expected weight [C_out, C_in/groups, kh, kw], got " << ShapeString(w.shape()));
+  LOCKSTEP_REQUIRE(o.groups >= 1 && o.stride_h >= 1 && o.stride_w >= 1 && o.dilation_h >= 1 &&
+                       o.dilation_w >= 1 && o.padding_h >= 0 && o.padding_w >= 0,
+                   "conv2d: stride, dilation and groups must be >= 1 and padding >= 0");
+  LOCKSTEP_REQUIRE(x.size(1) % o.groups == 0 && w.size(0) % o.groups == 0 && w.size(1) * o.groups == x.size(1),
+                   "conv2d: input " << ShapeString(x.shape()) << " and weight " << ShapeString(w.shape())
+                                    << " do not match with groups=" << o.groups);
+  const ConvGeometry g = MakeConvGeometry(x.shape(), w.shape(), o);
+  LOCKSTEP_REQUIRE(g.h_out >= 1 && g.w_out >= 1, "conv2d: the kernel " << ShapeString(w.shape())
+                                                                      << " does not fit the padded input "
+                                                                      << ShapeString(x.shape()));
+  Tensor bias;
+  if (bias_in.defined()) {
+    bias = ContiguousData(bias_in, "conv2d");
+    LOCKSTEP_REQUIRE(bias.shape() == Shape{g.c_out}, "conv2d: bias shape " << ShapeString(bias.shape())
+                                                                           << " does not match " << g.c_out << " output channels");
+  }
+  Tensor out = Tensor::Empty({g.n, g.c_out, g.h_out, g.w_out});
+  // Every group in one call: a depthwise layer is hundreds of groups, each too small for a call.
+  backend::Conv2dCall call = Conv2dCallOf(g, o.groups);
+  call.epilogue = epilogue;
+  Kernels().Conv2dForward(&call, x.data_f32(), w.data_f32(), bias.defined() ? bias.data_f32() : nullptr,
+                          out.data_f32());
+  if (NeedsGrad({x_in, w_in, bias_in})) {
+    LOCKSTEP_ASSERT(epilogue.mean == nullptr && epilogue.activation == backend::kConvNoActivation);
+    Node& node = RecordNode(out, OpKind::kConv2d, {x_in, w_in, bias_in});
+    node.ints = {o.stride_h, o.stride_w, o.padding_h, o.padding_w, o.dilation_h, o.dilation_w, o.groups};
+  }
+  return out;
 }
 
 Tensor ConvTranspose2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, const ConvTranspose2dOptions& t) {

@@ -75,7 +75,8 @@ struct TableImpl {
     const backend::Conv2dGroupStrides o = backend::GroupStridesOf(*c);
     for (int64_t g = 0; g < c->groups; ++g) {
       const int status = Dev::Launch(n, Conv2dForwardBody{*c, x + g * o.x, w + g * o.w,
-                                                          bias == nullptr ? nullptr : bias + g * c->c_out_group, y + g * o.y});
+                                                          bias == nullptr ? nullptr : bias + g * c->c_out_group, y + g * o.y,
+                                                          g * c->c_out_group});
       if (status != 0) return status;
     }
     return 0;

@@ -9,6 +9,7 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "core/io/files.h"
+#include "onnx/conv_block.h"
 #include "onnx/graph_check.h"
 #include "onnx/model.h"
 #include "onnx/prepare.h"
@@ -114,6 +115,7 @@ class GraphBuilder {
       auto it = slots_.find(v.name);
       if (it != slots_.end()) m_.declared_.emplace_back(it->second, info);
     }
+    FuseConvBlocks(plan.opset);
     PlanReleases();
     m_.slot_count_ = slots_.size();
   }
@@ -173,12 +175,7 @@ class GraphBuilder {
     // (a subgraph's outer names): a node folds at load only when all of them are known.
     std::vector<const Value*> constants, all;
     bool all_constant = node.op_type != "Dropout";
-    const auto constant_of = [&](const std::string& name) -> const Value* {
-      auto it = name.empty() ? slots_.end() : slots_.find(name);
-      if (it == slots_.end()) return nullptr;
-      auto k = constants_.find(it->second);
-      return k == constants_.end() ? nullptr : &k->second;
-    };
+    const auto constant_of = [&](const std::string& name) { return ConstantOf(name); };
     for (const std::string& name : node.input) {
       constants.push_back(constant_of(name));
       if (!name.empty() && constants.back() == nullptr) all_constant = false;
@@ -212,6 +209,75 @@ class GraphBuilder {
     }
     step.kernel = prepared.kernel;
     m_.steps_.push_back(std::move(step));
+    step_nodes_.push_back(&node);
+  }
+
+  // The value of `name` when it is a constant at load, else nullptr.
+  const Value* ConstantOf(const std::string& name) const {
+    auto it = name.empty() ? slots_.end() : slots_.find(name);
+    if (it == slots_.end()) return nullptr;
+    auto k = constants_.find(it->second);
+    return k == constants_.end() ? nullptr : &k->second;
+  }
+
+  // Conv -> BatchNormalization -> Relu/Clip runs of consecutive steps, each node the only reader of
+  // the one before and no value between them an output of the graph, become one step
+  // (onnx/conv_block.h).
+  void FuseConvBlocks(int64_t opset) {
+    std::map<int, int> readers;
+    for (const OnnxModel::Step& step : m_.steps_) {
+      for (int s : step.inputs) {
+        if (s >= 0) ++readers[s];
+      }
+    }
+    const std::set<int> outputs(m_.output_slots_.begin(), m_.output_slots_.end());
+    const auto feeds = [&](const OnnxModel::Step& from, const OnnxModel::Step& to) {
+      const int slot = from.outputs.size() == 1 ? from.outputs[0] : -1;
+      return slot >= 0 && !to.inputs.empty() && to.inputs[0] == slot && readers[slot] == 1 && !outputs.count(slot);
+    };
+    std::vector<OnnxModel::Step>& steps = m_.steps_;
+    std::vector<OnnxModel::Step> fused;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      size_t j = i + 1;
+      ConvBlockNodes block;
+      ConvNormActivation after;
+      if (step_nodes_[i]->op_type == "Conv") {
+        block.conv = step_nodes_[i];
+        if (j < steps.size() && BlockNormalization(*step_nodes_[j]) && feeds(steps[j - 1], steps[j])) {
+          block.norm = step_nodes_[j];
+          block.norm_kernel = steps[j].kernel;
+          ++j;
+        }
+        if (j < steps.size() && feeds(steps[j - 1], steps[j])) {
+          std::vector<const Value*> constants;
+          for (const std::string& name : step_nodes_[j]->input) constants.push_back(ConstantOf(name));
+          if (BlockActivation(*step_nodes_[j], opset, constants, &after)) {
+            block.activation = step_nodes_[j];
+            block.activation_kernel = steps[j].kernel;
+            block.activation_inputs = steps[j].inputs.size() - 1;
+            ++j;
+          }
+        }
+      }
+      if (j == i + 1) {
+        fused.push_back(std::move(steps[i]));
+        continue;
+      }
+      block.opset = opset;
+      block.conv_kernel = steps[i].kernel;
+      OnnxModel::Step step;
+      step.where = steps[i].where + " with the " + step_nodes_[i + 1]->op_type + (j > i + 2 ? " and " + step_nodes_[i + 2]->op_type : "") + " after it";
+      step.inputs = steps[i].inputs;
+      step.inputs.resize(3, -1);
+      for (size_t k = i + 1; k < j; ++k) step.inputs.insert(step.inputs.end(), steps[k].inputs.begin() + 1, steps[k].inputs.end());
+      step.outputs = steps[j - 1].outputs;
+      step.kernel = ConvBlockKernel(block, after);
+      fused.push_back(std::move(step));
+      ++m_.fused_blocks_;
+      i = j - 1;
+    }
+    steps = std::move(fused);
+    step_nodes_.clear();
   }
 
   // Runs a node whose inputs are all constants once, at load; its outputs become constants.
@@ -255,6 +321,7 @@ class GraphBuilder {
   std::map<int, Value> constants_;
   std::set<std::string> initializer_names_, input_names_;
   int dropout_count_ = 0;
+  std::vector<const NodeProto*> step_nodes_;  // each step's node, until FuseConvBlocks
 };
 
 std::vector<Value> OnnxModel::Execute(const std::vector<Value>& inputs, bool check_declared) {

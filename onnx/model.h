@@ -64,6 +64,8 @@ class OnnxModel : public nn::Module {
   // How many nodes of each operator the graph has, and how many were folded at load.
   const std::map<std::string, int64_t>& op_counts() const { return op_counts_; }
   int64_t folded_nodes() const { return folded_; }
+  // How many Conv -> BatchNormalization -> Relu/Clip runs became one step (onnx/conv_block.h).
+  int64_t fused_blocks() const { return fused_blocks_; }
 
  private:
   friend class GraphBuilder;
@@ -88,6 +90,7 @@ class OnnxModel : public nn::Module {
   std::string producer_;
   std::map<std::string, int64_t> op_counts_;
   int64_t folded_ = 0;
+  int64_t fused_blocks_ = 0;
   bool input_configures_ = false;  // a graph input is read as a shape, axes or another setting
   bool value_dependent_shapes_ = false;  // an operator's output shape depends on values
 };

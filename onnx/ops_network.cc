@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/ops.h"
+#include "onnx/conv_block.h"
 #include "onnx/op_helpers.h"
 #include "onnx/op_registry.h"
 #include "onnx/window.h"
@@ -85,35 +86,47 @@ Kernel ConvKernel(const NodeView& node) {
       return {FloatValue(Conv3dBySlices(x, weight, bias, geo, group))};
     }
     if (x.dim() > 5) RunUnsupported("Conv: unsupported: " + std::to_string(x.dim() - 2) + "-D convolution");
-    const size_t k = static_cast<size_t>(x.dim() - 2);
-    Window geo = w;
-    if (geo.kernel.empty()) geo.kernel.assign(weight.shape().begin() + 2, weight.shape().end());
-    if (geo.strides.size() != k) geo.strides.assign(k, 1);
-    if (geo.dilations.size() != k) geo.dilations.assign(k, 1);
-    LOCKSTEP_REQUIRE(geo.kernel.size() == k && Shape(weight.shape().begin() + 2, weight.shape().end()) == geo.kernel,
-                     "Conv: kernel_shape does not match the weight " << ShapeString(weight.shape()));
-    const bool one_d = k == 1;
-    x = As2d(x);
-    weight = As2d(weight);
-    std::vector<int64_t> begin(2, 0), end(2, 0), stride(2, 1), dilation(2, 1);
-    for (size_t i = 0; i < k; ++i) {
-      const size_t axis = one_d ? 1 : i;
-      geo.Padding(i, x.size(2 + axis), &begin[axis], &end[axis]);
-      stride[axis] = geo.strides[i];
-      dilation[axis] = geo.dilations[i];
-    }
-    Conv2dOptions o{stride[0], stride[1], 0, 0, dilation[0], dilation[1], group};
-    for (int a = 0; a < 2; ++a) {
-      if (begin[a] == end[a]) {
-        (a == 0 ? o.padding_h : o.padding_w) = begin[a];
-      } else {
-        x = PadWith(x, 2 + a, begin[a], end[a], 0.0f);
-      }
-    }
-    Tensor y = Conv2d(x, weight, bias, o);
-    return {FloatValue(one_d ? y.Squeeze(2) : y)};
+    return {FloatValue(ConvPlanar(w, group, x, weight, bias, nullptr))};
   };
 }
+
+}  // namespace
+
+Tensor ConvPlanar(const Window& w, int64_t group, Tensor x, Tensor weight, const Tensor& bias,
+                  const ConvNormActivation* after) {
+  LOCKSTEP_REQUIRE(x.dim() == weight.dim() && (x.dim() == 3 || x.dim() == 4),
+                   "Conv: input " << ShapeString(x.shape()) << " and weight " << ShapeString(weight.shape())
+                                  << " must both be [N, C, L] or [N, C, H, W]");
+  const size_t k = static_cast<size_t>(x.dim() - 2);
+  Window geo = w;
+  if (geo.kernel.empty()) geo.kernel.assign(weight.shape().begin() + 2, weight.shape().end());
+  if (geo.strides.size() != k) geo.strides.assign(k, 1);
+  if (geo.dilations.size() != k) geo.dilations.assign(k, 1);
+  LOCKSTEP_REQUIRE(geo.kernel.size() == k && Shape(weight.shape().begin() + 2, weight.shape().end()) == geo.kernel,
+                   "Conv: kernel_shape does not match the weight " << ShapeString(weight.shape()));
+  const bool one_d = k == 1;
+  x = As2d(x);
+  weight = As2d(weight);
+  std::vector<int64_t> begin(2, 0), end(2, 0), stride(2, 1), dilation(2, 1);
+  for (size_t i = 0; i < k; ++i) {
+    const size_t axis = one_d ? 1 : i;
+    geo.Padding(i, x.size(2 + axis), &begin[axis], &end[axis]);
+    stride[axis] = geo.strides[i];
+    dilation[axis] = geo.dilations[i];
+  }
+  Conv2dOptions o{stride[0], stride[1], 0, 0, dilation[0], dilation[1], group};
+  for (int a = 0; a < 2; ++a) {
+    if (begin[a] == end[a]) {
+      (a == 0 ? o.padding_h : o.padding_w) = begin[a];
+    } else {
+      x = PadWith(x, 2 + a, begin[a], end[a], 0.0f);
+    }
+  }
+  const Tensor y = after != nullptr ? Conv2dNormActivation(x, weight, bias, o, *after) : Conv2d(x, weight, bias, o);
+  return one_d ? y.Squeeze(2) : y;
+}
+
+namespace {
 
 // ConvTranspose: lockstep's transposed convolution without padding (the whole output a kernel
 // reaches), then cut to ONNX's output (pads, output_padding, output_shape or auto_pad), zeros where

@@ -16,6 +16,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "simd/conv-inl.h"
+#include "simd/conv_epilogue-inl.h"
 #include "simd/conv_gemm.h"
 
 #include <string.h>
@@ -271,13 +272,15 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
                          ypad.data() + r0 * ld + q0, ld);
         }
       }
-      // Epilogue: the valid columns, plus the bias, canonical. A vector may run past a row's end
-      // into the next row, which is written after it; never past this item's outputs.
+      // Epilogue: the valid columns, plus the bias, then the shape's epilogue, canonical. A vector
+      // may run past a row's end into the next row, which is written after it; never past this
+      // item's outputs.
       float* out = y + n * s.y_sample_stride + g * y_group;
       const float* group_bias = bias != nullptr ? bias + g * s.c_out : nullptr;
       float* const out_end = out + row_end * positions;
       for (size_t co = row_begin; co < row_end; ++co) {
         const auto b = hn::Set(d, group_bias != nullptr ? group_bias[co] : 0.0f);
+        const ChannelEpilogue<decltype(d)> ep(d, s.epilogue, g * s.c_out + co);
         for (size_t oy = 0; oy < s.h_out; ++oy) {
           const float* src = ypad.data() + co * ld + oy * width;
           float* dst = out + co * positions + oy * s.w_out;
@@ -285,11 +288,11 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
           for (; ox < s.w_out && dst + ox + N <= out_end; ox += N) {
             auto v = hn::LoadU(d, src + ox);
             if (group_bias != nullptr) v = hn::Add(v, b);
-            hn::StoreU(Canonicalize(d, v), d, dst + ox);
+            hn::StoreU(Canonicalize(d, ep.Apply(d, v)), d, dst + ox);
           }
           for (; ox < s.w_out; ++ox) {
             const float v = group_bias != nullptr ? src[ox] + group_bias[co] : src[ox];
-            dst[ox] = v != v ? __builtin_nanf("") : v;
+            dst[ox] = EpilogueScalar(s.epilogue, g * s.c_out + co, v);
           }
         }
       }
@@ -521,6 +524,11 @@ void ConvWeightGradTarget(const ConvShape& s, const float* dy, const float* x, s
   }
 }
 
+void ConvEpilogueRunsTarget(const ConvEpilogue* e, size_t channels, size_t positions, float* y) {
+  const hn::ScalableTag<float> d;
+  ApplyEpilogueRuns(d, e, 0, channels, positions, y);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace simd
 }  // namespace lockstep
@@ -533,6 +541,12 @@ namespace simd {
 HWY_EXPORT(ConvForwardTarget);
 HWY_EXPORT(ConvInputGradTarget);
 HWY_EXPORT(ConvWeightGradTarget);
+HWY_EXPORT(ConvEpilogueRunsTarget);
+
+void ApplyConvEpilogue(const ConvEpilogue* e, size_t channels, size_t positions, float* y) {
+  if (e == nullptr || (e->mean == nullptr && e->activation == ConvActivation::kNone)) return;
+  HWY_DYNAMIC_DISPATCH(ConvEpilogueRunsTarget)(e, channels, positions, y);
+}
 
 namespace {
 
@@ -548,13 +562,14 @@ void WithPool(ThreadPool* pool, const F& f) {
 
 void ConvForward(const ConvShape& s, const float* x, const float* w, const float* bias, float* y, ThreadPool* pool) {
   if (s.samples == 0 || s.c_out == 0) return;
-  if (s.c_in * s.kh * s.kw == 0) {  // empty sums are +0
+  if (s.c_in * s.kh * s.kw == 0) {  // empty sums are +0 (every group's channels)
     const size_t positions = s.h_out * s.w_out;
     for (size_t n = 0; n < s.samples; ++n) {
-      for (size_t co = 0; co < s.c_out; ++co) {
+      for (size_t co = 0; co < s.c_out * s.groups; ++co) {
         const float v = bias != nullptr ? 0.0f + bias[co] : 0.0f;
         for (size_t p = 0; p < positions; ++p) y[n * s.y_sample_stride + co * positions + p] = v != v ? __builtin_nanf("") : v;
       }
+      ApplyConvEpilogue(s.epilogue, s.c_out * s.groups, positions, y + n * s.y_sample_stride);
     }
     return;
   }

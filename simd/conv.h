@@ -23,6 +23,20 @@ namespace simd {
 
 class ThreadPool;
 
+// What follows a forward sum and its bias, per output channel c (over every group), each step one
+// rounded operation, the result canonical (core/backend/kernel_table.h, ConvEpilogue): batch
+// normalisation in evaluation (mean not null: v = (v - mean[c]) * rstd[c], then v * weight[c] +
+// bias[c], weight null meaning 1 and bias null +0), then an activation.
+enum class ConvActivation { kNone, kRelu, kClamp };
+struct ConvEpilogue {
+  const float* mean = nullptr;
+  const float* rstd = nullptr;
+  const float* weight = nullptr;
+  const float* bias = nullptr;
+  ConvActivation activation = ConvActivation::kNone;
+  float lo = 0.0f, hi = 0.0f;  // kClamp: v < lo ? lo : v, then v > hi ? hi : v (NaN kept)
+};
+
 struct ConvShape {
   size_t samples = 0;
   size_t c_in = 0, h = 0, w = 0;  // the group's input channels and the input plane
@@ -34,9 +48,12 @@ struct ConvShape {
   // ConvForward only: this many groups, each the convolution of its own channels: group g reads
   // x + g c_in h w and w + g c_out c_in kh kw, adds bias[g c_out + co], writes y + g c_out h_out w_out.
   size_t groups = 1;
+  // ConvForward only: applied to every output after its bias (null: none).
+  const ConvEpilogue* epilogue = nullptr;
 };
 
-// y[n, co, p] = canonical(sum + bias[co]) (bias may be null); w [c_out, c_in, kh, kw]; every group.
+// y[n, co, p] = canonical(epilogue(sum + bias[co])) (bias and epilogue may be null); w [c_out,
+// c_in, kh, kw]; every group.
 void ConvForward(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
                  ThreadPool* pool = nullptr);
 // Writes every element of dx (no zero-fill needed).

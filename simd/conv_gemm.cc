@@ -216,6 +216,7 @@ void ConvForwardGemm(const ConvShape& s, const float* x, const float* w, const f
           out[co * positions + p] = v != v ? __builtin_nanf("") : v;
         }
       }
+      ApplyConvEpilogue(s.epilogue, s.c_out, positions, out);  // while the sample's outputs are in cache
     });
     return;
   }
@@ -234,6 +235,7 @@ void ConvForwardGemm(const ConvShape& s, const float* x, const float* w, const f
   ForEachSample(s, positions * s.c_out, pool, [&](size_t n) {
     TransposeTiles(product + n * positions * s.c_out, positions, s.c_out, s.c_out, y + n * s.y_sample_stride,
                    positions, Same);
+    ApplyConvEpilogue(s.epilogue, s.c_out, positions, y + n * s.y_sample_stride);
   });
 }
 

@@ -27,6 +27,10 @@ bool ConvThroughGemm(const ConvShape& s);
 enum class ConvPath { kByShape, kDirect, kGemm };
 void SetConvPath(ConvPath path);
 
+// Applies e (null: nothing) to one sample's output, channels [0, channels) of `positions` floats
+// each, in place, canonical (simd/conv.cc, per target).
+void ApplyConvEpilogue(const ConvEpilogue* e, size_t channels, size_t positions, float* y);
+
 void ConvForwardGemm(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
                      ThreadPool* pool);
 void ConvInputGradGemm(const ConvShape& s, const float* dy, const float* w, float* dx, ThreadPool* pool);

@@ -166,7 +166,22 @@ simd::ConvShape ShapeOf(const backend::Conv2dCall& call) {
 }  // namespace
 
 void Conv2dForward(const backend::Conv2dCall& call, const float* x, const float* w, const float* bias, float* y) {
-  simd::ConvForward(ShapeOf(call), x, w, bias, y);
+  simd::ConvShape s = ShapeOf(call);
+  const backend::ConvEpilogue& from = call.epilogue;
+  simd::ConvEpilogue epilogue;
+  if (from.mean != nullptr || from.activation != backend::kConvNoActivation) {
+    epilogue.mean = from.mean;
+    epilogue.rstd = from.rstd;
+    epilogue.weight = from.weight;
+    epilogue.bias = from.bias;
+    epilogue.activation = from.activation == backend::kConvRelu    ? simd::ConvActivation::kRelu
+                          : from.activation == backend::kConvClamp ? simd::ConvActivation::kClamp
+                                                                   : simd::ConvActivation::kNone;
+    epilogue.lo = from.lo;
+    epilogue.hi = from.hi;
+    s.epilogue = &epilogue;
+  }
+  simd::ConvForward(s, x, w, bias, y);
 }
 
 // The gradients group by group (the forward pass takes every group in one call).

@@ -21,7 +21,7 @@ namespace backend {
 
 // Bumped whenever the table's layout or a kernel's meaning changes; a plugin built for another
 // version is refused with both versions named.
-constexpr uint32_t kKernelTableAbi = 10;
+constexpr uint32_t kKernelTableAbi = 11;
 
 // The same values as simd::BinaryOp, simd::UnaryOp and simd::MathFn (checked where the CPU table
 // is built).
@@ -116,10 +116,30 @@ struct ConvCall {
 // [groups c_out_group]; dx like x. Every group is the convolution of its own channels. The weight
 // gradient sums over the batch in groups of samples_per_group samples (kBatchGroup) combined
 // pairwise.
+//
+// The forward pass's epilogue (inference's Conv -> BatchNormalization -> Relu or Clip as one pass):
+// after the sum and the bias, for output channel c (counted over every group), each step one
+// rounded operation, as the ops it stands for run one after another (batch_norm in evaluation,
+// then relu or clamp), the result canonical:
+//   normalize (mean not null): v = (v - mean[c]) * rstd[c]; v = v * weight[c] + bias[c]
+//                              (weight null: times 1; bias null: plus +0, as ChannelNormCall)
+//   kConvRelu:  v > 0 or NaN ? v : +0
+//   kConvClamp: v < lo ? lo : v, then v > hi ? hi : v
+// A zero epilogue (the default) does nothing; the gradients ignore it.
+enum ConvActivation : int32_t { kConvNoActivation = 0, kConvRelu = 1, kConvClamp = 2 };
+struct ConvEpilogue {
+  const float* mean = nullptr;
+  const float* rstd = nullptr;
+  const float* weight = nullptr;
+  const float* bias = nullptr;
+  int32_t activation = kConvNoActivation;
+  float lo = 0.0f, hi = 0.0f;
+};
 struct Conv2dCall {
   ConvCall conv;
   int64_t c_out_group, out_sample_stride, samples_per_group;
   int64_t groups;
+  ConvEpilogue epilogue;
 };
 
 // Floats from one group's first input channel (x, dx), output channel (y, dy) and weight (w, dw)

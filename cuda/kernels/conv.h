@@ -23,14 +23,32 @@ LS_HD float ConvInput(const ConvCall& g, const float* x, int64_t c, int64_t i, i
   return inside ? x[(c * g.h + y) * g.w + xx] : 0.0f;
 }
 
+// The forward epilogue (kernel_table.h, ConvEpilogue) on output channel c, canonical.
+LS_HD float ConvEpilogueValue(const backend::ConvEpilogue& e, int64_t c, float v) {
+  if (e.mean != nullptr) {
+    const float h = (v - e.mean[c]) * e.rstd[c];
+    const float scaled = h * (e.weight != nullptr ? e.weight[c] : 1.0f);
+    v = scaled + (e.bias != nullptr ? e.bias[c] : 0.0f);
+  }
+  if (e.activation == backend::kConvRelu) {
+    v = (v > 0.0f || v != v) ? v : 0.0f;
+  } else if (e.activation == backend::kConvClamp) {
+    v = v < e.lo ? e.lo : v;
+    v = v > e.hi ? e.hi : v;
+  }
+  return Canonical(v);
+}
+
 // y[n, co, oy, ox] over t = ((n * c_out + co) * h_out + oy) * w_out + ox: the sum over (c, i, j)
-// from -0.0 (+0 when empty), canonical, then plus the bias, canonical.
+// from -0.0 (+0 when empty), canonical, then plus the bias, canonical, then the epilogue of
+// channel first_channel + co (this group's first channel among every group's).
 struct Conv2dForwardBody {
   Conv2dCall call;
   const float* x;
   const float* w;
   const float* bias;
   float* y;
+  int64_t first_channel;
   LS_HD void operator()(size_t t) const {
     const ConvCall& g = call.conv;
     const int64_t positions = g.h_out * g.w_out, k = g.c_in_group * g.kh * g.kw;
@@ -44,7 +62,8 @@ struct Conv2dForwardBody {
       acc = acc + product;
     }
     acc = Canonical(acc);
-    y[n * call.out_sample_stride + co * positions + q] = bias == nullptr ? acc : Canonical(acc + bias[co]);
+    const float v = bias == nullptr ? acc : Canonical(acc + bias[co]);
+    y[n * call.out_sample_stride + co * positions + q] = ConvEpilogueValue(call.epilogue, first_channel + co, v);
   }
 };
 

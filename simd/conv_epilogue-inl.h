@@ -1,0 +1,100 @@
+// Per-target steps of a forward convolution's epilogue (simd/conv.h, ConvEpilogue): batch
+// normalisation in evaluation and an activation applied to each output after its bias, in the
+// order and roundings of those ops run one after another. NaN passes through every step (a NaN
+// stays NaN through subtraction, multiplication and addition, and both activations keep it), so
+// one Canonicalize where the value is stored gives the bits of canonicalizing after each op.
+#if defined(LOCKSTEP_SIMD_CONV_EPILOGUE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef LOCKSTEP_SIMD_CONV_EPILOGUE_INL_H_
+#undef LOCKSTEP_SIMD_CONV_EPILOGUE_INL_H_
+#else
+#define LOCKSTEP_SIMD_CONV_EPILOGUE_INL_H_
+#endif
+
+#include <stddef.h>
+
+#include "hwy/highway.h"
+#include "simd/contract-inl.h"
+#include "simd/conv.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lockstep {
+namespace simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// One output channel's epilogue, its constants in registers. Not canonical: the caller stores
+// Canonicalize(d, Apply(d, v)).
+template <class D>
+struct ChannelEpilogue {
+  using V = hn::Vec<D>;
+  bool normalize = false;
+  ConvActivation activation = ConvActivation::kNone;
+  V mean, rstd, weight, bias, lo, hi;
+
+  ChannelEpilogue(D d, const ConvEpilogue* e, size_t channel)
+      : mean(hn::Zero(d)), rstd(hn::Zero(d)), weight(hn::Zero(d)), bias(hn::Zero(d)), lo(hn::Zero(d)), hi(hn::Zero(d)) {
+    if (e == nullptr) return;
+    normalize = e->mean != nullptr;
+    activation = e->activation;
+    if (normalize) {
+      mean = hn::Set(d, e->mean[channel]);
+      rstd = hn::Set(d, e->rstd[channel]);
+      weight = hn::Set(d, e->weight != nullptr ? e->weight[channel] : 1.0f);
+      bias = hn::Set(d, e->bias != nullptr ? e->bias[channel] : 0.0f);
+    }
+    lo = hn::Set(d, e->lo);
+    hi = hn::Set(d, e->hi);
+  }
+
+  HWY_INLINE V Apply(D d, V v) const {
+    if (normalize) v = hn::Add(hn::Mul(hn::Mul(hn::Sub(v, mean), rstd), weight), bias);
+    if (activation == ConvActivation::kRelu) {
+      v = hn::IfThenElse(hn::Or(hn::Gt(v, hn::Zero(d)), IsNaNMask(d, v)), v, hn::Zero(d));
+    } else if (activation == ConvActivation::kClamp) {
+      v = hn::IfThenElse(hn::Lt(v, lo), lo, v);
+      v = hn::IfThenElse(hn::Gt(v, hi), hi, v);
+    }
+    return v;
+  }
+};
+
+// The same steps on one float (the rows' tails), canonical.
+HWY_INLINE float EpilogueScalar(const ConvEpilogue* e, size_t channel, float v) {
+  if (e != nullptr) {
+    if (e->mean != nullptr) {
+      const float w = e->weight != nullptr ? e->weight[channel] : 1.0f;
+      const float b = e->bias != nullptr ? e->bias[channel] : 0.0f;
+      const float h = (v - e->mean[channel]) * e->rstd[channel];
+      const float scaled = h * w;
+      v = scaled + b;
+    }
+    if (e->activation == ConvActivation::kRelu) {
+      v = (v > 0.0f || v != v) ? v : 0.0f;
+    } else if (e->activation == ConvActivation::kClamp) {
+      v = v < e->lo ? e->lo : v;
+      v = v > e->hi ? e->hi : v;
+    }
+  }
+  return v != v ? __builtin_nanf("") : v;
+}
+
+// Channels [0, channels) of one sample's output, `positions` floats each, in place.
+template <class D>
+HWY_INLINE void ApplyEpilogueRuns(D d, const ConvEpilogue* e, size_t first_channel, size_t channels, size_t positions,
+                                  float* y) {
+  const size_t N = hn::Lanes(d);
+  for (size_t c = 0; c < channels; ++c) {
+    const ChannelEpilogue<D> ep(d, e, first_channel + c);
+    float* run = y + c * positions;
+    size_t p = 0;
+    for (; p + N <= positions; p += N) hn::StoreU(Canonicalize(d, ep.Apply(d, hn::LoadU(d, run + p))), d, run + p);
+    for (; p < positions; ++p) run[p] = EpilogueScalar(e, first_channel + c, run[p]);
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace lockstep
+HWY_AFTER_NAMESPACE();
+
+#endif  // LOCKSTEP_SIMD_CONV_EPILOGUE_INL_H_
