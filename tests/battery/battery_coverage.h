@@ -21,9 +21,9 @@ namespace battery {
 // added for ONNX's element types and remainders (`total-onnx-2`: rounding to float16 and bfloat16,
 // fmod and remainder), and the kernels and kernel modes added for speed on real models
 // (`total-fused-1`: clamp, grouped convolutions in one call; `total-fused-2`: batch
-// normalisation's channel sums read in place).
-enum class GoldenSection { kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1, kFused2 };
-constexpr int kGoldenSections = 6;
+// normalisation's channel sums read in place; `total-fused-3`: the forward convolution's epilogue).
+enum class GoldenSection { kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1, kFused2, kFused3 };
+constexpr int kGoldenSections = 7;
 
 struct CaseCoverage {
   const char* name;       // the battery case (its `kernel NAME HASH` line)
@@ -38,6 +38,7 @@ inline constexpr GoldenSection kOnnxOps1 = GoldenSection::kOnnxOps1;
 inline constexpr GoldenSection kOnnxOps2 = GoldenSection::kOnnxOps2;
 inline constexpr GoldenSection kFused1 = GoldenSection::kFused1;
 inline constexpr GoldenSection kFused2 = GoldenSection::kFused2;
+inline constexpr GoldenSection kFused3 = GoldenSection::kFused3;
 inline constexpr const char* kBinaryEntries = "binary binary_scalar_right binary_scalar_left";
 
 inline constexpr CaseCoverage kCaseCoverage[] = {
@@ -140,6 +141,7 @@ inline constexpr CaseCoverage kCaseCoverage[] = {
     {"adam_update", kLayers, "adam_update"},
     {"sgd_update", kLayers, "sgd_update"},
     {"channel_sums", kFused2, "channel_sums"},
+    {"conv2d_epilogue", kFused3, "conv2d_forward"},
 };
 
 // The row of a case, or null.

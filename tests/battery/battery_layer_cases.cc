@@ -861,6 +861,69 @@ void ChannelSumsCases(Runner& r, std::vector<KernelOutput>& outputs) {
   outputs.push_back(std::move(k));
 }
 
+// The forward convolution's epilogue (Conv2dCall.epilogue: inference's batch normalisation and
+// Relu or Clip applied as each output is stored): batch normalisation with and without its affine
+// parameters, each activation, clamp bounds of -0 and infinity, statistics with special values,
+// on layers through the direct kernels and the GEMM, and depthwise groups in one call (golden
+// section 7).
+void ConvEpilogueCases(Runner& r, std::vector<KernelOutput>& outputs) {
+  const size_t size = 40000;
+  const float* moderate = r.Upload(ModerateInputs(size, 71));
+  const float* moderate2 = r.Upload(ModerateInputs(size, 72));
+  const float* mixed = r.Upload(MixedInputs(512, 73));
+  float* work = r.Alloc<float>(size);
+  const std::vector<float> sentinels = Sentinels(size);
+  struct Layer {
+    ConvGeometry geo;
+    int64_t groups;
+  };
+  const Layer layers[] = {
+      {kConvGeometries[1], 1},  // 3x3, stride 2 across, padding
+      {kConvGeometries[4], 1},  // 5x5 on 28x28, 32 per group of samples
+      {kConvGeometries[8], 1},  // 17 channels, 8x8 planes: the GEMM
+      {{1, 9, 9, 1, 3, 3, 2, 2, 1, 1, 1, 1, 2, 0, 0, 2}, 24},  // depthwise stride 2
+  };
+  const float inf = __builtin_inff();
+  struct Variant {
+    bool normalize, affine;
+    int32_t activation;
+    float lo, hi;
+  };
+  const Variant variants[] = {
+      {true, true, be::kConvRelu, 0.0f, 0.0f},   {true, false, be::kConvClamp, 0.0f, 6.0f},
+      {false, false, be::kConvClamp, -0.0f, inf}, {true, true, be::kConvNoActivation, 0.0f, 0.0f},
+      {false, false, be::kConvRelu, 0.0f, 0.0f},
+  };
+  KernelOutput k{"conv2d_epilogue", {}};
+  for (const Layer& l : layers) {
+    be::Conv2dCall call = CallOf(l.geo);
+    const int64_t positions = call.conv.h_out * call.conv.w_out;
+    call.groups = l.groups;
+    call.conv.sample_stride = l.groups * l.geo.c_in * l.geo.h * l.geo.w + l.geo.x_gap;
+    call.out_sample_stride = l.groups * l.geo.c_out * positions + l.geo.y_gap;
+    const size_t y_floats = static_cast<size_t>(l.geo.samples * call.out_sample_stride);
+    for (const Variant& v : variants) {
+      be::ConvEpilogue& e = call.epilogue;
+      e = be::ConvEpilogue{};
+      if (v.normalize) {
+        e.mean = mixed + 5;     // specials among the channels' statistics
+        e.rstd = moderate + 7;
+        e.weight = v.affine ? mixed + 101 : nullptr;
+        e.bias = v.affine ? moderate2 + 13 : nullptr;
+      }
+      e.activation = v.activation;
+      e.lo = v.lo;
+      e.hi = v.hi;
+      for (const float* bias : {static_cast<const float*>(nullptr), moderate2 + 11}) {
+        r.Store(work, sentinels, y_floats);
+        r.Check(r.k.conv2d_forward(&call, moderate + 1, moderate2, bias, work), "conv2d_forward");
+        r.Fetch(k, work, y_floats);
+      }
+    }
+  }
+  outputs.push_back(std::move(k));
+}
+
 }  // namespace
 
 void LayerCases(Runner& r, std::vector<KernelOutput>& outputs) {
@@ -879,6 +942,7 @@ void LayerCases(Runner& r, std::vector<KernelOutput>& outputs) {
   NllCases(r, outputs);
   OptimizerCases(r, outputs);
   ChannelSumsCases(r, outputs);
+  ConvEpilogueCases(r, outputs);
 }
 
 }  // namespace battery
