@@ -222,7 +222,6 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
   // overwrote it (ResNet-18: 44 MB an inference), and a large one came from fresh pages.
   thread_local std::vector<float> packed_buffer;
   float* const packed = AtLeast(&packed_buffer, groups * group_weights);
-  for (size_t g = 0; g < groups; ++g) PackRowTiles(w + g * group_weights, s.c_out, k, packed + g * group_weights);
   // Work items: (sample, group, block of output channels). When the samples and groups are fewer
   // than the pool's threads, a group's channels are split into blocks of whole tiles, so a single
   // image keeps every thread busy; each output's sum is the same whichever thread computes it.
@@ -233,6 +232,13 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
   const size_t tiles_per_block = (tiles + blocks - 1) / blocks;
   const size_t items_per_plane = (tiles + tiles_per_block - 1) / tiles_per_block;
   const size_t items = planes * items_per_plane;
+  // One plane split into blocks (a single image): each item packs its own block's weights, so the
+  // packing (a pass over every weight, as long as a small layer's sums at batch 1) runs on every
+  // thread. Otherwise they are packed once here for all the items.
+  const bool pack_in_items = planes == 1 && items_per_plane > 1;
+  if (!pack_in_items) {
+    for (size_t g = 0; g < groups; ++g) PackRowTiles(w + g * group_weights, s.c_out, k, packed + g * group_weights);
+  }
   const size_t x_group = s.c_in * s.h * s.w, y_group = s.c_out * positions;
   const uint64_t call = NewCallId();
   ForSampleChunks(items, group_weights * positions / items_per_plane, pool, [&](size_t first, size_t count) {
@@ -264,6 +270,7 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
         plane_in_source = plane;
       }
       const float* group_packed = packed + g * group_weights;
+      if (pack_in_items) PackRowTiles(w + row_begin * k, row_end - row_begin, k, packed + row_begin * k);
       for (size_t r0 = row_begin; r0 < row_end; r0 += kConvTileRows) {
         const size_t mr = row_end - r0 < kConvTileRows ? row_end - r0 : kConvTileRows;
         const size_t step = ConvTileVectors(mr) * N;
