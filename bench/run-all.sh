@@ -12,8 +12,10 @@
 #      (bench/run_distributed_bench.py) -> bench/results/distributed.md
 #   4. real models: torchvision networks (random weights) through ONNX import against PyTorch, inference
 #      at batch 1 and 8 and a training step, on 1 and 2 threads (bench/run_real_models.py)
-#      -> bench/results/real-models.md; and a GPT-2-small-shaped model, lockstep's own GPT against
-#      the same nanoGPT module in PyTorch, a training step and generation -> bench/results/gpt2-small.md
+#      -> bench/results/real-models.md; a GPT-2-small-shaped model, lockstep's own GPT against
+#      the same nanoGPT module in PyTorch, a training step and generation -> bench/results/gpt2-small.md;
+#      and ResNet-18 and MobileNetV2 in WebAssembly (Node) against ONNX Runtime Web, with ResNet-18's
+#      training step and its memory -> bench/results/wasm-real-models.md
 # docs/performance.md explains the tables. Options are passed to both drivers: --quick (fewer
 # sizes, steps and rounds).
 set -euo pipefail
@@ -28,7 +30,8 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 nice ninja -C "$build" lockstep_gemm_bench lockstep_peak_flops lockstep_train_bench lockstep_data_parallel_bench \
   lockstep_cli lockstep_python >/dev/null
-[ -f "$root/build/npm/package/lockstep-threads.wasm" ] || "$root/tools/build-npm-package" >/dev/null
+# The npm package every time (ninja rebuilds what changed): the WebAssembly rows measure this tree.
+"$root/tools/build-npm-package" >/dev/null
 
 echo "== GEMM"
 "$root/bench/run-gemm.sh" --clock cpu "${quick[@]}"

@@ -27,6 +27,14 @@ prompt continued by 8 tokens, the whole context through the model for each, as n
 does; reported), at 1 and 2 threads, with each process's peak resident memory. PyTorch's setting is
 screened on the training step (one step of each setting) and serves both rows. --quick leaves the
 table out; --only gpt2 runs it alone. It is written to bench/results/gpt2-small.md.
+
+A third table: WebAssembly in Node (bench/wasm/real_models.mjs), the same ONNX exports of ResNet-18
+and MobileNetV2 at batch 1, 224x224, lockstep's npm package (its SIMD128 build at 1 thread, its
+threads build at 2) against ONNX Runtime Web (its WASM execution provider at as many threads), each
+round both engines back to back (target >= 1.0x); and lockstep's training step of ResNet-18 at batch
+32, 64x64, with the most its allocator held (target: within WebAssembly's 4 GiB). TensorFlow.js is
+not in it: it loads TensorFlow's graphs, not ONNX files. --only wasm runs it alone; it is written to
+bench/results/wasm-real-models.md.
 """
 import argparse
 import os
@@ -41,6 +49,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = "/usr/bin/python3"
 PEER = os.path.join(ROOT, "bench", "peers", "real_models.py")
 TRAIN_PEER = os.path.join(ROOT, "bench", "peers", "train_peers.py")
+WASM_PEER = os.path.join(ROOT, "bench", "wasm", "real_models.mjs")
+WASM_ROWS = [("resnet18", "infer", 1, 224), ("mobilenet_v2", "infer", 1, 224), ("resnet18", "train", 32, 64)]
+WASM_MEMORY = 4 * 1024  # MB: a 32-bit WebAssembly memory
 TARGET = {"infer": 1.2, "train": 1.0}
 NAMES = {"resnet18": "ResNet-18", "resnet50": "ResNet-50", "mobilenet_v2": "MobileNetV2",
          "efficientnet_b0": "EfficientNet-B0", "vit_b_16": "ViT-B/16"}
@@ -147,6 +158,92 @@ def gpt2_table(bench, thread_counts, rounds):
     return table
 
 
+def wasm_measure(engine, row, threads, models, npm_package):
+    """(ms, the lockstep allocator's peak MB or None) of one Node process."""
+    model, mode, batch, size = row
+    export = subprocess.run([PY, PEER, "--engine", "lockstep", "--model", model, "--mode", mode, "--batch", str(batch),
+                             "--size", str(size), "--models", models, "--export-only"], capture_output=True, text=True)
+    if export.returncode != 0:
+        raise SystemExit("run_real_models: exporting %s failed:\n%s%s" % (model, export.stdout, export.stderr))
+    steps = ["--steps", "1", "--samples", "3"] if mode == "train" else ["--steps", "3", "--samples", "5"]
+    cmd = ["node", WASM_PEER, "--engine", engine, "--model", export.stdout.strip(), "--mode", mode, "--batch", str(batch),
+           "--size", str(size), "--threads", str(threads), "--package", npm_package, *steps]
+    env = dict(os.environ, NODE_PATH=os.path.join(ROOT, "bench", "node_modules"))
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=os.path.join(ROOT, "bench"))
+    if proc.returncode != 0:
+        raise SystemExit("run_real_models: %s failed:\n%s%s" % (" ".join(cmd), proc.stdout, proc.stderr))
+    ms = float(re.search(r"median=([0-9.]+)", proc.stdout).group(1))
+    heap = re.search(r"heap MB=([0-9.]+)", proc.stdout)
+    return ms, float(heap.group(1)) if heap else None
+
+
+def wasm_table(args, thread_counts, rounds):
+    """[(row, threads, lockstep ms, ONNX Runtime Web ms or None, lockstep heap MB)]."""
+    table = []
+    for threads in thread_counts:
+        for row in WASM_ROWS:
+            ours, theirs = [], []
+            engines = ["lockstep", "ort"] if row[1] == "infer" else ["lockstep"]
+            for r in range(rounds):
+                for engine in (engines if r % 2 == 0 else engines[::-1]):
+                    (ours if engine == "lockstep" else theirs).append(
+                        wasm_measure(engine, row, threads, args.models, args.npm_package))
+            a = statistics.median(ms for ms, _ in ours)
+            b = statistics.median(ms for ms, _ in theirs) if theirs else None
+            heap = max(h for _, h in ours)
+            table.append((row, threads, a, b, heap))
+            model, mode, batch, size = row
+            verdict = ("ONNX Runtime Web %.1f ms  %.2fx (target 1.0x: %s)" % (b, b / a, "met" if b >= a else "not met")
+                       if b is not None else "heap %.0f MB (target: within %d MB: %s)"
+                       % (heap, WASM_MEMORY, "met" if heap <= WASM_MEMORY else "not met"))
+            print("WebAssembly %-12s %-5s batch %2d %3dx%-3d threads=%d  lockstep %8.1f ms  %s"
+                  % (NAMES[model], mode, batch, size, size, threads, a, verdict), flush=True)
+    return table
+
+
+def write_wasm(args, table, rounds, seconds):
+    lines = ["# Real models in WebAssembly: lockstep against ONNX Runtime Web", "",
+             "Written by `bench/run_real_models.py` (part of `make bench`) on %s, %d CPUs, %s; Node %s; %d round%s, "
+             "the engines alternating, medians of each side's per-process medians. The run took %.0f minutes."
+             % (platform.processor() or platform.machine(), os.cpu_count(), cpu_name(), node_version(), rounds,
+                "" if rounds == 1 else "s", seconds / 60.0), "",
+             "The ONNX exports of the real-models table (torchvision, seeded random weights) in Node "
+             "(`bench/wasm/real_models.mjs`): lockstep's npm package (`ls.onnx.load`; its SIMD128 build at 1 "
+             "thread, its threads build at 2) against ONNX Runtime Web %s (its WASM execution provider, "
+             "`numThreads` as many), on the same file and input; ratio = ONNX Runtime Web ms / lockstep ms. "
+             "Inference: evaluation mode, no gradients. Training (lockstep alone: ONNX Runtime Web does not "
+             "train): one SGD-with-momentum step on the cross-entropy of fixed labels; heap: the most lockstep's "
+             "allocator held, sampled after the forward and the backward pass, against WebAssembly's 4 GiB. "
+             "TensorFlow.js is not measured: it runs TensorFlow's graphs, and nothing in Debian's archive or the "
+             "npm registry converts an ONNX file into one." % ort_version(), "",
+             "| model | mode | batch | threads | lockstep ms | ONNX Runtime Web ms | ratio | target | met "
+             "| lockstep heap MB |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for (model, mode, batch, size), threads, a, b, heap in table:
+        if b is not None:
+            cells = "%.1f | %.2fx | 1.0x | %s" % (b, b / a, "yes" if b >= a else "no")
+        else:
+            cells = "- | - | within %d MB | %s" % (WASM_MEMORY, "yes" if heap <= WASM_MEMORY else "no")
+        lines.append("| %s | %s %dx%d | %d | %d | %.1f | %s | %.0f |" % (NAMES[model], mode, size, size, batch, threads,
+                                                                        a, cells, heap))
+    tmp = args.wasm_out + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, args.wasm_out)
+
+
+def node_version():
+    return subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+
+
+def ort_version():
+    try:
+        with open(os.path.join(ROOT, "bench", "node_modules", "onnxruntime-web", "package.json")) as f:
+            import json
+            return json.load(f)["version"]
+    except OSError:
+        return "(not installed)"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
@@ -159,14 +256,17 @@ def main():
     ap.add_argument("--train-bench", default=os.path.join(ROOT, "build", "native", "bench", "lockstep_train_bench"),
                     help="lockstep_train_bench, for the GPT-2-small rows")
     ap.add_argument("--gpt2-out", default=os.path.join(ROOT, "bench", "results", "gpt2-small.md"))
-    ap.add_argument("--only", choices=["gpt2"], help="only the GPT-2-small table")
+    ap.add_argument("--npm-package", default=os.path.join(ROOT, "build", "npm", "package"),
+                    help="lockstep's npm package, for the WebAssembly rows")
+    ap.add_argument("--wasm-out", default=os.path.join(ROOT, "bench", "results", "wasm-real-models.md"))
+    ap.add_argument("--only", choices=["gpt2", "wasm"], help="only the GPT-2-small or the WebAssembly table")
     args = ap.parse_args()
     rounds = 1 if args.quick else args.rounds
     PACKAGE[:] = ["--package", args.package]
     thread_counts = [int(t) for t in args.threads.split(",")]
     started = time.time()
     table = []
-    vision_rows = [] if args.only == "gpt2" else rows(args.quick)
+    vision_rows = [] if args.only in ("gpt2", "wasm") else rows(args.quick)
     for threads in thread_counts if vision_rows else []:
         best = {}
         for row in vision_rows:
@@ -200,7 +300,11 @@ def main():
             write(args, table, rounds, time.time() - started, len(vision_rows) * len(thread_counts))
     if vision_rows:
         print("run_real_models: wrote %s" % args.out)
-    if not args.quick:
+    if args.only in (None, "wasm"):
+        started = time.time()
+        write_wasm(args, wasm_table(args, thread_counts, rounds), rounds, time.time() - started)
+        print("run_real_models: wrote %s" % args.wasm_out)
+    if not args.quick and args.only in (None, "gpt2"):
         started = time.time()
         write_gpt2(args, gpt2_table(args.train_bench, thread_counts, rounds), rounds, time.time() - started)
         print("run_real_models: wrote %s" % args.gpt2_out)

@@ -44,6 +44,8 @@ ap.add_argument("--channels-last", choices=["on", "off", "best"], default="best"
                 help="PyTorch: the model and batch in channels-last memory format (oneDNN's preferred layout for "
                      "some shapes, slower for others); best: both measured, the faster reported")
 ap.add_argument("--package", default=os.path.join(ROOT, "build", "native", "python"))
+ap.add_argument("--export-only", action="store_true",
+                help="write DIR/NAME-S.onnx if it is not there, print its path and stop (for the WebAssembly rows)")
 args = ap.parse_args()
 for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = str(args.threads)
@@ -156,6 +158,9 @@ def timed(step):
 
 
 def main():
+    if args.export_only:
+        print(onnx_file())
+        return
     layout = ""
     if args.engine == "lockstep":
         times = timed(lockstep_step())
