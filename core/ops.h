@@ -194,7 +194,7 @@ Tensor BatchNorm(const Tensor& x, const Tensor& running_mean, const Tensor& runn
                  const Tensor& weight, const Tensor& bias, bool training, float momentum, float eps);
 
 // Inference's convolution block in one pass over its output: the bits of Conv2d, then (when
-// `normalize`) BatchNorm with the running statistics (training false), then Relu or Clamp(lo, hi),
+// `normalize`) BatchNorm with the running statistics (training false), then Relu, Clamp(lo, hi) or SiLU,
 // one after another; each output's steps are those ops' steps in their order, applied as the sum
 // leaves the convolution's registers. Where a gradient is needed the three ops run one after
 // another instead (the same bits, and their graph).
@@ -202,7 +202,7 @@ struct ConvNormActivation {
   bool normalize = false;
   Tensor running_mean, running_var, weight, bias;  // [C_out]; weight and bias may be undefined
   float eps = 1e-5f;
-  enum class Activation { kNone, kRelu, kClamp } activation = Activation::kNone;
+  enum class Activation { kNone, kRelu, kClamp, kSilu } activation = Activation::kNone;  // kSilu: Mul(y, Sigmoid(y))
   float lo = 0.0f, hi = 0.0f;  // kClamp's bounds
 };
 Tensor Conv2dNormActivation(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& options,

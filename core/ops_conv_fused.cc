@@ -21,6 +21,7 @@ Tensor Unfused(const Tensor& x, const Tensor& weight, const Tensor& bias, const 
   if (a.normalize) y = BatchNorm(y, a.running_mean, a.running_var, a.weight, a.bias, false, 0.0f, a.eps);
   if (a.activation == ConvNormActivation::Activation::kRelu) y = Relu(y);
   if (a.activation == ConvNormActivation::Activation::kClamp) y = Clamp(y, a.lo, a.hi);
+  if (a.activation == ConvNormActivation::Activation::kSilu) y = Mul(y, Sigmoid(y));
   return y;
 }
 
@@ -61,6 +62,7 @@ Tensor Conv2dNormActivation(const Tensor& x, const Tensor& weight, const Tensor&
       }
     }
     if (a.activation == ConvNormActivation::Activation::kRelu) epilogue.activation = backend::kConvRelu;
+    if (a.activation == ConvNormActivation::Activation::kSilu) epilogue.activation = backend::kConvSilu;
     if (a.activation == ConvNormActivation::Activation::kClamp) {
       epilogue.activation = backend::kConvClamp;
       epilogue.lo = a.lo;

@@ -70,16 +70,23 @@ struct TableImpl {
     return Dev::Launch(static_cast<size_t>(g->samples * g->c_in_group * g->h * g->w), Col2ImBody{*g, cols, dx});
   }
   // A call's groups one launch each, the pointers offset to the group's channels and weights.
+  // SiLU's sigmoid runs as a second pass over the outputs (ConvSiluBody).
   static int Conv2dForward(const backend::Conv2dCall* c, const float* x, const float* w, const float* bias, float* y) {
     const size_t n = static_cast<size_t>(c->conv.samples * c->c_out_group * c->conv.h_out * c->conv.w_out);
     const backend::Conv2dGroupStrides o = backend::GroupStridesOf(*c);
+    backend::Conv2dCall call = *c;
+    const bool silu = call.epilogue.activation == backend::kConvSilu;
+    if (silu) call.epilogue.activation = backend::kConvNoActivation;
     for (int64_t g = 0; g < c->groups; ++g) {
-      const int status = Dev::Launch(n, Conv2dForwardBody{*c, x + g * o.x, w + g * o.w,
+      const int status = Dev::Launch(n, Conv2dForwardBody{call, x + g * o.x, w + g * o.w,
                                                           bias == nullptr ? nullptr : bias + g * c->c_out_group, y + g * o.y,
                                                           g * c->c_out_group});
       if (status != 0) return status;
     }
-    return 0;
+    if (!silu) return 0;
+    const int64_t per_sample = c->groups * o.y;
+    return Dev::Launch(static_cast<size_t>(c->conv.samples * per_sample),
+                       ConvSiluBody{Dev::Tables(), y, per_sample, c->out_sample_stride});
   }
   static int Conv2dInputGrad(const backend::Conv2dCall* c, const float* dy, const float* w, float* dx) {
     const size_t n = static_cast<size_t>(c->conv.samples * c->conv.c_in_group * c->conv.h * c->conv.w);

@@ -60,6 +60,14 @@ bool BlockNormalization(const NodeProto& node) {
   return node.op_type == "BatchNormalization" && node.input.size() == 5 && node.output.size() == 1;
 }
 
+Kernel SiluKernel(Kernel sigmoid, Kernel mul, bool v_first) {
+  return [sigmoid, mul, v_first](const Values& in, RunContext& context) -> Values {
+    const Value v = in.at(0);
+    const Value s = sigmoid({v}, context).at(0);
+    return mul(v_first ? Values{v, s} : Values{s, v}, context);
+  };
+}
+
 Kernel ConvBlockKernel(const ConvBlockNodes& nodes, const ConvNormActivation& activation) {
   const NodeView conv = ViewOf(*nodes.conv, nodes.opset);
   const Window window = ReadWindow(conv, 0, false);

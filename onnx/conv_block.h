@@ -1,5 +1,6 @@
 // Inference's convolution block as one step: a Conv, then the BatchNormalization that alone reads
-// its output and/or a Relu or a Clip with constant bounds that alone reads the one before, run by
+// its output and/or a Relu, a Clip with constant bounds or a SiLU (Sigmoid and Mul) that alone
+// reads the one before, run by
 // core's Conv2dNormActivation (the other nodes' steps applied as each output leaves the
 // convolution's registers). The same bits as the nodes one after another, which is what runs
 // where the block cannot be fused: while the module trains, for narrow float or float64 values,
@@ -41,6 +42,10 @@ bool BlockActivation(const NodeProto& node, int64_t opset, const std::vector<con
 
 // Whether `node` is a BatchNormalization in its inference form (one output): what fuses.
 bool BlockNormalization(const NodeProto& node);
+
+// SiLU's two nodes as one activation kernel (input: v): Sigmoid, then Mul with v first when
+// `v_first`, as the graph has it.
+Kernel SiluKernel(Kernel sigmoid, Kernel mul, bool v_first);
 
 // The block's kernel. Its inputs: the Conv's three (an absent bias undefined), then the
 // BatchNormalization's four after its X (when present), then the activation's after its X.

@@ -220,9 +220,9 @@ class GraphBuilder {
     return k == constants_.end() ? nullptr : &k->second;
   }
 
-  // Conv -> BatchNormalization -> Relu/Clip runs of consecutive steps, each node the only reader of
-  // the one before and no value between them an output of the graph, become one step
-  // (onnx/conv_block.h).
+  // Conv -> BatchNormalization -> Relu/Clip/SiLU runs of consecutive steps, each node the only
+  // reader of the one before (SiLU's input: its Sigmoid and Mul) and no value between them an
+  // output of the graph, become one step (onnx/conv_block.h).
   void FuseConvBlocks(int64_t opset) {
     std::map<int, int> readers;
     for (const OnnxModel::Step& step : m_.steps_) {
@@ -236,25 +236,49 @@ class GraphBuilder {
       return slot >= 0 && !to.inputs.empty() && to.inputs[0] == slot && readers[slot] == 1 && !outputs.count(slot);
     };
     std::vector<OnnxModel::Step>& steps = m_.steps_;
+    // SiLU as PyTorch exports it: Sigmoid(v), then Mul of v and it, v read by those two alone.
+    const auto silu_at = [&](size_t j) {
+      if (j + 1 >= steps.size() || step_nodes_[j]->op_type != "Sigmoid" || step_nodes_[j + 1]->op_type != "Mul") return false;
+      const int v = steps[j - 1].outputs.size() == 1 ? steps[j - 1].outputs[0] : -1;
+      const int s = steps[j].outputs.size() == 1 ? steps[j].outputs[0] : -1;
+      const std::vector<int>& mul = steps[j + 1].inputs;
+      return v >= 0 && s >= 0 && steps[j].inputs == std::vector<int>{v} && mul.size() == 2 &&
+             ((mul[0] == v && mul[1] == s) || (mul[0] == s && mul[1] == v)) && readers[v] == 2 && readers[s] == 1 &&
+             !outputs.count(v) && !outputs.count(s);
+    };
     std::vector<OnnxModel::Step> fused;
     for (size_t i = 0; i < steps.size(); ++i) {
       size_t j = i + 1;
       ConvBlockNodes block;
       ConvNormActivation after;
+      std::vector<int> inputs = steps[i].inputs;
+      inputs.resize(3, -1);
+      std::string names;
       if (step_nodes_[i]->op_type == "Conv") {
         block.conv = step_nodes_[i];
         if (j < steps.size() && BlockNormalization(*step_nodes_[j]) && feeds(steps[j - 1], steps[j])) {
           block.norm = step_nodes_[j];
           block.norm_kernel = steps[j].kernel;
+          inputs.insert(inputs.end(), steps[j].inputs.begin() + 1, steps[j].inputs.end());
+          names = "BatchNormalization";
           ++j;
         }
-        if (j < steps.size() && feeds(steps[j - 1], steps[j])) {
+        if (silu_at(j)) {
+          block.activation = step_nodes_[j];
+          block.activation_kernel =
+              SiluKernel(steps[j].kernel, steps[j + 1].kernel, steps[j + 1].inputs[0] != steps[j].outputs[0]);
+          after.activation = ConvNormActivation::Activation::kSilu;
+          names += std::string(names.empty() ? "" : ", ") + "Sigmoid and Mul (SiLU)";
+          j += 2;
+        } else if (j < steps.size() && feeds(steps[j - 1], steps[j])) {
           std::vector<const Value*> constants;
           for (const std::string& name : step_nodes_[j]->input) constants.push_back(ConstantOf(name));
           if (BlockActivation(*step_nodes_[j], opset, constants, &after)) {
             block.activation = step_nodes_[j];
             block.activation_kernel = steps[j].kernel;
             block.activation_inputs = steps[j].inputs.size() - 1;
+            inputs.insert(inputs.end(), steps[j].inputs.begin() + 1, steps[j].inputs.end());
+            names += std::string(names.empty() ? "" : " and ") + step_nodes_[j]->op_type;
             ++j;
           }
         }
@@ -266,10 +290,8 @@ class GraphBuilder {
       block.opset = opset;
       block.conv_kernel = steps[i].kernel;
       OnnxModel::Step step;
-      step.where = steps[i].where + " with the " + step_nodes_[i + 1]->op_type + (j > i + 2 ? " and " + step_nodes_[i + 2]->op_type : "") + " after it";
-      step.inputs = steps[i].inputs;
-      step.inputs.resize(3, -1);
-      for (size_t k = i + 1; k < j; ++k) step.inputs.insert(step.inputs.end(), steps[k].inputs.begin() + 1, steps[k].inputs.end());
+      step.where = steps[i].where + " with the " + names + " after it";
+      step.inputs = std::move(inputs);
       step.outputs = steps[j - 1].outputs;
       step.kernel = ConvBlockKernel(block, after);
       fused.push_back(std::move(step));

@@ -240,6 +240,7 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
     for (size_t g = 0; g < groups; ++g) PackRowTiles(w + g * group_weights, s.c_out, k, packed + g * group_weights);
   }
   const size_t x_group = s.c_in * s.h * s.w, y_group = s.c_out * positions;
+  const bool silu = s.epilogue != nullptr && s.epilogue->activation == ConvActivation::kSilu;
   const uint64_t call = NewCallId();
   ForSampleChunks(items, group_weights * positions / items_per_plane, pool, [&](size_t first, size_t count) {
     thread_local std::vector<float> source, ypad;
@@ -302,6 +303,9 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
             dst[ox] = EpilogueScalar(s.epilogue, g * s.c_out + co, v);
           }
         }
+        // The channel's values are final (a later channel's vectors start at its own first
+        // element): SiLU's sigmoid runs over them while they are in the cache.
+        if (silu) SiluRun(d, out + co * positions, positions);
       }
     }
   });

@@ -27,7 +27,7 @@ class ThreadPool;
 // rounded operation, the result canonical (core/backend/kernel_table.h, ConvEpilogue): batch
 // normalisation in evaluation (mean not null: v = (v - mean[c]) * rstd[c], then v * weight[c] +
 // bias[c], weight null meaning 1 and bias null +0), then an activation.
-enum class ConvActivation { kNone, kRelu, kClamp };
+enum class ConvActivation { kNone, kRelu, kClamp, kSilu };
 struct ConvEpilogue {
   const float* mean = nullptr;
   const float* rstd = nullptr;
@@ -35,6 +35,7 @@ struct ConvEpilogue {
   const float* bias = nullptr;
   ConvActivation activation = ConvActivation::kNone;
   float lo = 0.0f, hi = 0.0f;  // kClamp: v < lo ? lo : v, then v > hi ? hi : v (NaN kept)
+  // kSilu: v * sigmoid(v) with the contract's sigmoid (simd/math.h), the product rounded.
 };
 
 struct ConvShape {

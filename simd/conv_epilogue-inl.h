@@ -15,6 +15,7 @@
 #include "hwy/highway.h"
 #include "simd/contract-inl.h"
 #include "simd/conv.h"
+#include "simd/math.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace lockstep {
@@ -23,7 +24,8 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // One output channel's epilogue, its constants in registers. Not canonical: the caller stores
-// Canonicalize(d, Apply(d, v)).
+// Canonicalize(d, Apply(d, v)). SiLU is not applied here: its sigmoid runs over a stored run
+// (SiluRun), once the run's values are final.
 template <class D>
 struct ChannelEpilogue {
   using V = hn::Vec<D>;
@@ -58,7 +60,27 @@ struct ChannelEpilogue {
   }
 };
 
-// The same steps on one float (the rows' tails), canonical.
+// v * sigmoid(v) over a run of stored values, in place, canonical: the sigmoid in blocks through
+// a buffer in the cache (the math kernel's own evaluation, on this thread), then the products.
+template <class D>
+HWY_INLINE void SiluRun(D d, float* run, size_t n) {
+  const size_t N = hn::Lanes(d);
+  constexpr size_t kBlock = 1024;
+  HWY_ALIGN float s[kBlock];
+  for (size_t p0 = 0; p0 < n; p0 += kBlock) {
+    const size_t len = n - p0 < kBlock ? n - p0 : kBlock;
+    float* v = run + p0;
+    MathOnThisThread(MathFn::kSigmoid, v, s, len);
+    size_t p = 0;
+    for (; p + N <= len; p += N) hn::StoreU(Canonicalize(d, hn::Mul(hn::LoadU(d, v + p), hn::Load(d, s + p))), d, v + p);
+    for (; p < len; ++p) {
+      const float y = v[p] * s[p];
+      v[p] = y != y ? __builtin_nanf("") : y;
+    }
+  }
+}
+
+// The same steps on one float (the rows' tails), canonical; SiLU's sigmoid comes after (SiluRun).
 HWY_INLINE float EpilogueScalar(const ConvEpilogue* e, size_t channel, float v) {
   if (e != nullptr) {
     if (e->mean != nullptr) {
@@ -89,6 +111,7 @@ HWY_INLINE void ApplyEpilogueRuns(D d, const ConvEpilogue* e, size_t first_chann
     size_t p = 0;
     for (; p + N <= positions; p += N) hn::StoreU(Canonicalize(d, ep.Apply(d, hn::LoadU(d, run + p))), d, run + p);
     for (; p < positions; ++p) run[p] = EpilogueScalar(e, first_channel + c, run[p]);
+    if (e->activation == ConvActivation::kSilu) SiluRun(d, run, positions);
   }
 }
 

@@ -164,6 +164,9 @@ void Math(MathFn fn, const float* in, float* out, size_t n) {
     HWY_DYNAMIC_DISPATCH(MathTarget)(fn, in + first, out + first, count);
   });
 }
+void MathOnThisThread(MathFn fn, const float* in, float* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(MathTarget)(fn, in, out, n);
+}
 void PowInt(const float* in, int exponent, float* out, size_t n) {
   HWY_DYNAMIC_DISPATCH(PowIntTarget)(in, exponent, out, n);
 }

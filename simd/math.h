@@ -49,6 +49,8 @@ constexpr int kMathFnCount = 20;
 
 // out[i] = fn(in[i]), correctly rounded. out may alias in.
 void Math(MathFn fn, const float* in, float* out, size_t n);
+// The same on the calling thread alone (no pool): for kernels that call it from their own tasks.
+void MathOnThisThread(MathFn fn, const float* in, float* out, size_t n);
 // out[i] = in[i]^exponent with IEEE pow semantics for the specials (x^0 = 1 for every x, NaN
 // included; pow(+-0, negative odd) = +-inf, ...). Proven correctly rounded for
 // kPowIntProvenMin <= exponent <= kPowIntProvenMax; other exponents are computed by a fixed

@@ -176,6 +176,7 @@ void Conv2dForward(const backend::Conv2dCall& call, const float* x, const float*
     epilogue.bias = from.bias;
     epilogue.activation = from.activation == backend::kConvRelu    ? simd::ConvActivation::kRelu
                           : from.activation == backend::kConvClamp ? simd::ConvActivation::kClamp
+                          : from.activation == backend::kConvSilu  ? simd::ConvActivation::kSilu
                                                                    : simd::ConvActivation::kNone;
     epilogue.lo = from.lo;
     epilogue.hi = from.hi;

@@ -125,8 +125,9 @@ struct ConvCall {
 //                              (weight null: times 1; bias null: plus +0, as ChannelNormCall)
 //   kConvRelu:  v > 0 or NaN ? v : +0
 //   kConvClamp: v < lo ? lo : v, then v > hi ? hi : v
+//   kConvSilu:  v * sigmoid(v), sigmoid the contract's correctly rounded one (MathFn::kSigmoid)
 // A zero epilogue (the default) does nothing; the gradients ignore it.
-enum ConvActivation : int32_t { kConvNoActivation = 0, kConvRelu = 1, kConvClamp = 2 };
+enum ConvActivation : int32_t { kConvNoActivation = 0, kConvRelu = 1, kConvClamp = 2, kConvSilu = 3 };
 struct ConvEpilogue {
   const float* mean = nullptr;
   const float* rstd = nullptr;

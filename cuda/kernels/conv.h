@@ -6,6 +6,7 @@
 
 #include "core/backend/kernel_table.h"
 #include "cuda/kernels/layers.h"
+#include "cuda/kernels/math.h"
 #include "cuda/kernels/portable.h"
 #include "cuda/kernels/reduce.h"
 
@@ -38,6 +39,18 @@ LS_HD float ConvEpilogueValue(const backend::ConvEpilogue& e, int64_t c, float v
   }
   return Canonical(v);
 }
+
+// SiLU after the epilogue's other steps: y = y * sigmoid(y) (the math kernel's correctly rounded
+// sigmoid), canonical, over t = n * per_sample + e of a batch whose samples are `stride` apart.
+struct ConvSiluBody {
+  MathTables tables;
+  float* y;
+  int64_t per_sample, stride;
+  LS_HD void operator()(size_t t) const {
+    float* v = y + static_cast<int64_t>(t) / per_sample * stride + static_cast<int64_t>(t) % per_sample;
+    *v = Canonical(*v * ApplyMath(tables, MathFn::kSigmoid, *v));
+  }
+};
 
 // y[n, co, oy, ox] over t = ((n * c_out + co) * h_out + oy) * w_out + ox: the sum over (c, i, j)
 // from -0.0 (+0 when empty), canonical, then plus the bias, canonical, then the epilogue of

@@ -862,8 +862,8 @@ void ChannelSumsCases(Runner& r, std::vector<KernelOutput>& outputs) {
 }
 
 // The forward convolution's epilogue (Conv2dCall.epilogue: inference's batch normalisation and
-// Relu or Clip applied as each output is stored): batch normalisation with and without its affine
-// parameters, each activation, clamp bounds of -0 and infinity, statistics with special values,
+// Relu, Clip or SiLU applied as each output is stored): batch normalisation with and without its
+// affine parameters, each activation, clamp bounds of -0 and infinity, statistics with special values,
 // on layers through the direct kernels and the GEMM, and depthwise groups in one call (golden
 // section 7).
 void ConvEpilogueCases(Runner& r, std::vector<KernelOutput>& outputs) {
@@ -892,7 +892,8 @@ void ConvEpilogueCases(Runner& r, std::vector<KernelOutput>& outputs) {
   const Variant variants[] = {
       {true, true, be::kConvRelu, 0.0f, 0.0f},   {true, false, be::kConvClamp, 0.0f, 6.0f},
       {false, false, be::kConvClamp, -0.0f, inf}, {true, true, be::kConvNoActivation, 0.0f, 0.0f},
-      {false, false, be::kConvRelu, 0.0f, 0.0f},
+      {false, false, be::kConvRelu, 0.0f, 0.0f},  {true, true, be::kConvSilu, 0.0f, 0.0f},
+      {false, false, be::kConvSilu, 0.0f, 0.0f},
   };
   KernelOutput k{"conv2d_epilogue", {}};
   for (const Layer& l : layers) {

@@ -75,8 +75,9 @@ const SectionText kSectionText[kGoldenSections] = {
      "# section 6: batch normalisation's channel sums read in place (channel_sums: the bits of sum_axis\n"
      "# over each channel's values copied out), hashed into their own total\n"},
     {"total-fused-3",
-     "# section 7: the forward convolution's epilogue (inference's batch normalisation and Relu or Clip\n"
-     "# applied as each output is stored: the bits of those ops run after it), hashed into their own total\n"},
+     "# section 7: the forward convolution's epilogue (inference's batch normalisation and Relu, Clip or\n"
+     "# SiLU applied as each output is stored: the bits of those ops run after it), hashed into their own\n"
+     "# total\n"},
 };
 
 struct Hashes {

@@ -1,4 +1,4 @@
-// Inference's Conv -> BatchNormalization -> Relu/Clip runs fused into one step (onnx/conv_block.h)
+// Inference's Conv -> BatchNormalization -> Relu/Clip/SiLU runs fused into one step (onnx/conv_block.h)
 // give the bits of the same graph run node by node: the reference is the graph with every value
 // between the nodes also an output, which keeps them apart. On special values, in evaluation
 // and in training (where the block runs node by node and batch normalisation uses the batch).
@@ -55,8 +55,9 @@ void BatchNorm(ModelBuilder& m, const std::string& name, int64_t c, uint32_t see
 }
 
 // x [N, 4, 9, 9] -> Conv 3x3 (bias) -> BN -> Relu -> a -> depthwise Conv 3x3 stride 2 -> BN ->
-// Clip(0, 6) -> b -> Conv 1x1 -> Relu -> c -> Conv 1x1 (bias) -> BN -> y. `exposed`: a..c and the
-// values inside the blocks are outputs too, so that nothing fuses.
+// Clip(0, 6) -> b -> Conv 1x1 -> Relu -> c -> Conv 1x1 (bias) -> BN -> SiLU (Mul(sigmoid, v)) -> d
+// -> Conv 1x1 -> SiLU (Mul(v, sigmoid)) -> e -> Conv 1x1 (bias) -> BN -> y. `exposed`: the values
+// between the nodes are outputs too, so that nothing fuses.
 Bytes Network(bool exposed) {
   ModelBuilder m;
   m.opset = 17;
@@ -66,7 +67,7 @@ Bytes Network(bool exposed) {
     for (const char* name : {"c1", "n1", "a"}) m.Output(name, {-1, 8, 9, 9});
     for (const char* name : {"c2", "n2", "b"}) m.Output(name, {-1, 8, 5, 5});
     for (const char* name : {"c3", "c"}) m.Output(name, {-1, 12, 5, 5});
-    m.Output("c4", {-1, 6, 5, 5});
+    for (const char* name : {"c4", "n4", "s4", "d", "c5", "s5", "e", "c6"}) m.Output(name, {-1, 6, 5, 5});
   }
   m.Initializer(testing::FloatTensor("w1", {8, 4, 3, 3}, Mixed(288, 1)))
       .Initializer(testing::FloatTensor("b1", {8}, Mixed(8, 2)))
@@ -74,6 +75,9 @@ Bytes Network(bool exposed) {
       .Initializer(testing::FloatTensor("w3", {12, 8, 1, 1}, Mixed(96, 4)))
       .Initializer(testing::FloatTensor("w4", {6, 12, 1, 1}, Mixed(72, 5)))
       .Initializer(testing::FloatTensor("b4", {6}, Mixed(6, 6)))
+      .Initializer(testing::FloatTensor("w5", {6, 6, 1, 1}, Mixed(36, 7)))
+      .Initializer(testing::FloatTensor("w6", {6, 6, 1, 1}, Mixed(36, 8)))
+      .Initializer(testing::FloatTensor("b6", {6}, Mixed(6, 9)))
       .Initializer(testing::FloatTensor("lo", {}, {0.0f}))
       .Initializer(testing::FloatTensor("hi", {}, {6.0f}));
   m.Node("Conv", {"x", "w1", "b1"}, {"c1"}, {Attr::Ints("pads", {1, 1, 1, 1})});
@@ -86,7 +90,14 @@ Bytes Network(bool exposed) {
   m.Node("Conv", {"b", "w3"}, {"c3"});
   m.Node("Relu", {"c3"}, {"c"});
   m.Node("Conv", {"c", "w4", "b4"}, {"c4"});
-  BatchNorm(m, "bn4", 6, 30, "c4", "y");
+  BatchNorm(m, "bn4", 6, 30, "c4", "n4");
+  m.Node("Sigmoid", {"n4"}, {"s4"});
+  m.Node("Mul", {"s4", "n4"}, {"d"});
+  m.Node("Conv", {"d", "w5"}, {"c5"});
+  m.Node("Sigmoid", {"c5"}, {"s5"});
+  m.Node("Mul", {"c5", "s5"}, {"e"});
+  m.Node("Conv", {"e", "w6", "b6"}, {"c6"});
+  BatchNorm(m, "bn6", 6, 40, "c6", "y");
   return m.Build();
 }
 
@@ -99,10 +110,10 @@ size_t DifferingBits(const Tensor& a, const Tensor& b) {
   return differ;
 }
 
-TEST_CASE("Conv -> BatchNormalization -> Relu/Clip fused gives the bits of the nodes run one by one") {
+TEST_CASE("Conv -> BatchNormalization -> Relu/Clip/SiLU fused gives the bits of the nodes run one by one") {
   auto fused = Load(Network(false));
   auto apart = Load(Network(true));
-  CHECK(fused->fused_blocks() == 4);
+  CHECK(fused->fused_blocks() == 6);
   CHECK(apart->fused_blocks() == 0);
   for (int64_t n : {1, 3}) {
     CAPTURE(n);

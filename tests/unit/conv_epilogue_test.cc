@@ -1,5 +1,5 @@
-// Conv2dNormActivation (inference's Conv -> BatchNorm -> Relu/Clamp in one pass) gives the bits of
-// the three ops one after another: on every target, at 1 and 2 threads, through the direct kernels
+// Conv2dNormActivation (inference's Conv -> BatchNorm -> Relu/Clamp/SiLU in one pass) gives the
+// bits of the ops one after another: on every target, at 1 and 2 threads, through the direct kernels
 // and both GEMM layouts, for grouped (depthwise) layers, with and without each part, and on
 // special values (NaN, infinities, zeros of both signs, subnormals) in the input, the weights and
 // the statistics. Where a gradient is needed it runs the three ops and so keeps their graph.
@@ -28,6 +28,7 @@ Tensor ThreeOps(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dO
   if (a.normalize) y = BatchNorm(y, a.running_mean, a.running_var, a.weight, a.bias, false, 0.1f, a.eps);
   if (a.activation == Activation::kRelu) y = Relu(y);
   if (a.activation == Activation::kClamp) y = Clamp(y, a.lo, a.hi);
+  if (a.activation == Activation::kSilu) y = Mul(y, Sigmoid(y));
   return y;
 }
 
@@ -45,7 +46,7 @@ const Layer kLayers[] = {
     {"depthwise 3x3 stride 2", 2, 8, 12, 11, 8, 3, 2, 1, 8}, {"2 groups, stride 2", 2, 6, 9, 9, 4, 3, 2, 0, 2},
 };
 
-TEST_CASE("conv2d_norm_activation equals conv2d, batch_norm and relu/clamp one after another, bit for bit") {
+TEST_CASE("conv2d_norm_activation equals conv2d, batch_norm and relu/clamp/silu one after another, bit for bit") {
   const float inf = __builtin_inff();
   testing::ForEachTarget([&](const simd::Target&) {
     testing::ForOneAndTwoThreads([&](size_t) {
@@ -61,11 +62,13 @@ TEST_CASE("conv2d_norm_activation equals conv2d, batch_norm and relu/clamp one a
         a.weight = Mixed({l.c_out}, 6, 9);
         a.bias = Mixed({l.c_out}, 7, 9);
         a.eps = 1e-3f;
-        for (int variant = 0; variant < 12; ++variant) {
+        for (int variant = 0; variant < 15; ++variant) {
           ConvNormActivation v = a;
           v.normalize = variant % 3 != 2;
           if (variant % 3 == 1) v.weight = v.bias = Tensor();  // batch_norm without affine parameters
-          v.activation = variant / 3 == 0 ? Activation::kNone : variant / 3 == 1 ? Activation::kRelu : Activation::kClamp;
+          const Activation kinds[] = {Activation::kNone, Activation::kRelu, Activation::kClamp, Activation::kClamp,
+                                      Activation::kSilu};
+          v.activation = kinds[variant / 3];
           v.lo = variant == 9 ? -0.0f : 0.0f;
           v.hi = variant == 11 ? inf : 6.0f;
           const Tensor bias = variant % 2 == 0 ? b : Tensor();
