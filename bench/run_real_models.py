@@ -3,7 +3,8 @@
 (on their ONNX exports) against PyTorch (on the same modules and weights) in the same run
 (bench/peers/real_models.py measures one engine, one row, in a process of its own).
 
-  /usr/bin/python3 bench/run_real_models.py [--rounds R] [--threads 1,2] [--quick] [--out FILE]
+  /usr/bin/python3 bench/run_real_models.py [--rounds R] [--threads 1,2] [--quick] [--only gpt2|wasm]
+      [--out FILE] [--npm-package DIR]
 
 Rows: inference at batch 1 and 8 on 224x224 images (ResNet-18, ResNet-50, MobileNetV2,
 EfficientNet-B0, ViT-B/16) and a training step of SGD with momentum at batch 32 on 64x64 images
@@ -17,7 +18,7 @@ at batch 8, the training step), each in the faster of the two memory layouts (co
 channels-last, which oneDNN prefers for some shapes), and the fastest serves the rows of its kind,
 each again in its faster layout.
 The peak resident memory of each side's process is reported too. --quick: batch 1 inference and
-the training step of ResNet-18 and MobileNetV2 only, one round.
+the training step of ResNet-18 and MobileNetV2 only, one round unless --rounds says otherwise.
 
 A second table: a GPT-2-small-shaped model (nanoGPT's architecture, 12 layers, 12 heads, 768
 channels, a 256-token block, bytes as its vocabulary, dropout off), lockstep's own (bench/train_bench.cc
@@ -214,8 +215,8 @@ def write_wasm(args, table, rounds, seconds):
              "Inference: evaluation mode, no gradients. Training (lockstep alone: ONNX Runtime Web does not "
              "train): one SGD-with-momentum step on the cross-entropy of fixed labels; heap: the most lockstep's "
              "allocator held, sampled after the forward and the backward pass, against WebAssembly's 4 GiB. "
-             "TensorFlow.js is not measured: it runs TensorFlow's graphs, and nothing in Debian's archive or the "
-             "npm registry converts an ONNX file into one." % ort_version(), "",
+             "TensorFlow.js is not measured: it loads TensorFlow's graph formats, not ONNX, and the converters to "
+             "them (tensorflowjs_converter, onnx-tf) are Python packages outside Debian's archive." % ort_version(), "",
              "| model | mode | batch | threads | lockstep ms | ONNX Runtime Web ms | ratio | target | met "
              "| lockstep heap MB |", "|---|---|---|---|---|---|---|---|---|---|"]
     for (model, mode, batch, size), threads, a, b, heap in table:
@@ -246,7 +247,7 @@ def ort_version():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=None, help="rounds per row (default 3; 1 with --quick)")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--models", default=os.path.join(ROOT, "build", "bench", "real-models"))
@@ -261,7 +262,7 @@ def main():
     ap.add_argument("--wasm-out", default=os.path.join(ROOT, "bench", "results", "wasm-real-models.md"))
     ap.add_argument("--only", choices=["gpt2", "wasm"], help="only the GPT-2-small or the WebAssembly table")
     args = ap.parse_args()
-    rounds = 1 if args.quick else args.rounds
+    rounds = args.rounds if args.rounds is not None else 1 if args.quick else 3
     PACKAGE[:] = ["--package", args.package]
     thread_counts = [int(t) for t in args.threads.split(",")]
     started = time.time()
