@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { timeCalls } from './timing.mjs';
+
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : fallback;
@@ -37,13 +39,4 @@ if (engine === 'ort') {
   const x = kind === 'images' ? ls.tensor(floats, shape) : ls.tensor(ints, shape, { dtype: 'int64' });
   run = async () => ls.scope(() => ls.noGrad(() => model.forward(x).toArray()));
 }
-for (let i = 0; i < 3; ++i) await run();
-const times = [];
-for (let s = 0; s < samples; ++s) {
-  const start = performance.now();
-  for (let i = 0; i < steps; ++i) await run();
-  times.push((performance.now() - start) / steps);
-}
-times.sort((a, b) => a - b);
-console.log(`${engine} ${path.basename(file)} infer ms median=${times[Math.floor(times.length / 2)].toFixed(3)} ` +
-            `min=${times[0].toFixed(3)} max=${times.at(-1).toFixed(3)}`);
+console.log(`${engine} ${path.basename(file)} infer ${await timeCalls(run, { warmup: 3, samples, steps })}`);

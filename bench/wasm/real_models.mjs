@@ -15,6 +15,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { timeCalls } from './timing.mjs';
+
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : fallback;
@@ -63,15 +65,6 @@ if (engine === 'ort') {
     });
   }
 }
-for (let i = 0; i < 2; ++i) await run();
-const times = [];
-for (let s = 0; s < samples; ++s) {
-  const start = performance.now();
-  for (let i = 0; i < steps; ++i) await run();
-  times.push((performance.now() - start) / steps);
-}
-times.sort((a, b) => a - b);
-console.log(`${engine} ${path.basename(file, '.onnx')} ${mode} ms median=${times[Math.floor(times.length / 2)].toFixed(3)} ` +
-            `min=${times[0].toFixed(3)} max=${times.at(-1).toFixed(3)}`);
+console.log(`${engine} ${path.basename(file, '.onnx')} ${mode} ${await timeCalls(run, { warmup: 2, samples, steps })}`);
 if (engine === 'lockstep') console.log(`heap MB=${(heapPeak / 2 ** 20).toFixed(1)}`);
 process.exit(0);  // the threads' workers would keep Node alive
