@@ -288,7 +288,7 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
       float* const out_end = out + row_end * positions;
       for (size_t co = row_begin; co < row_end; ++co) {
         const auto b = hn::Set(d, group_bias != nullptr ? group_bias[co] : 0.0f);
-        const ChannelEpilogue<decltype(d)> ep(d, s.epilogue, g * s.c_out + co);
+        const ChannelEpilogue ep(s.epilogue, g * s.c_out + co);
         for (size_t oy = 0; oy < s.h_out; ++oy) {
           const float* src = ypad.data() + co * ld + oy * width;
           float* dst = out + co * positions + oy * s.w_out;

@@ -23,38 +23,39 @@ namespace simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// One output channel's epilogue, its constants in registers. Not canonical: the caller stores
-// Canonicalize(d, Apply(d, v)). SiLU is not applied here: its sigmoid runs over a stored run
+// One output channel's epilogue. Not canonical: the caller stores Canonicalize(d, Apply(d, v)).
+// Its constants are scalars (SVE's vectors cannot be members), set into vectors where Apply is
+// inlined, outside the caller's loop. SiLU is not applied here: its sigmoid runs over a stored run
 // (SiluRun), once the run's values are final.
-template <class D>
 struct ChannelEpilogue {
-  using V = hn::Vec<D>;
   bool normalize = false;
   ConvActivation activation = ConvActivation::kNone;
-  V mean, rstd, weight, bias, lo, hi;
+  float mean = 0.0f, rstd = 0.0f, weight = 1.0f, bias = 0.0f, lo = 0.0f, hi = 0.0f;
 
-  ChannelEpilogue(D d, const ConvEpilogue* e, size_t channel)
-      : mean(hn::Zero(d)), rstd(hn::Zero(d)), weight(hn::Zero(d)), bias(hn::Zero(d)), lo(hn::Zero(d)), hi(hn::Zero(d)) {
+  ChannelEpilogue(const ConvEpilogue* e, size_t channel) {
     if (e == nullptr) return;
     normalize = e->mean != nullptr;
     activation = e->activation;
     if (normalize) {
-      mean = hn::Set(d, e->mean[channel]);
-      rstd = hn::Set(d, e->rstd[channel]);
-      weight = hn::Set(d, e->weight != nullptr ? e->weight[channel] : 1.0f);
-      bias = hn::Set(d, e->bias != nullptr ? e->bias[channel] : 0.0f);
+      mean = e->mean[channel];
+      rstd = e->rstd[channel];
+      weight = e->weight != nullptr ? e->weight[channel] : 1.0f;
+      bias = e->bias != nullptr ? e->bias[channel] : 0.0f;
     }
-    lo = hn::Set(d, e->lo);
-    hi = hn::Set(d, e->hi);
+    lo = e->lo;
+    hi = e->hi;
   }
 
+  template <class D, class V = hn::Vec<D>>
   HWY_INLINE V Apply(D d, V v) const {
-    if (normalize) v = hn::Add(hn::Mul(hn::Mul(hn::Sub(v, mean), rstd), weight), bias);
+    if (normalize) {
+      v = hn::Add(hn::Mul(hn::Mul(hn::Sub(v, hn::Set(d, mean)), hn::Set(d, rstd)), hn::Set(d, weight)), hn::Set(d, bias));
+    }
     if (activation == ConvActivation::kRelu) {
       v = hn::IfThenElse(hn::Or(hn::Gt(v, hn::Zero(d)), IsNaNMask(d, v)), v, hn::Zero(d));
     } else if (activation == ConvActivation::kClamp) {
-      v = hn::IfThenElse(hn::Lt(v, lo), lo, v);
-      v = hn::IfThenElse(hn::Gt(v, hi), hi, v);
+      v = hn::IfThenElse(hn::Lt(v, hn::Set(d, lo)), hn::Set(d, lo), v);
+      v = hn::IfThenElse(hn::Gt(v, hn::Set(d, hi)), hn::Set(d, hi), v);
     }
     return v;
   }
@@ -106,7 +107,7 @@ HWY_INLINE void ApplyEpilogueRuns(D d, const ConvEpilogue* e, size_t first_chann
                                   float* y) {
   const size_t N = hn::Lanes(d);
   for (size_t c = 0; c < channels; ++c) {
-    const ChannelEpilogue<D> ep(d, e, first_channel + c);
+    const ChannelEpilogue ep(e, first_channel + c);
     float* run = y + c * positions;
     size_t p = 0;
     for (; p + N <= positions; p += N) hn::StoreU(Canonicalize(d, ep.Apply(d, hn::LoadU(d, run + p))), d, run + p);
