@@ -1,7 +1,7 @@
 // Conv2dNormActivation (core/ops.h): inference's Conv -> BatchNorm -> Relu/Clamp as one kernel-table
 // call whose epilogue (kernel_table.h, ConvEpilogue) holds the other two ops' per-element steps.
-// The running statistics' rstd is computed exactly as BatchNorm computes it (var + eps, then the
-// contract's rsqrt), so the fused output and the three ops' output are the same bits.
+// The running statistics' rstd is BatchNorm's own (BatchNormRstd), so the fused output and the
+// three ops' output are the same bits.
 #include "core/autograd.h"
 #include "core/conv_internal.h"
 #include "core/error.h"
@@ -45,11 +45,7 @@ Tensor Conv2dNormActivation(const Tensor& x, const Tensor& weight, const Tensor&
                                                                       << c << " channels");
       }
       mean = ContiguousData(a.running_mean, "batch_norm");
-      const Tensor var = ContiguousData(a.running_var, "batch_norm");
-      rstd = Tensor::Empty({c});
-      const Kernels kernels;
-      kernels.BinaryScalarRight(backend::BinaryOp::kAdd, var.data_f32(), a.eps, rstd.data_f32(), static_cast<size_t>(c));
-      kernels.Math(backend::MathFn::kRsqrt, rstd.data_f32(), rstd.data_f32(), static_cast<size_t>(c));
+      rstd = BatchNormRstd(ContiguousData(a.running_var, "batch_norm"), a.eps);
       epilogue.mean = mean.data_f32();
       epilogue.rstd = rstd.data_f32();
       if (a.weight.defined()) {

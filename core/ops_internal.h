@@ -64,6 +64,9 @@ Tensor BatchGroupedSumRows(const Tensor& x2d, int64_t rows_per_group);
 // channel-major first ([C, samples * P], runs of P floats): a channel's sequence is then a
 // contiguous row, summed at full vector width, and one call sums every channel of the group.
 Tensor ChannelSums(const Tensor& t, int64_t n, int64_t c, int64_t p);
+// Batch normalisation's rstd [C] = rsqrt(var + eps) (the contract's rsqrt), var contiguous [C]:
+// one definition for BatchNorm and the fused convolution block, so both give the same bits.
+Tensor BatchNormRstd(const Tensor& var, float eps);
 // Copies n floats between device allocations of the current device (the ranges do not overlap).
 void CopyFloats(const float* from, float* to, size_t n);
 // Combines count partial rows of `inner` floats (device memory) in place by the pairwise tree

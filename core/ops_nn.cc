@@ -111,6 +111,15 @@ Tensor LayerNorm(const Tensor& a, int64_t normalized_dims, const Tensor& weight,
   });
 }
 
+Tensor BatchNormRstd(const Tensor& var, float eps) {
+  const size_t channels = static_cast<size_t>(var.numel());
+  Tensor rstd = Tensor::Empty({var.numel()});
+  const Kernels kernels;
+  kernels.BinaryScalarRight(backend::BinaryOp::kAdd, var.data_f32(), eps, rstd.data_f32(), channels);
+  kernels.Math(backend::MathFn::kRsqrt, rstd.data_f32(), rstd.data_f32(), channels);
+  return rstd;
+}
+
 Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& running_var,
                  const Tensor& weight, const Tensor& bias, bool training, float momentum, float eps) {
   return trace::Op("batch_norm", [&]() -> Tensor {
@@ -133,7 +142,7 @@ Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& runn
     // xhat is kept for the gradient only: inference writes y alone (one stream of stores fewer).
     const bool keeps_graph = NeedsGrad({a, weight, bias});
     Tensor xhat = keeps_graph ? Tensor::Empty(x.shape()) : Tensor();
-    Tensor rstd = Tensor::Empty({c}), out = Tensor::Empty(x.shape());
+    Tensor rstd, out = Tensor::Empty(x.shape());
     const Kernels kernels;
     const size_t channels = static_cast<size_t>(c);
     Tensor mean, var;
@@ -164,8 +173,7 @@ Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& runn
       mean = ContiguousData(running_mean, "batch_norm");
       var = ContiguousData(running_var, "batch_norm");
     }
-    kernels.BinaryScalarRight(backend::BinaryOp::kAdd, var.data_f32(), eps, rstd.data_f32(), channels);
-    kernels.Math(backend::MathFn::kRsqrt, rstd.data_f32(), rstd.data_f32(), channels);
+    rstd = BatchNormRstd(var, eps);
     const Tensor w = weight.defined() ? ContiguousData(weight, "batch_norm") : Tensor();
     const Tensor b = bias.defined() ? ContiguousData(bias, "batch_norm") : Tensor();
     backend::ChannelNormCall call{};
