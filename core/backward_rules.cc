@@ -404,16 +404,11 @@ std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& g) {
     }
     case OpKind::kConv2d: return Conv2dGrad(node, g);
     case OpKind::kConvTranspose2d: return ConvTranspose2dGrad(node, g);
-    case OpKind::kClamp: {  // +0 where x < lo, then where x > hi: the two masked fills' gradient
+    case OpKind::kClamp: {  // +0 where x < lo or x > hi: the two masked fills' gradient in one pass
       const Tensor x = ContiguousData(in[0], "clip"), gc = ContiguousData(g, "clip");
-      const size_t n = static_cast<size_t>(x.numel());
-      const Tensor zeros = Tensor::Zeros(x.shape());
-      Tensor below = Tensor::Empty(x.shape()), above = Tensor::Empty(x.shape()), out = Tensor::Empty(x.shape());
-      const Kernels k;
-      k.BinaryScalarRight(backend::BinaryOp::kLt, x.data_f32(), node.floats[0], below.data_f32(), n);
-      k.BinaryScalarRight(backend::BinaryOp::kGt, x.data_f32(), node.floats[1], above.data_f32(), n);
-      k.Select(above.data_f32(), zeros.data_f32(), gc.data_f32(), out.data_f32(), n);
-      k.Select(below.data_f32(), zeros.data_f32(), out.data_f32(), out.data_f32(), n);
+      Tensor out = Tensor::Empty(x.shape());
+      Kernels().ClampBackward(x.data_f32(), node.floats[0], node.floats[1], gc.data_f32(), out.data_f32(),
+                              static_cast<size_t>(x.numel()));
       return {out};
     }
     case OpKind::kMaxPool2d:

@@ -48,6 +48,9 @@ struct TableImpl {
   static int Clamp(const float* x, float lo, float hi, float* out, size_t n) {
     return Dev::Launch(n, ClampBody{x, lo, hi, out});
   }
+  static int ClampBackward(const float* x, float lo, float hi, const float* g, float* out, size_t n) {
+    return Dev::Launch(n, ClampBackwardBody{x, lo, hi, g, out});
+  }
   static int Select(const float* cond, const float* a, const float* b, float* out, size_t n) {
     return Dev::Launch(n, SelectBody{cond, a, b, out});
   }

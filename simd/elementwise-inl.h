@@ -141,6 +141,15 @@ struct ClampFn {
   }
 };
 
+// Clip's gradient: +0 where x lies outside [lo, hi] (either comparison; NaN fails both), else g.
+struct ClampBackwardFn {
+  float lo, hi;
+  template <class D, class V> HWY_INLINE V operator()(D d, V x, V g) const {
+    const auto outside = hn::Or(hn::Lt(x, hn::Set(d, lo)), hn::Gt(x, hn::Set(d, hi)));
+    return Canonicalize(d, hn::IfThenZeroElse(outside, g));
+  }
+};
+
 // Binds one operand to a broadcast scalar.
 template <class Fn>
 struct ScalarRight {
@@ -271,6 +280,11 @@ HWY_INLINE void NormalizeRunBackwardImpl(const float* g, const float* xhat, floa
   memcpy(h_buf, xhat + i, (n - i) * sizeof(float));
   step(g_buf, h_buf, out_buf);
   memcpy(dx + i, out_buf, (n - i) * sizeof(float));
+}
+
+HWY_INLINE void ClampBackwardImpl(const float* x, float lo, float hi, const float* g, float* out, size_t n) {
+  const hn::ScalableTag<float> d;
+  MapBinary(d, x, g, out, n, ClampBackwardFn{lo, hi});
 }
 
 HWY_INLINE void SelectImpl(const float* cond, const float* a, const float* b, float* out, size_t n) {

@@ -28,6 +28,9 @@ void SelectTarget(const float* cond, const float* a, const float* b, float* out,
   SelectImpl(cond, a, b, out, n);
 }
 void ClampTarget(const float* x, float lo, float hi, float* out, size_t n) { ClampImpl(x, lo, hi, out, n); }
+void ClampBackwardTarget(const float* x, float lo, float hi, const float* g, float* out, size_t n) {
+  ClampBackwardImpl(x, lo, hi, g, out, n);
+}
 void NormalizeRunTarget(const float* x, float mean, float rstd, float weight, float bias, float* xhat, float* out,
                         size_t n) {
   NormalizeRunImpl(x, mean, rstd, weight, bias, xhat, out, n);
@@ -52,6 +55,7 @@ HWY_EXPORT(BinaryScalarLeftTarget);
 HWY_EXPORT(UnaryTarget);
 HWY_EXPORT(SelectTarget);
 HWY_EXPORT(ClampTarget);
+HWY_EXPORT(ClampBackwardTarget);
 HWY_EXPORT(NormalizeRunTarget);
 HWY_EXPORT(NormalizeRunBackwardTarget);
 
@@ -103,6 +107,11 @@ void Select(const float* cond, const float* a, const float* b, float* out, size_
 void Clamp(const float* x, float lo, float hi, float* out, size_t n) {
   ForEachChunk(n, kElementwiseChunk, [&](size_t first, size_t count) {
     HWY_DYNAMIC_DISPATCH(ClampTarget)(x + first, lo, hi, out + first, count);
+  });
+}
+void ClampBackward(const float* x, float lo, float hi, const float* g, float* out, size_t n) {
+  ForEachChunk(n, kElementwiseChunk, [&](size_t first, size_t count) {
+    HWY_DYNAMIC_DISPATCH(ClampBackwardTarget)(x + first, lo, hi, g + first, out + first, count);
   });
 }
 

@@ -60,6 +60,9 @@ void Select(const float* cond, const float* a, const float* b, float* out, size_
 // y = x[i] < lo ? lo : x[i]; out[i] = y > hi ? hi : y (ONNX's Clip, PyTorch's clamp: NaN kept,
 // -0 kept at a bound of +0). out may alias x.
 void Clamp(const float* x, float lo, float hi, float* out, size_t n);
+// Clamp's gradient: out[i] = x[i] < lo || x[i] > hi ? +0 : g[i], canonical (a NaN x passes g[i]).
+// out may alias g.
+void ClampBackward(const float* x, float lo, float hi, const float* g, float* out, size_t n);
 
 // Batch normalisation over one run of a channel (core/backend/cpu_channel_norm.cc), single-threaded:
 // xhat = (x - mean) * rstd, out = xhat * weight + bias; backward dx = ((g - mean_g) - xhat *

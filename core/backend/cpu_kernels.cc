@@ -67,6 +67,10 @@ struct Cpu {
     simd::Clamp(x, lo, hi, out, n);
     return 0;
   }
+  static int ClampBackward(const float* x, float lo, float hi, const float* g, float* out, size_t n) {
+    simd::ClampBackward(x, lo, hi, g, out, n);
+    return 0;
+  }
   static int Select(const float* cond, const float* a, const float* b, float* out, size_t n) {
     simd::Select(cond, a, b, out, n);
     return 0;

@@ -31,6 +31,10 @@
   /* ONNX's Clip and PyTorch's clamp: y = x[i] < lo ? lo : x[i], then out[i] = y > hi ? hi : y */ \
   /* (NaN kept, -0 kept at a bound of +0, every value hi when lo > hi). */ \
   X(clamp, Clamp, "clip", (const float* x, float lo, float hi, float* out, size_t n), (x, lo, hi, out, n)) \
+  /* Clip's gradient: out[i] = x[i] < lo || x[i] > hi ? +0 : g[i], canonical (a NaN x passes g[i]): */ \
+  /* the bits of the two masked fills it replaces (out may alias g). */ \
+  X(clamp_backward, ClampBackward, "clip backward", \
+    (const float* x, float lo, float hi, const float* g, float* out, size_t n), (x, lo, hi, g, out, n)) \
   /* out[i] = a[i] op b[i] over broadcast operands (BroadcastOperand), i < n. */ \
   X(binary_broadcast, BinaryBroadcast, "binary", \
     (backend::BinaryOp op, backend::BroadcastOperand a, backend::BroadcastOperand b, float* out, size_t n), \

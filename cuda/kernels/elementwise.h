@@ -119,6 +119,15 @@ struct ClampBody {
   }
 };
 
+// Clip's gradient: +0 where x lies outside [lo, hi] (NaN fails both comparisons), else g.
+struct ClampBackwardBody {
+  const float* x;
+  float lo, hi;
+  const float* g;
+  float* out;
+  LS_HD void operator()(size_t i) const { out[i] = x[i] < lo || x[i] > hi ? 0.0f : Canonical(g[i]); }
+};
+
 struct SelectBody {
   const float* cond;
   const float* a;

@@ -85,6 +85,15 @@ void ElementwiseCases(Runner& r, std::vector<KernelOutput>& outputs) {
     }
   }
   outputs.push_back(std::move(clamp));
+  // Its gradient over the same bounds, mixed values (NaN, infinities, +-0) in x and in g.
+  KernelOutput clamp_backward{"clamp_backward", {}};
+  for (size_t n : BatteryLengths()) {
+    for (const auto& bound : bounds) {
+      r.Check(r.k.clamp_backward(da + n % 5, bound[0], bound[1], db + n % 3, out, n), "clamp_backward");
+      r.Fetch(clamp_backward, out, n);
+    }
+  }
+  outputs.push_back(std::move(clamp_backward));
 }
 
 void ReductionCases(Runner& r, std::vector<KernelOutput>& outputs) {

@@ -21,9 +21,10 @@ namespace battery {
 // added for ONNX's element types and remainders (`total-onnx-2`: rounding to float16 and bfloat16,
 // fmod and remainder), and the kernels and kernel modes added for speed on real models
 // (`total-fused-1`: clamp, grouped convolutions in one call; `total-fused-2`: batch
-// normalisation's channel sums read in place; `total-fused-3`: the forward convolution's epilogue).
-enum class GoldenSection { kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1, kFused2, kFused3 };
-constexpr int kGoldenSections = 7;
+// normalisation's channel sums read in place; `total-fused-3`: the forward convolution's epilogue;
+// `total-fused-4`: Clip's gradient in one pass).
+enum class GoldenSection { kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1, kFused2, kFused3, kFused4 };
+constexpr int kGoldenSections = 8;
 
 struct CaseCoverage {
   const char* name;       // the battery case (its `kernel NAME HASH` line)
@@ -39,6 +40,7 @@ inline constexpr GoldenSection kOnnxOps2 = GoldenSection::kOnnxOps2;
 inline constexpr GoldenSection kFused1 = GoldenSection::kFused1;
 inline constexpr GoldenSection kFused2 = GoldenSection::kFused2;
 inline constexpr GoldenSection kFused3 = GoldenSection::kFused3;
+inline constexpr GoldenSection kFused4 = GoldenSection::kFused4;
 inline constexpr const char* kBinaryEntries = "binary binary_scalar_right binary_scalar_left";
 
 inline constexpr CaseCoverage kCaseCoverage[] = {
@@ -71,6 +73,7 @@ inline constexpr CaseCoverage kCaseCoverage[] = {
     {"unary_round_bfloat16", kOnnxOps2, "unary"},
     {"select", kContract1, "select"},
     {"clamp", kFused1, "clamp"},
+    {"clamp_backward", kFused4, "clamp_backward"},
     {"sum", kContract1, "sum_axis"},
     {"max", kContract1, "max_axis"},
     {"min", kContract1, "min_axis"},

@@ -78,6 +78,9 @@ const SectionText kSectionText[kGoldenSections] = {
      "# section 7: the forward convolution's epilogue (inference's batch normalisation and Relu, Clip or\n"
      "# SiLU applied as each output is stored: the bits of those ops run after it), hashed into their own\n"
      "# total\n"},
+    {"total-fused-4",
+     "# section 8: the kernels added for training speed on real models (clamp_backward: Clip's gradient,\n"
+     "# the bits of its two masked fills in one pass), hashed into their own total\n"},
 };
 
 struct Hashes {

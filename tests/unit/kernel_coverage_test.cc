@@ -39,6 +39,7 @@ const std::vector<Checked> kGradientChecked = {
     {"unary", {"neg", "relu", "abs", "sqrt"}},
     {"select", {"where (broadcast)", "masked_fill"}},
     {"clamp", {"clamp", "clamp lower bound only"}},
+    {"clamp_backward", {"clamp", "clamp lower bound only"}},
     {"binary_broadcast", {"add (broadcast)", "sub (broadcast)", "mul (broadcast)"}},
     {"strided_copy", {"permute", "batch_norm train", "conv2d (data-parallel batch)"}},
     {"math", {"exp", "log", "tanh", "sigmoid", "erf", "gelu erf", "gelu tanh", "rsqrt", "sin", "cos", "tan", "asin",
