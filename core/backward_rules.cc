@@ -122,26 +122,23 @@ Grads Conv2dGrad(const Node& node, const Tensor& g_in) {
   const Conv2dOptions o{v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
   const ConvGeometry geo = MakeConvGeometry(x.shape(), w.shape(), o);
   Grads out(3);
-  // Per group: dX = col2im(W_g^T dY) and dW = the batch-grouped dY cols^T, by the kernel table's
-  // convolution entries (docs/numerics.md gives both orders).
+  // dX = col2im(W_g^T dY) and dW = the batch-grouped dY cols^T of every group, by the kernel
+  // table's convolution entries (docs/numerics.md gives both orders); across ranks, the weight
+  // gradient group by group.
   const bool want_dx = Wants(node, 0), want_dw = Wants(node, 1);
   Tensor dx = want_dx ? Tensor::Empty(x.shape()) : Tensor();  // every element written
   Tensor dw = want_dw ? Tensor::Empty(w.shape()) : Tensor();
-  const backend::Conv2dCall call = Conv2dCallOf(geo);
-  const bool over_ranks = parallel::CurrentBatch() != nullptr;
+  const backend::Conv2dCall call = Conv2dCallOf(geo, o.groups);
   const Kernels kernels;
-  const int64_t group_offset = geo.c_in_group * geo.h * geo.w;  // of a group's first input channel
-  for (int64_t grp = 0; grp < o.groups; ++grp) {
-    const float* g_group = g.data_f32() + grp * geo.c_out_group * geo.positions;
-    const float* w_group = w.data_f32() + grp * geo.c_out_group * geo.k;
-    if (want_dx) kernels.Conv2dInputGrad(&call, g_group, w_group, dx.data_f32() + grp * group_offset);
-    if (want_dw) {
-      float* dw_group = dw.data_f32() + grp * geo.c_out_group * geo.k;
-      if (over_ranks) {
-        Conv2dWeightGradOverRanks(geo, x.data_f32() + grp * group_offset, g_group, dw_group);
-      } else {
-        kernels.Conv2dWeightGrad(&call, g_group, x.data_f32() + grp * group_offset, dw_group);
-      }
+  if (want_dx) kernels.Conv2dInputGrad(&call, g.data_f32(), w.data_f32(), dx.data_f32());
+  if (want_dw && parallel::CurrentBatch() == nullptr) {
+    kernels.Conv2dWeightGrad(&call, g.data_f32(), x.data_f32(), dw.data_f32());
+  } else if (want_dw) {
+    const int64_t group_offset = geo.c_in_group * geo.h * geo.w;  // of a group's first input channel
+    for (int64_t grp = 0; grp < o.groups; ++grp) {
+      Conv2dWeightGradOverRanks(geo, x.data_f32() + grp * group_offset,
+                                g.data_f32() + grp * geo.c_out_group * geo.positions,
+                                dw.data_f32() + grp * geo.c_out_group * geo.k);
     }
   }
   if (want_dx) out[0] = dx;

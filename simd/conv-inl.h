@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hwy/highway.h"
 #include "simd/contract-inl.h"
@@ -102,8 +103,10 @@ HWY_INLINE void OutputTileRows(D d, size_t rows, const float* ap, const float* b
 // Weight-gradient tile: MR taps by one vector of output channels. For every output position
 // (oy, ox) in increasing order, accumulator r adds x[oy * row_step + ox * col_step + off[r]]
 // times the vector g[(oy * w_out + ox) * g_step]. Accumulators start from acc (continuing the
-// group's sum) or from -0.0, and are stored back to acc (MR vectors, N floats apart).
-template <size_t MR, class D>
+// group's sum) or from -0.0, and are stored back to acc (MR vectors, N floats apart). kLanes: x
+// is channels-last and read as a vector at that offset, one channel a lane (depthwise layers,
+// simd/conv_depthwise.h), instead of one value broadcast.
+template <size_t MR, bool kLanes = false, class D>
 HWY_INLINE void WeightGradTile(D d, const float* x, size_t row_step, size_t col_step, const int64_t* off,
                                const float* g, size_t g_step, size_t h_out, size_t w_out, bool first,
                                float* acc) {
@@ -129,7 +132,7 @@ HWY_INLINE void WeightGradTile(D d, const float* x, size_t row_step, size_t col_
       const V gv = hn::LoadU(d, gr + ox * g_step);
       const float* xp = xr + ox * col_step;
 #define LOCKSTEP_DW_STEP(r) \
-  if constexpr (MR > r) a##r = hn::Add(a##r, hn::Mul(hn::Set(d, xp[off[r]]), gv));
+  if constexpr (MR > r) a##r = hn::Add(a##r, hn::Mul(kLanes ? hn::LoadU(d, xp + off[r]) : hn::Set(d, xp[off[r]]), gv));
       LOCKSTEP_DW_ROWS(LOCKSTEP_DW_STEP)
 #undef LOCKSTEP_DW_STEP
     }
@@ -145,14 +148,14 @@ HWY_INLINE void WeightGradTile(D d, const float* x, size_t row_step, size_t col_
 // broadcast in registers.
 constexpr size_t kWeightGradTileTaps = kConvRegisters == 32 ? 26 : 12;
 
-template <class D>
+template <bool kLanes = false, class D>
 HWY_INLINE void WeightGradTileTaps(D d, size_t taps, const float* x, size_t row_step, size_t col_step,
                                    const int64_t* off, const float* g, size_t g_step, size_t h_out, size_t w_out,
                                    bool first, float* acc) {
   switch (taps) {
 #define LOCKSTEP_DW_CASE(r) \
   case r:                   \
-    return WeightGradTile<r>(d, x, row_step, col_step, off, g, g_step, h_out, w_out, first, acc);
+    return WeightGradTile<r, kLanes>(d, x, row_step, col_step, off, g, g_step, h_out, w_out, first, acc);
     LOCKSTEP_DW_CASE(1) LOCKSTEP_DW_CASE(2) LOCKSTEP_DW_CASE(3) LOCKSTEP_DW_CASE(4) LOCKSTEP_DW_CASE(5)
     LOCKSTEP_DW_CASE(6) LOCKSTEP_DW_CASE(7) LOCKSTEP_DW_CASE(8) LOCKSTEP_DW_CASE(9) LOCKSTEP_DW_CASE(10)
     LOCKSTEP_DW_CASE(11) LOCKSTEP_DW_CASE(12)
@@ -162,7 +165,7 @@ HWY_INLINE void WeightGradTileTaps(D d, size_t taps, const float* x, size_t row_
         switch (taps) {
 #define LOCKSTEP_DW_CASE(r) \
   case r:                   \
-    return WeightGradTile<r>(d, x, row_step, col_step, off, g, g_step, h_out, w_out, first, acc);
+    return WeightGradTile<r, kLanes>(d, x, row_step, col_step, off, g, g_step, h_out, w_out, first, acc);
           LOCKSTEP_DW_CASE(13) LOCKSTEP_DW_CASE(14) LOCKSTEP_DW_CASE(15) LOCKSTEP_DW_CASE(16)
           LOCKSTEP_DW_CASE(17) LOCKSTEP_DW_CASE(18) LOCKSTEP_DW_CASE(19) LOCKSTEP_DW_CASE(20)
           LOCKSTEP_DW_CASE(21) LOCKSTEP_DW_CASE(22) LOCKSTEP_DW_CASE(23) LOCKSTEP_DW_CASE(24)
@@ -171,6 +174,26 @@ HWY_INLINE void WeightGradTileTaps(D d, size_t taps, const float* x, size_t row_
           default: break;
         }
       }
+  }
+}
+
+// The weight gradients' last step: `count` adjacent blocks of `block` partial sums (one a group of
+// samples) combined by the pairwise tree, level by level (an odd last one moves up), into the
+// first block.
+inline void CombineGroupPartials(float* partials, size_t count, size_t block) {
+  while (count > 1) {
+    size_t next = 0;
+    for (size_t i = 0; i + 1 < count; i += 2, ++next) {
+      const float* a = partials + i * block;
+      const float* b = partials + (i + 1) * block;
+      float* o = partials + next * block;
+      for (size_t e = 0; e < block; ++e) o[e] = a[e] + b[e];
+    }
+    if (count % 2 == 1) {
+      memmove(partials + next * block, partials + (count - 1) * block, block * sizeof(float));
+      ++next;
+    }
+    count = next;
   }
 }
 

@@ -17,6 +17,7 @@
 #include "hwy/highway.h"
 #include "simd/conv-inl.h"
 #include "simd/conv_epilogue-inl.h"
+#include "simd/conv_depthwise.h"
 #include "simd/conv_gemm.h"
 
 #include <string.h>
@@ -511,22 +512,8 @@ void ConvWeightGradTarget(const ConvShape& s, const float* dy, const float* x, s
   } else {
     for (size_t t = 0; t < tasks; ++t) run(t, 0);
   }
-  // Phase 3: the pairwise tree over adjacent groups (an odd last one moves up), then dw.
-  const size_t block = vectors * k * lanes;
-  for (size_t count = groups; count > 1;) {
-    size_t next = 0;
-    for (size_t i = 0; i + 1 < count; i += 2, ++next) {
-      const float* a = partials + i * block;
-      const float* b = partials + (i + 1) * block;
-      float* o = partials + next * block;
-      for (size_t e = 0; e < block; ++e) o[e] = a[e] + b[e];
-    }
-    if (count % 2 == 1) {
-      memmove(partials + next * block, partials + (count - 1) * block, block * sizeof(float));
-      ++next;
-    }
-    count = next;
-  }
+  // Phase 3: the pairwise tree over adjacent groups, then dw.
+  CombineGroupPartials(partials, groups, vectors * k * lanes);
   for (size_t co = 0; co < s.c_out; ++co) {
     for (size_t t = 0; t < k; ++t) {
       const float v = partials[((co / lanes) * k + t) * lanes + co % lanes];
@@ -569,6 +556,16 @@ void WithPool(ThreadPool* pool, const F& f) {
   f(held.get());
 }
 
+// f(shape of one group, its input, output and weight offsets) for each group in turn.
+template <class F>
+void ForEachGroup(const ConvShape& s, const F& f) {
+  ConvShape one = s;
+  one.groups = 1;
+  for (size_t g = 0; g < s.groups; ++g) {
+    f(one, g * s.c_in * s.h * s.w, g * s.c_out * s.h_out * s.w_out, g * s.c_out * s.c_in * s.kh * s.kw);
+  }
+}
+
 }  // namespace
 
 void ConvForward(const ConvShape& s, const float* x, const float* w, const float* bias, float* y, ThreadPool* pool) {
@@ -594,19 +591,22 @@ void ConvInputGrad(const ConvShape& s, const float* dy, const float* w, float* d
   if (s.samples == 0 || s.c_in == 0) return;
   if (s.kh * s.kw == 0 || s.h_out * s.w_out == 0) {  // no column reaches dx
     for (size_t n = 0; n < s.samples; ++n) {
-      for (size_t e = 0; e < s.c_in * s.h * s.w; ++e) dx[n * s.x_sample_stride + e] = 0.0f;
+      for (size_t e = 0; e < s.groups * s.c_in * s.h * s.w; ++e) dx[n * s.x_sample_stride + e] = 0.0f;
     }
     return;
   }
   WithPool(pool, [&](ThreadPool* p) {
-    if (ConvThroughGemm(s)) return ConvInputGradGemm(s, dy, w, dx, p);
-    HWY_DYNAMIC_DISPATCH(ConvInputGradTarget)(s, dy, w, dx, p);
+    if (ConvDepthwise(s)) return DepthwiseInputGrad(s, dy, w, dx, p);
+    ForEachGroup(s, [&](const ConvShape& g, size_t x_at, size_t y_at, size_t w_at) {
+      if (ConvThroughGemm(g)) return ConvInputGradGemm(g, dy + y_at, w + w_at, dx + x_at, p);
+      HWY_DYNAMIC_DISPATCH(ConvInputGradTarget)(g, dy + y_at, w + w_at, dx + x_at, p);
+    });
   });
 }
 
 void ConvWeightGrad(const ConvShape& s, const float* dy, const float* x, size_t samples_per_group, float* dw,
                     ThreadPool* pool) {
-  const size_t n = s.c_out * s.c_in * s.kh * s.kw;
+  const size_t n = s.groups * s.c_out * s.c_in * s.kh * s.kw;
   if (n == 0) return;
   if (s.samples == 0 || s.h_out == 0 || s.w_out == 0) {  // an empty sum
     for (size_t i = 0; i < n; ++i) dw[i] = 0.0f;
@@ -614,8 +614,11 @@ void ConvWeightGrad(const ConvShape& s, const float* dy, const float* x, size_t 
   }
   const size_t group = samples_per_group == 0 ? s.samples : samples_per_group;
   WithPool(pool, [&](ThreadPool* p) {
-    if (ConvThroughGemm(s)) return ConvWeightGradGemm(s, dy, x, group, dw, p);
-    HWY_DYNAMIC_DISPATCH(ConvWeightGradTarget)(s, dy, x, group, dw, p);
+    if (ConvDepthwise(s)) return DepthwiseWeightGrad(s, dy, x, group, dw, p);
+    ForEachGroup(s, [&](const ConvShape& g, size_t x_at, size_t y_at, size_t w_at) {
+      if (ConvThroughGemm(g)) return ConvWeightGradGemm(g, dy + y_at, x + x_at, group, dw + w_at, p);
+      HWY_DYNAMIC_DISPATCH(ConvWeightGradTarget)(g, dy + y_at, x + x_at, group, dw + w_at, p);
+    });
   });
 }
 

@@ -46,8 +46,9 @@ struct ConvShape {
   size_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
   size_t x_sample_stride = 0;  // floats from one sample's first input channel to the next (x, dx)
   size_t y_sample_stride = 0;  // the same for the output (y, dy)
-  // ConvForward only: this many groups, each the convolution of its own channels: group g reads
-  // x + g c_in h w and w + g c_out c_in kh kw, adds bias[g c_out + co], writes y + g c_out h_out w_out.
+  // This many groups, each the convolution of its own channels: group g reads x + g c_in h w and
+  // w + g c_out c_in kh kw, adds bias[g c_out + co], writes y + g c_out h_out w_out (and the
+  // gradients at the same offsets).
   size_t groups = 1;
   // ConvForward only: applied to every output after its bias (null: none).
   const ConvEpilogue* epilogue = nullptr;
@@ -57,9 +58,10 @@ struct ConvShape {
 // c_in, kh, kw]; every group.
 void ConvForward(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
                  ThreadPool* pool = nullptr);
-// Writes every element of dx (no zero-fill needed).
+// Writes every element of dx (no zero-fill needed). Every group (depthwise layers' in one pass:
+// simd/conv_depthwise.h).
 void ConvInputGrad(const ConvShape& s, const float* dy, const float* w, float* dx, ThreadPool* pool = nullptr);
-// dw [c_out, c_in * kh * kw].
+// dw [groups * c_out, c_in * kh * kw].
 void ConvWeightGrad(const ConvShape& s, const float* dy, const float* x, size_t samples_per_group, float* dw,
                     ThreadPool* pool = nullptr);
 

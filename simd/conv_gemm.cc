@@ -167,9 +167,10 @@ std::atomic<int> conv_path{static_cast<int>(ConvPath::kByShape)};
 }  // namespace
 
 void SetConvPath(ConvPath path) { conv_path.store(static_cast<int>(path), std::memory_order_relaxed); }
+ConvPath CurrentConvPath() { return static_cast<ConvPath>(conv_path.load(std::memory_order_relaxed)); }
 
 bool ConvThroughGemm(const ConvShape& s) {
-  const ConvPath path = static_cast<ConvPath>(conv_path.load(std::memory_order_relaxed));
+  const ConvPath path = CurrentConvPath();
   if (s.groups != 1 || path == ConvPath::kDirect) return false;
   if (path == ConvPath::kGemm) return true;
   if (s.samples * Positions(s) * Taps(s) > kMaxColumnFloats) return false;

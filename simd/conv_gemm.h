@@ -23,9 +23,11 @@ namespace simd {
 bool ConvThroughGemm(const ConvShape& s);
 
 // Which path ConvForward, ConvInputGrad and ConvWeightGrad take: by shape (the default), or one of
-// them wherever it applies (the GEMM's: one group), so that tests hold both to the same bits.
+// them wherever it applies (the GEMM's: one group; kDirect also takes a depthwise layer's
+// gradients group by group: simd/conv_depthwise.h), so that tests hold them to the same bits.
 enum class ConvPath { kByShape, kDirect, kGemm };
 void SetConvPath(ConvPath path);
+ConvPath CurrentConvPath();
 
 // Applies e (null: nothing) to one sample's output, channels [0, channels) of `positions` floats
 // each, in place, canonical (simd/conv.cc, per target).

@@ -185,22 +185,12 @@ void Conv2dForward(const backend::Conv2dCall& call, const float* x, const float*
   simd::ConvForward(s, x, w, bias, y);
 }
 
-// The gradients group by group (the forward pass takes every group in one call).
 void Conv2dInputGrad(const backend::Conv2dCall& call, const float* dy, const float* w, float* dx) {
-  simd::ConvShape s = ShapeOf(call);
-  s.groups = 1;
-  const backend::Conv2dGroupStrides stride = backend::GroupStridesOf(call);
-  for (int64_t g = 0; g < call.groups; ++g) simd::ConvInputGrad(s, dy + g * stride.y, w + g * stride.w, dx + g * stride.x);
+  simd::ConvInputGrad(ShapeOf(call), dy, w, dx);
 }
 
 void Conv2dWeightGrad(const backend::Conv2dCall& call, const float* dy, const float* x, float* dw) {
-  simd::ConvShape s = ShapeOf(call);
-  s.groups = 1;
-  const backend::Conv2dGroupStrides stride = backend::GroupStridesOf(call);
-  for (int64_t g = 0; g < call.groups; ++g) {
-    simd::ConvWeightGrad(s, dy + g * stride.y, x + g * stride.x, static_cast<size_t>(call.samples_per_group),
-                         dw + g * stride.w);
-  }
+  simd::ConvWeightGrad(ShapeOf(call), dy, x, static_cast<size_t>(call.samples_per_group), dw);
 }
 
 void MaxPoolForward(const backend::PoolCall& p, const float* x, float* out, int64_t* argmax) {

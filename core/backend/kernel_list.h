@@ -106,7 +106,7 @@
   /* Convolution of its groups (Conv2dCall), in the contract's orders (docs/numerics.md: im2col + */ \
   /* GEMM, without the columns where a kernel can). Forward: y = sum + bias (bias may be null), */ \
   /* then the call's epilogue (ConvEpilogue: inference's batch normalisation and Relu, Clip or SiLU). */ \
-  /* Input gradient: writes every element of dx. Weight gradient: dw [c_out_group, k]. */ \
+  /* Input gradient: writes every element of dx. Weight gradient: dw [groups * c_out_group, k]. */ \
   X(conv2d_forward, Conv2dForward, "conv2d", \
     (const backend::Conv2dCall* call, const float* x, const float* w, const float* bias, float* y), \
     (call, x, w, bias, y)) \

@@ -1,0 +1,241 @@
+// Depthwise gradients with the channels as lanes (simd/conv_depthwise.h): channels-last copies,
+// the weight gradient's register tiles of simd/conv-inl.h reading a vector of channels per tap,
+// and the input gradient summing each element's taps over a vector of channels.
+#include "simd/conv_depthwise.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "simd/conv_depthwise.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "simd/conv-inl.h"
+
+#include <string.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "simd/conv_gemm.h"
+#include "simd/thread_pool.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lockstep {
+namespace simd {
+namespace HWY_NAMESPACE {
+
+namespace {
+
+constexpr size_t kTransposeBlock = 16;
+
+// dst[j * dst_stride + i] = src[i * src_stride + j] for i, j < 4: two interleaves and a half
+// concatenation a row, on 4-lane vectors (every target has them).
+HWY_INLINE void Transpose4x4(const float* src, size_t src_stride, float* dst, size_t dst_stride) {
+  const hn::CappedTag<float, 4> d4;
+  const auto r0 = hn::LoadU(d4, src), r1 = hn::LoadU(d4, src + src_stride);
+  const auto r2 = hn::LoadU(d4, src + 2 * src_stride), r3 = hn::LoadU(d4, src + 3 * src_stride);
+  const auto t0 = hn::InterleaveLower(d4, r0, r1), t1 = hn::InterleaveLower(d4, r2, r3);  // j = 0, 1
+  const auto t2 = hn::InterleaveUpper(d4, r0, r1), t3 = hn::InterleaveUpper(d4, r2, r3);  // j = 2, 3
+  hn::StoreU(hn::ConcatLowerLower(d4, t1, t0), d4, dst);
+  hn::StoreU(hn::ConcatUpperUpper(d4, t1, t0), d4, dst + dst_stride);
+  hn::StoreU(hn::ConcatLowerLower(d4, t3, t2), d4, dst + 2 * dst_stride);
+  hn::StoreU(hn::ConcatUpperUpper(d4, t3, t2), d4, dst + 3 * dst_stride);
+}
+
+// dst[i * dst_stride + j] = src[j * src_stride + i] for i < rows, j < cols (a block of at most
+// kTransposeBlock x kTransposeBlock, so that its reads and writes stay in the cache).
+void TransposeBlock(const float* src, size_t src_stride, size_t rows, size_t cols, float* dst, size_t dst_stride) {
+  size_t j = 0;
+  for (; j + 4 <= cols; j += 4) {
+    size_t i = 0;
+    for (; i + 4 <= rows; i += 4) Transpose4x4(src + j * src_stride + i, src_stride, dst + i * dst_stride + j, dst_stride);
+    for (; i < rows; ++i) {
+      for (size_t jj = j; jj < j + 4; ++jj) dst[i * dst_stride + jj] = src[jj * src_stride + i];
+    }
+  }
+  for (; j < cols; ++j) {
+    for (size_t i = 0; i < rows; ++i) dst[i * dst_stride + j] = src[j * src_stride + i];
+  }
+}
+
+// dst[((y + top) * row + x + left) * cp + c] = src[c * channel_stride + y * w + x] for c < channels:
+// one sample's planes channels-last in a frame of `row` columns (the padding and the lanes past
+// `channels` are left as they are).
+void ToChannelsLast(const float* src, size_t channels, size_t channel_stride, size_t h, size_t w, size_t top,
+                    size_t left, size_t row, size_t cp, float* dst) {
+  for (size_t y = 0; y < h; ++y) {
+    for (size_t x0 = 0; x0 < w; x0 += kTransposeBlock) {
+      for (size_t c0 = 0; c0 < channels; c0 += kTransposeBlock) {
+        TransposeBlock(src + c0 * channel_stride + y * w + x0, channel_stride, std::min(kTransposeBlock, w - x0),
+                       std::min(kTransposeBlock, channels - c0), dst + ((y + top) * row + x0 + left) * cp + c0, cp);
+      }
+    }
+  }
+}
+
+// The inverse for one sample's h * w positions: dst[c * channel_stride + p] = src[p * cp + c].
+void FromChannelsLast(const float* src, size_t positions, size_t cp, size_t channels, size_t channel_stride,
+                      float* dst) {
+  for (size_t p0 = 0; p0 < positions; p0 += kTransposeBlock) {
+    for (size_t c0 = 0; c0 < channels; c0 += kTransposeBlock) {
+      TransposeBlock(src + p0 * cp + c0, cp, std::min(kTransposeBlock, channels - c0),
+                     std::min(kTransposeBlock, positions - p0), dst + c0 * channel_stride + p0, channel_stride);
+    }
+  }
+}
+
+float* AtLeast(std::vector<float>* v, size_t n) {
+  if (v->size() < n) v->resize(n);
+  return v->data();
+}
+
+// body(i) for i < items: on the pool when it has threads and `work` (multiply-adds or floats
+// moved) is worth handing out.
+template <class Body>
+void ForItems(size_t items, size_t work, ThreadPool* pool, const Body& body) {
+  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
+  if (threads > 1 && items > 1 && work >= (size_t{1} << 16)) {
+    pool->ParallelFor(items, [&](size_t i, size_t /*worker*/) { body(i); });
+  } else {
+    for (size_t i = 0; i < items; ++i) body(i);
+  }
+}
+
+}  // namespace
+
+void DepthwiseWeightGradTarget(const ConvShape& s, const float* dy, const float* x, size_t samples_per_group,
+                               float* dw, ThreadPool* pool) {
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  const size_t vectors = (s.groups + lanes - 1) / lanes;
+  const size_t k = s.kh * s.kw, positions = s.h_out * s.w_out;
+  const size_t wp = s.w + 2 * s.pad_w, plane = (s.h + 2 * s.pad_h) * wp;
+  const size_t sample_groups = (s.samples + samples_per_group - 1) / samples_per_group;
+  // Partials [sample group][vector][tap][lanes]. One task a chunk of channel vectors: sample by
+  // sample, its channels of dY as [position][channel] and of the padded input as [padded
+  // position][channel] (small enough to stay in the cache), then every tile of taps over them.
+  thread_local std::vector<float> partials_buffer;
+  float* const partials = AtLeast(&partials_buffer, sample_groups * vectors * k * lanes);
+  const size_t chunk = std::max<size_t>(1, std::min<size_t>(4, vectors / 8));  // vectors a task
+  const size_t chunks = (vectors + chunk - 1) / chunk;
+  ForItems(chunks, s.samples * positions * k * vectors * lanes, pool, [&](size_t task) {
+    const size_t v0 = task * chunk, nv = std::min(chunk, vectors - v0);
+    const size_t c0 = v0 * lanes, channels = std::min(s.groups - c0, nv * lanes), cw = nv * lanes;
+    thread_local std::vector<float> gs_buffer, xs_buffer;
+    thread_local std::vector<int64_t> off;
+    float* const gs = AtLeast(&gs_buffer, positions * cw);
+    float* const xs = AtLeast(&xs_buffer, plane * cw);
+    // The padding and the lanes past the last channel stay zero: only the rest is written below.
+    std::fill(gs, gs + positions * cw, 0.0f);
+    std::fill(xs, xs + plane * cw, 0.0f);
+    off.resize(k);
+    for (size_t i = 0; i < s.kh; ++i) {
+      for (size_t j = 0; j < s.kw; ++j) off[i * s.kw + j] = static_cast<int64_t>((i * s.dilation_h * wp + j * s.dilation_w) * cw);
+    }
+    for (size_t grp = 0; grp < sample_groups; ++grp) {
+      const size_t first = grp * samples_per_group, last = std::min(s.samples, first + samples_per_group);
+      for (size_t n = first; n < last; ++n) {
+        ToChannelsLast(dy + n * s.y_sample_stride + c0 * positions, channels, positions, s.h_out, s.w_out, 0, 0,
+                       s.w_out, cw, gs);
+        ToChannelsLast(x + n * s.x_sample_stride + c0 * s.h * s.w, channels, s.h * s.w, s.h, s.w, s.pad_h, s.pad_w,
+                       wp, cw, xs);
+        for (size_t v = 0; v < nv; ++v) {
+          for (size_t t0 = 0; t0 < k; t0 += kWeightGradTileTaps) {
+            WeightGradTileTaps<true>(d, std::min(k - t0, kWeightGradTileTaps), xs + v * lanes, s.stride_h * wp * cw,
+                                     s.stride_w * cw, off.data() + t0, gs + v * lanes, cw, s.h_out, s.w_out,
+                                     n == first, partials + ((grp * vectors + v0 + v) * k + t0) * lanes);
+          }
+        }
+      }
+    }
+  });
+  // The pairwise tree over the sample groups, then dw [group][tap].
+  CombineGroupPartials(partials, sample_groups, vectors * k * lanes);
+  for (size_t g = 0; g < s.groups; ++g) {
+    for (size_t t = 0; t < k; ++t) {
+      const float v = partials[((g / lanes) * k + t) * lanes + g % lanes];
+      dw[g * k + t] = v != v ? __builtin_nanf("") : v;
+    }
+  }
+}
+
+void DepthwiseInputGradTarget(const ConvShape& s, const float* dy, const float* w, float* dx, ThreadPool* pool) {
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  const size_t cp = (s.groups + lanes - 1) / lanes * lanes, vectors = cp / lanes;
+  const size_t k = s.kh * s.kw, positions = s.h_out * s.w_out, in_positions = s.h * s.w;
+  // The weights as [tap][channel].
+  std::vector<float> wt(k * cp, 0.0f);
+  for (size_t g = 0; g < s.groups; ++g) {
+    for (size_t t = 0; t < k; ++t) wt[t * cp + g] = w[g * k + t];
+  }
+  // One sample a task: dY channels-last, each input position's sum over the taps that reach an
+  // output position, then dx back in planes.
+  ForItems(s.samples, s.samples * in_positions * k * cp, pool, [&](size_t n) {
+    thread_local std::vector<float> dyt_buffer, dxt_buffer;
+    float* const dyt = AtLeast(&dyt_buffer, positions * cp);
+    float* const dxt = AtLeast(&dxt_buffer, in_positions * cp);
+    if (cp != s.groups) std::fill(dyt, dyt + positions * cp, 0.0f);
+    ToChannelsLast(dy + n * s.y_sample_stride, s.groups, positions, s.h_out, s.w_out, 0, 0, s.w_out, cp, dyt);
+    thread_local std::vector<size_t> reach_tap, reach_at;
+    reach_tap.resize(k);
+    reach_at.resize(k);
+    for (size_t y = 0; y < s.h; ++y) {
+      for (size_t xx = 0; xx < s.w; ++xx) {
+        // The taps that reach an output position, in increasing (kernel row, kernel column).
+        size_t reached = 0;
+        for (size_t i = 0; i < s.kh; ++i) {
+          const int64_t ry = static_cast<int64_t>(y + s.pad_h) - static_cast<int64_t>(i * s.dilation_h);
+          if (ry < 0 || ry % static_cast<int64_t>(s.stride_h) != 0) continue;
+          const size_t oy = static_cast<size_t>(ry) / s.stride_h;
+          if (oy >= s.h_out) continue;
+          for (size_t j = 0; j < s.kw; ++j) {
+            const int64_t rx = static_cast<int64_t>(xx + s.pad_w) - static_cast<int64_t>(j * s.dilation_w);
+            if (rx < 0 || rx % static_cast<int64_t>(s.stride_w) != 0) continue;
+            const size_t ox = static_cast<size_t>(rx) / s.stride_w;
+            if (ox >= s.w_out) continue;
+            reach_tap[reached] = (i * s.kw + j) * cp;
+            reach_at[reached++] = (oy * s.w_out + ox) * cp;
+          }
+        }
+        float* out = dxt + (y * s.w + xx) * cp;
+        for (size_t v = 0; v < vectors; ++v) {
+          auto sum = hn::Zero(d);
+          for (size_t r = 0; r < reached; ++r) {
+            sum = hn::Add(sum, hn::Mul(hn::LoadU(d, wt.data() + reach_tap[r] + v * lanes),
+                                       hn::LoadU(d, dyt + reach_at[r] + v * lanes)));
+          }
+          hn::StoreU(Canonicalize(d, sum), d, out + v * lanes);
+        }
+      }
+    }
+    FromChannelsLast(dxt, in_positions, cp, s.groups, in_positions, dx + n * s.x_sample_stride);
+  });
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace lockstep
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace lockstep {
+namespace simd {
+
+HWY_EXPORT(DepthwiseWeightGradTarget);
+HWY_EXPORT(DepthwiseInputGradTarget);
+
+bool ConvDepthwise(const ConvShape& s) {
+  return s.groups > 1 && s.c_in == 1 && s.c_out == 1 && CurrentConvPath() == ConvPath::kByShape;
+}
+
+void DepthwiseWeightGrad(const ConvShape& s, const float* dy, const float* x, size_t samples_per_group, float* dw,
+                         ThreadPool* pool) {
+  HWY_DYNAMIC_DISPATCH(DepthwiseWeightGradTarget)(s, dy, x, samples_per_group, dw, pool);
+}
+
+void DepthwiseInputGrad(const ConvShape& s, const float* dy, const float* w, float* dx, ThreadPool* pool) {
+  HWY_DYNAMIC_DISPATCH(DepthwiseInputGradTarget)(s, dy, w, dx, pool);
+}
+
+}  // namespace simd
+}  // namespace lockstep
+#endif  // HWY_ONCE
