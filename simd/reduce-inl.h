@@ -24,26 +24,31 @@ namespace simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Canonical sum of one contiguous block (n <= kReduceBlock).
-HWY_INLINE float SumBlockContiguous(const float* x, size_t n) {
+// A block's sum in three steps: the kReduceLanes virtual lanes start at -0.0; element i of the
+// block adds into lane i % kReduceLanes, in increasing i; the halving tree combines the lanes.
+HWY_INLINE void StartLanes(float* lanes) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);  // a power of two <= kReduceLanes on every target
-  HWY_ALIGN float lanes[kReduceLanes];
   for (size_t l = 0; l < kReduceLanes; l += N) hn::Store(hn::Set(d, -0.0f), d, lanes + l);
+}
+
+// Adds the rows of kReduceLanes elements of x (n rounded down to whole rows); returns the rows'
+// element count.
+HWY_INLINE size_t AddRows(float* lanes, const float* x, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
   size_t i = 0;
   for (; i + kReduceLanes <= n; i += kReduceLanes) {
     for (size_t l = 0; l < kReduceLanes; l += N) {
       hn::Store(hn::Add(hn::Load(d, lanes + l), hn::LoadU(d, x + i + l)), d, lanes + l);
     }
   }
-  if (i < n) {
-    HWY_ALIGN float tail[kReduceLanes];
-    for (float& t : tail) t = -0.0f;  // -0.0 leaves every lane unchanged
-    memcpy(tail, x + i, (n - i) * sizeof(float));
-    for (size_t l = 0; l < kReduceLanes; l += N) {
-      hn::Store(hn::Add(hn::Load(d, lanes + l), hn::Load(d, tail + l)), d, lanes + l);
-    }
-  }
+  return i;
+}
+
+HWY_INLINE float FinishLanes(float* lanes) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
   // Halving tree: lane l += lane l + width, vectorised while width >= N.
   size_t width = kReduceLanes / 2;
   for (; width >= N; width /= 2) {
@@ -55,6 +60,24 @@ HWY_INLINE float SumBlockContiguous(const float* x, size_t n) {
     for (size_t l = 0; l < width; ++l) lanes[l] = lanes[l] + lanes[l + width];
   }
   return lanes[0];
+}
+
+// Canonical sum of one contiguous block (n <= kReduceBlock).
+HWY_INLINE float SumBlockContiguous(const float* x, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  HWY_ALIGN float lanes[kReduceLanes];
+  StartLanes(lanes);
+  const size_t i = AddRows(lanes, x, n);
+  if (i < n) {
+    HWY_ALIGN float tail[kReduceLanes];
+    for (float& t : tail) t = -0.0f;  // -0.0 leaves every lane unchanged
+    memcpy(tail, x + i, (n - i) * sizeof(float));
+    for (size_t l = 0; l < kReduceLanes; l += N) {
+      hn::Store(hn::Add(hn::Load(d, lanes + l), hn::Load(d, tail + l)), d, lanes + l);
+    }
+  }
+  return FinishLanes(lanes);
 }
 
 HWY_INLINE float SumContiguous(const float* x, size_t n) {

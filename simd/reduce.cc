@@ -15,11 +15,38 @@ namespace HWY_NAMESPACE {
 void SumAxisTarget(const float* x, size_t outer, size_t len, size_t inner, float* out) {
   SumAxisImpl(x, outer, len, inner, out);
 }
+// ChannelSums where a channel's plane is whole rows of the virtual lanes (positions a multiple of
+// kReduceLanes): every piece of a block (a sample's plane or part of one) starts at a multiple of
+// kReduceLanes within the block, so each lane adds the same elements in the same order read in
+// place, without the copy.
+void ChannelSumsInPlace(const float* x, size_t samples, size_t channels, size_t positions, size_t first,
+                        size_t count, float* out) {
+  const size_t len = samples * positions;
+  HWY_ALIGN float lanes[kReduceLanes];
+  std::vector<float> partials;
+  for (size_t c = first; c < first + count; ++c) {
+    partials.clear();
+    for (size_t start = 0; start < len; start += kReduceBlock) {
+      const size_t end = len - start < kReduceBlock ? len : start + kReduceBlock;
+      StartLanes(lanes);
+      for (size_t e = start; e < end;) {
+        const size_t sample = e / positions, position = e % positions;
+        const size_t take = positions - position < end - e ? positions - position : end - e;
+        AddRows(lanes, x + (sample * channels + c) * positions + position, take);
+        e += take;
+      }
+      partials.push_back(FinishLanes(lanes));
+    }
+    out[c] = partials.size() == 1 ? partials[0] : CombineBlocksPairwise(partials.data(), partials.size());
+  }
+}
+
 // Channels [first, first + count) of ChannelSums: each channel's values gathered a block at a time
 // into a buffer that stays in the cache, each block reduced as SumAxis reduces it.
 void ChannelSumsTarget(const float* x, size_t samples, size_t channels, size_t positions, size_t first,
                        size_t count, float* out) {
   const size_t len = samples * positions;
+  if (len != 0 && positions % kReduceLanes == 0) return ChannelSumsInPlace(x, samples, channels, positions, first, count, out);
   HWY_ALIGN float block[kReduceBlock];
   std::vector<float> partials;
   for (size_t c = first; c < first + count; ++c) {
