@@ -203,12 +203,14 @@ Grads BatchNormGrad(const Node& node, const Tensor& g_in) {
   const int64_t n = xhat.size(0), c = xhat.size(1), p = xhat.numel() / (n * c == 0 ? 1 : n * c);
   const Tensor& w = node.inputs[1];
   Grads out(3);
-  if (Wants(node, 0)) {
+  const bool want_dx = Wants(node, 0);
+  const BatchNormGradSums sums =
+      BatchNormGradSumsOf(g, xhat, w, n, c, p, want_dx, want_dx && training, Wants(node, 1), Wants(node, 2));
+  if (want_dx) {
     Tensor dx = Tensor::Empty(xhat.shape());
-    const Tensor scale = w.defined() ? ContiguousData(w, "batch_norm").Detach().Reshape({1, c, 1}) : Tensor::Ones({1, c, 1});
-    const Tensor dxhat = Mul(g.Reshape({n, c, p}), scale);
+    const Tensor& dxhat = sums.dxhat;
     if (training) {
-      const Tensor s1 = ChannelSums(dxhat, n, c, p), s2 = ChannelSums(Mul(dxhat, xhat.Reshape({n, c, p})), n, c, p);
+      const Tensor &s1 = sums.sum_dxhat, &s2 = sums.sum_dxhat_xhat;
       backend::ChannelNormCall call{};
       call.outer = static_cast<size_t>(n);
       call.channels = static_cast<size_t>(c);
@@ -227,8 +229,8 @@ Grads BatchNormGrad(const Node& node, const Tensor& g_in) {
     }
     out[0] = dx;
   }
-  if (Wants(node, 1)) out[1] = ChannelSums(Mul(g, xhat), n, c, p);
-  if (Wants(node, 2)) out[2] = ChannelSums(g, n, c, p);
+  if (Wants(node, 1)) out[1] = sums.sum_g_xhat;
+  if (Wants(node, 2)) out[2] = sums.sum_g;
   return out;
 }
 

@@ -64,6 +64,15 @@ Tensor BatchGroupedSumRows(const Tensor& x2d, int64_t rows_per_group);
 // channel-major first ([C, samples * P], runs of P floats): a channel's sequence is then a
 // contiguous row, summed at full vector width, and one call sums every channel of the group.
 Tensor ChannelSums(const Tensor& t, int64_t n, int64_t c, int64_t p);
+// Batch normalisation's gradient sums over [N, C, P] g and xhat, batch-grouped as ChannelSums:
+// dxhat = g * weight (weight undefined: 1), and [C] sums of dxhat and dxhat * xhat (dx_sums), of
+// g * xhat (g_xhat) and of g (g_sum); in one pass over g and xhat (channel_norm_backward_sums),
+// or as the separate products and ChannelSums across ranks. Unrequested fields stay undefined.
+struct BatchNormGradSums {
+  Tensor dxhat, sum_dxhat, sum_dxhat_xhat, sum_g_xhat, sum_g;
+};
+BatchNormGradSums BatchNormGradSumsOf(const Tensor& g, const Tensor& xhat, const Tensor& weight, int64_t n, int64_t c,
+                                      int64_t p, bool dxhat, bool dx_sums, bool g_xhat, bool g_sum);
 // Batch normalisation's rstd [C] = rsqrt(var + eps) (the contract's rsqrt), var contiguous [C]:
 // one definition for BatchNorm and the fused convolution block, so both give the same bits.
 Tensor BatchNormRstd(const Tensor& var, float eps);

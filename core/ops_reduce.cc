@@ -91,6 +91,56 @@ Tensor ChannelSums(const Tensor& t, int64_t n, int64_t c, int64_t p) {
   return groups == 1 ? partials.Reshape({c}) : partials.Slice(0, 0, 1).Reshape({c});
 }
 
+BatchNormGradSums BatchNormGradSumsOf(const Tensor& g_in, const Tensor& xhat_in, const Tensor& weight, int64_t n,
+                                      int64_t c, int64_t p, bool dxhat, bool dx_sums, bool g_xhat, bool g_sum) {
+  BatchNormGradSums r;
+  const Tensor g = ContiguousData(g_in, "batch_norm").Reshape({n, c, p});
+  const Tensor xhat = ContiguousData(xhat_in, "batch_norm").Reshape({n, c, p});
+  const Tensor w = weight.defined() ? ContiguousData(weight, "batch_norm").Detach() : Tensor();
+  if (parallel::CurrentBatch() != nullptr || n * p == 0) {  // the separate ops
+    const Tensor dx = Mul(g, w.defined() ? w.Reshape({1, c, 1}) : Tensor::Ones({1, c, 1}));
+    if (dxhat) r.dxhat = dx;
+    if (dx_sums) {
+      r.sum_dxhat = ChannelSums(dx, n, c, p);
+      r.sum_dxhat_xhat = ChannelSums(Mul(dx, xhat), n, c, p);
+    }
+    if (g_xhat) r.sum_g_xhat = ChannelSums(Mul(g, xhat), n, c, p);
+    if (g_sum) r.sum_g = ChannelSums(g, n, c, p);
+    return r;
+  }
+  const int64_t groups = (n + kBatchGroup - 1) / kBatchGroup;
+  auto partials = [&](bool wanted) { return wanted ? Tensor::Empty({groups, c}) : Tensor(); };
+  if (dxhat) r.dxhat = Tensor::Empty({n, c, p});
+  r.sum_dxhat = partials(dx_sums);
+  r.sum_dxhat_xhat = partials(dx_sums);
+  r.sum_g_xhat = partials(g_xhat);
+  r.sum_g = partials(g_sum);
+  const Kernels kernels;
+  for (int64_t grp = 0; grp < groups; ++grp) {
+    const int64_t first = grp * kBatchGroup, samples = std::min(kBatchGroup, n - first);
+    auto row = [&](Tensor& t) { return t.defined() ? t.data_f32() + grp * c : nullptr; };
+    backend::ChannelNormSumsCall call{};
+    call.samples = static_cast<size_t>(samples);
+    call.channels = static_cast<size_t>(c);
+    call.positions = static_cast<size_t>(p);
+    call.g = g.data_f32() + first * c * p;
+    call.xhat = xhat.data_f32() + first * c * p;
+    call.weight = w.defined() ? w.data_f32() : nullptr;
+    call.dxhat_out = dxhat ? r.dxhat.data_f32() + first * c * p : nullptr;
+    call.sum_dxhat = row(r.sum_dxhat);
+    call.sum_dxhat_xhat = row(r.sum_dxhat_xhat);
+    call.sum_g_xhat = row(r.sum_g_xhat);
+    call.sum_g = row(r.sum_g);
+    kernels.ChannelNormBackwardSums(&call);
+  }
+  for (Tensor* t : {&r.sum_dxhat, &r.sum_dxhat_xhat, &r.sum_g_xhat, &r.sum_g}) {
+    if (!t->defined()) continue;
+    CombinePairwise(t->data_f32(), groups, c);
+    *t = groups == 1 ? t->Reshape({c}) : t->Slice(0, 0, 1).Reshape({c});
+  }
+  return r;
+}
+
 void CopyFloats(const float* from, float* to, size_t n) {
   if (n == 0 || from == to) return;
   backend::StridedCopyCall call{};

@@ -265,6 +265,27 @@ struct TableImpl {
     if (status != 0) return status;
     return SumAxis(channel_major.f(), channels, samples * positions, 1, out);
   }
+  // The products into scratch (dxhat into dxhat_out when given), then channel_sums of each.
+  static int ChannelNormBackwardSums(const backend::ChannelNormSumsCall* c) {
+    const size_t n = c->samples * c->channels * c->positions;
+    Scratch dxhat_scratch(c->dxhat_out == nullptr ? n * sizeof(float) : 0), product(n * sizeof(float));
+    if ((c->dxhat_out == nullptr && dxhat_scratch.ptr == nullptr) || product.ptr == nullptr) {
+      return Dev::Fail("out of device memory for batch_norm gradient sums");
+    }
+    float* const dxhat = c->dxhat_out != nullptr ? c->dxhat_out : dxhat_scratch.f();
+    int status = Dev::Launch(n, ChannelScaleBody{c->g, c->weight, c->channels, c->positions, dxhat});
+    if (status == 0 && c->sum_dxhat != nullptr) status = ChannelSums(dxhat, c->samples, c->channels, c->positions, c->sum_dxhat);
+    if (status == 0 && c->sum_dxhat_xhat != nullptr) {
+      status = Binary(BinaryOp::kMul, dxhat, c->xhat, product.f(), n);
+      if (status == 0) status = ChannelSums(product.f(), c->samples, c->channels, c->positions, c->sum_dxhat_xhat);
+    }
+    if (status == 0 && c->sum_g_xhat != nullptr) {
+      status = Binary(BinaryOp::kMul, c->g, c->xhat, product.f(), n);
+      if (status == 0) status = ChannelSums(product.f(), c->samples, c->channels, c->positions, c->sum_g_xhat);
+    }
+    if (status == 0 && c->sum_g != nullptr) status = ChannelSums(c->g, c->samples, c->channels, c->positions, c->sum_g);
+    return status;
+  }
   static int MeanAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {
     const int status = ColumnSums(x, outer, len, inner, nullptr, 1.0f, out);
     if (status != 0) return status;

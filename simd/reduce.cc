@@ -78,6 +78,81 @@ void ChannelSumsTarget(const float* x, size_t samples, size_t channels, size_t p
     out[c] = partials.size() == 1 ? partials[0] : CombineBlocksPairwise(partials.data(), partials.size());
   }
 }
+// Channels [first, first + count) of ChannelNormBackwardSums: a block at a time, g and xhat
+// gathered, the products formed, each of the four values summed as SumBlockContiguous sums a block.
+void ChannelNormBackwardSumsTarget(const ChannelNormSums& a, size_t first, size_t count) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t len = a.samples * a.positions;
+  // The block's values: g, xhat, dxhat, dxhat * xhat, g * xhat (on the heap: 80 KB would not fit
+  // every thread's stack, WebAssembly's workers among them).
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < 5 * kReduceBlock) buffer.resize(5 * kReduceBlock);
+  float* const gb = buffer.data();
+  float* const xb = gb + kReduceBlock;
+  float* const db = xb + kReduceBlock;
+  float* const p1 = db + kReduceBlock;
+  float* const p2 = p1 + kReduceBlock;
+  std::vector<float> partials[4];
+  float* const outs[4] = {a.sum_dxhat, a.sum_dxhat_xhat, a.sum_g_xhat, a.sum_g};
+  const float* const blocks[4] = {db, p1, p2, gb};
+  for (size_t c = first; c < first + count; ++c) {
+    for (std::vector<float>& p : partials) p.clear();
+    const float scale = a.weight != nullptr ? a.weight[c] : 1.0f;
+    size_t sample = 0, position = 0;  // the block's first element
+    for (size_t start = 0; start < len; start += kReduceBlock) {
+      const size_t n = len - start < kReduceBlock ? len - start : kReduceBlock;
+      // Gather: each piece a run of one sample's plane.
+      for (size_t filled = 0, s = sample, p = position; filled < n;) {
+        const size_t at = (s * a.channels + c) * a.positions + p;
+        const size_t take = a.positions - p < n - filled ? a.positions - p : n - filled;
+        memcpy(gb + filled, a.g + at, take * sizeof(float));
+        memcpy(xb + filled, a.xhat + at, take * sizeof(float));
+        filled += take;
+        p += take;
+        if (p == a.positions) {
+          p = 0;
+          ++s;
+        }
+      }
+      // The products, rounded once each; g * 1 is g (the null weight's product, canonical).
+      const auto vs = hn::Set(d, scale);
+      size_t i = 0;
+      for (; i + N <= n; i += N) {
+        const auto g = hn::LoadU(d, gb + i), x = hn::LoadU(d, xb + i);
+        const auto dx = Canonicalize(d, hn::Mul(g, vs));
+        hn::StoreU(dx, d, db + i);
+        hn::StoreU(hn::Mul(dx, x), d, p1 + i);
+        hn::StoreU(hn::Mul(g, x), d, p2 + i);
+      }
+      for (; i < n; ++i) {
+        db[i] = CanonicalScalar(gb[i] * scale);
+        p1[i] = db[i] * xb[i];
+        p2[i] = gb[i] * xb[i];
+      }
+      for (int k = 0; k < 4; ++k) {
+        if (outs[k] != nullptr) partials[k].push_back(SumBlockContiguous(blocks[k], n));
+      }
+      // dxhat back to its places, the same pieces.
+      for (size_t filled = 0; filled < n;) {
+        const size_t at = (sample * a.channels + c) * a.positions + position;
+        const size_t take = a.positions - position < n - filled ? a.positions - position : n - filled;
+        if (a.dxhat_out != nullptr) memcpy(a.dxhat_out + at, db + filled, take * sizeof(float));
+        filled += take;
+        position += take;
+        if (position == a.positions) {
+          position = 0;
+          ++sample;
+        }
+      }
+    }
+    for (int k = 0; k < 4; ++k) {
+      if (outs[k] == nullptr) continue;
+      std::vector<float>& p = partials[k];
+      outs[k][c] = p.empty() ? 0.0f : p.size() == 1 ? p[0] : CombineBlocksPairwise(p.data(), p.size());
+    }
+  }
+}
 void MaxAxisTarget(const float* x, size_t outer, size_t len, size_t inner, float* out) {
   ExtremeAxisImpl<true>(x, outer, len, inner, out);
 }
@@ -103,6 +178,7 @@ namespace simd {
 
 HWY_EXPORT(SumAxisTarget);
 HWY_EXPORT(ChannelSumsTarget);
+HWY_EXPORT(ChannelNormBackwardSumsTarget);
 HWY_EXPORT(MaxAxisTarget);
 HWY_EXPORT(MinAxisTarget);
 
@@ -126,6 +202,15 @@ void ChannelSums(const float* x, size_t samples, size_t channels, size_t positio
     HWY_DYNAMIC_DISPATCH(ChannelSumsTarget)(x, samples, channels, positions, first, count, out);
   });
   Unary(UnaryOp::kCanonicalize, out, out, channels);  // NaN payloads differ by platform
+}
+
+void ChannelNormBackwardSums(const ChannelNormSums& a) {
+  ForEachItemChunk(a.channels, 3 * a.samples * a.positions, [&](size_t first, size_t count) {
+    HWY_DYNAMIC_DISPATCH(ChannelNormBackwardSumsTarget)(a, first, count);
+  });
+  for (float* out : {a.sum_dxhat, a.sum_dxhat_xhat, a.sum_g_xhat, a.sum_g}) {
+    if (out != nullptr) Unary(UnaryOp::kCanonicalize, out, out, a.channels);  // NaN payloads differ by platform
+  }
 }
 
 void MeanAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {

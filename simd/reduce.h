@@ -34,6 +34,22 @@ void SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out)
 // is the canonical sum of channel c's values in (sample, position) order, the bits of SumAxis on
 // the channel's values copied out in that order, without the copy.
 void ChannelSums(const float* x, size_t samples, size_t channels, size_t positions, float* out);
+// Batch normalisation's gradient sums in one pass (core/backend/kernel_table.h,
+// ChannelNormSumsCall): dxhat = g * weight[c] (null weight: g), and per channel the sums, as
+// ChannelSums sums them, of dxhat, dxhat * xhat, g * xhat and g, each product one rounded
+// multiplication; null outputs are skipped.
+struct ChannelNormSums {
+  size_t samples = 0, channels = 0, positions = 0;
+  const float* g = nullptr;
+  const float* xhat = nullptr;
+  const float* weight = nullptr;
+  float* dxhat_out = nullptr;
+  float* sum_dxhat = nullptr;
+  float* sum_dxhat_xhat = nullptr;
+  float* sum_g_xhat = nullptr;
+  float* sum_g = nullptr;
+};
+void ChannelNormBackwardSums(const ChannelNormSums& a);
 // sum / len, one float division (len converted to float, exact below 2^24).
 void MeanAxis(const float* x, size_t outer, size_t len, size_t inner, float* out);
 // Two passes: m = mean; var = sum((x - m) * (x - m)) / (len - correction). When

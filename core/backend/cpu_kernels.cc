@@ -97,6 +97,22 @@ struct Cpu {
     simd::PowInt(in, exponent, out, n);
     return 0;
   }
+  static int ChannelNormBackwardSums(const be::ChannelNormSumsCall* c) {
+    simd::ChannelNormSums a;
+    a.samples = c->samples;
+    a.channels = c->channels;
+    a.positions = c->positions;
+    a.g = c->g;
+    a.xhat = c->xhat;
+    a.weight = c->weight;
+    a.dxhat_out = c->dxhat_out;
+    a.sum_dxhat = c->sum_dxhat;
+    a.sum_dxhat_xhat = c->sum_dxhat_xhat;
+    a.sum_g_xhat = c->sum_g_xhat;
+    a.sum_g = c->sum_g;
+    simd::ChannelNormBackwardSums(a);
+    return 0;
+  }
   static int ChannelSums(const float* x, size_t samples, size_t channels, size_t positions, float* out) {
     simd::ChannelSums(x, samples, channels, positions, out);
     return 0;

@@ -82,6 +82,10 @@
   X(channel_sums, ChannelSums, "batch_norm", \
     (const float* x, size_t samples, size_t channels, size_t positions, float* out), \
     (x, samples, channels, positions, out)) \
+  /* Batch normalisation's gradient sums in one pass over g and xhat (ChannelNormSumsCall): the bits */ \
+  /* of the products (each rounded, canonical) and the channel_sums calls they replace. */ \
+  X(channel_norm_backward_sums, ChannelNormBackwardSums, "batch_norm backward", \
+    (const backend::ChannelNormSumsCall* call), (call)) \
   /* C = op(A) op(B) (GemmCall), each output summing its K products in increasing k (simd/gemm.h). */ \
   X(gemm, Gemm, "gemm", (const backend::GemmCall* call), (call)) \
   /* The batch-grouped product of weight gradients (simd/gemm.h GemmBatchGrouped): K in groups */ \

@@ -186,6 +186,23 @@ struct ChannelNormCall {
   float count;                       // values per channel in the batch
 };
 
+// Batch normalisation's gradient sums over [samples, channels, positions] g and xhat, per channel
+// c in (sample, position) order as channel_sums sums: with dxhat = g * weight[c] (weight null: g
+// itself), sum_dxhat[c] = sum of dxhat, sum_dxhat_xhat[c] = sum of dxhat * xhat, sum_g_xhat[c] = sum
+// of g * xhat, sum_g[c] = sum of g. Each output may be null (not computed); dxhat_out (null: not
+// stored) receives dxhat, canonical.
+struct ChannelNormSumsCall {
+  size_t samples, channels, positions;
+  const float* g;
+  const float* xhat;
+  const float* weight;
+  float* dxhat_out;
+  float* sum_dxhat;
+  float* sum_dxhat_xhat;
+  float* sum_g_xhat;
+  float* sum_g;
+};
+
 // Kernels report failure (a device error) by returning nonzero; last_error() then describes it.
 struct KernelTable {
   uint32_t abi_version;     // kKernelTableAbi

@@ -87,6 +87,17 @@ struct ChannelNormalizeBody {
   }
 };
 
+// out[i] = g[i] * weight[channel] (weight null: g[i] * 1), canonical: batch normalisation's dxhat.
+struct ChannelScaleBody {
+  const float* g;
+  const float* weight;
+  size_t channels, positions;
+  float* out;
+  LS_HD void operator()(size_t i) const {
+    out[i] = Canonical(g[i] * (weight != nullptr ? weight[(i / positions) % channels] : 1.0f));
+  }
+};
+
 struct ChannelNormalizeBackwardBody {
   backend::ChannelNormCall c;
   LS_HD void operator()(size_t i) const {

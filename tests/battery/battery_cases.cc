@@ -284,7 +284,8 @@ std::vector<KernelOutput> RunBattery(const backend::KernelTable& kernels, bool i
   SoftmaxCases(r, outputs);
   if (include_host_only) HostPhiloxCases(outputs);
   DropoutCases(r, outputs);
-  LayerCases(r, outputs);  // golden section 2
+  LayerCases(r, outputs);     // golden section 2
+  TrainingCases(r, outputs);  // golden section 8
   return outputs;
 }
 

@@ -22,7 +22,7 @@ namespace battery {
 // fmod and remainder), and the kernels and kernel modes added for speed on real models
 // (`total-fused-1`: clamp, grouped convolutions in one call; `total-fused-2`: batch
 // normalisation's channel sums read in place; `total-fused-3`: the forward convolution's epilogue;
-// `total-fused-4`: Clip's gradient in one pass).
+// `total-fused-4`: Clip's gradient in one pass, batch normalisation's gradient sums in one pass).
 enum class GoldenSection { kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1, kFused2, kFused3, kFused4 };
 constexpr int kGoldenSections = 8;
 
@@ -145,6 +145,7 @@ inline constexpr CaseCoverage kCaseCoverage[] = {
     {"sgd_update", kLayers, "sgd_update"},
     {"channel_sums", kFused2, "channel_sums"},
     {"conv2d_epilogue", kFused3, "conv2d_forward"},
+    {"channel_norm_backward_sums", kFused4, "channel_norm_backward_sums"},
 };
 
 // The row of a case, or null.

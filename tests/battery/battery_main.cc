@@ -80,7 +80,8 @@ const SectionText kSectionText[kGoldenSections] = {
      "# total\n"},
     {"total-fused-4",
      "# section 8: the kernels added for training speed on real models (clamp_backward: Clip's gradient,\n"
-     "# the bits of its two masked fills in one pass), hashed into their own total\n"},
+     "# the bits of its two masked fills in one pass; channel_norm_backward_sums: batch normalisation's\n"
+     "# gradient sums, the bits of its products and channel sums in one pass), hashed into their own total\n"},
 };
 
 struct Hashes {

@@ -60,6 +60,8 @@ class Runner {
 // The cases of golden section 2 (battery_layer_cases.cc): the table's entries the first battery
 // left out (battery_coverage.h names every case's entries and section).
 void LayerCases(Runner& r, std::vector<KernelOutput>& outputs);
+// The cases of golden section 8 (battery_training_cases.cc).
+void TrainingCases(Runner& r, std::vector<KernelOutput>& outputs);
 
 }  // namespace battery
 }  // namespace lockstep

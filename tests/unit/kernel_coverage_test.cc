@@ -50,6 +50,8 @@ const std::vector<Checked> kGradientChecked = {
     {"layer_norm_rows_backward", {"layer_norm", "layer_norm without weight and bias"}},
     {"channel_normalize", {"batch_norm train", "batch_norm eval", "batch_norm train without weight and bias, [N, C]"}},
     {"channel_normalize_backward", {"batch_norm train", "batch_norm train without weight and bias, [N, C]"}},
+    {"channel_norm_backward_sums",
+     {"batch_norm train", "batch_norm eval", "batch_norm train without weight and bias, [N, C]"}},
     {"sum_axis", {"sum all", "sum dim"}},
     {"mean_axis", {"mean all", "mean dim keepdim"}},
     {"gemm", {"matmul 2d", "matmul batched", "matmul batch x 2d", "linear", "linear (data-parallel batch)"}},
