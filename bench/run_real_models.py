@@ -3,7 +3,7 @@
 (on their ONNX exports) against PyTorch (on the same modules and weights) in the same run
 (bench/peers/real_models.py measures one engine, one row, in a process of its own).
 
-  /usr/bin/python3 bench/run_real_models.py [--rounds R] [--threads 1,2] [--quick] [--only gpt2|wasm]
+  /usr/bin/python3 bench/run_real_models.py [--rounds R] [--threads 1,2] [--quick] [--only native|gpt2|wasm]
       [--out FILE] [--npm-package DIR]
 
 Rows: inference at batch 1 and 8 on 224x224 images (ResNet-18, ResNet-50, MobileNetV2,
@@ -35,7 +35,7 @@ threads build at 2) against ONNX Runtime Web (its WASM execution provider at as 
 round both engines back to back (target >= 1.0x); and lockstep's training step of ResNet-18 at batch
 32, 64x64, with the most its allocator held (target: within WebAssembly's 4 GiB). TensorFlow.js is
 not in it: it loads TensorFlow's graphs, not ONNX files. --only wasm runs it alone; it is written to
-bench/results/wasm-real-models.md.
+bench/results/wasm-real-models.md. --only native runs the first table alone.
 """
 import argparse
 import os
@@ -260,7 +260,8 @@ def main():
     ap.add_argument("--npm-package", default=os.path.join(ROOT, "build", "npm", "package"),
                     help="lockstep's npm package, for the WebAssembly rows")
     ap.add_argument("--wasm-out", default=os.path.join(ROOT, "bench", "results", "wasm-real-models.md"))
-    ap.add_argument("--only", choices=["gpt2", "wasm"], help="only the GPT-2-small or the WebAssembly table")
+    ap.add_argument("--only", choices=["native", "gpt2", "wasm"],
+                    help="only the native vision table, the GPT-2-small or the WebAssembly table")
     args = ap.parse_args()
     rounds = args.rounds if args.rounds is not None else 1 if args.quick else 3
     PACKAGE[:] = ["--package", args.package]
@@ -301,7 +302,7 @@ def main():
             write(args, table, rounds, time.time() - started, len(vision_rows) * len(thread_counts))
     if vision_rows:
         print("run_real_models: wrote %s" % args.out)
-    if args.only in (None, "wasm"):
+    if args.only in (None, "wasm"):  # not for --only native
         started = time.time()
         write_wasm(args, wasm_table(args, thread_counts, rounds), rounds, time.time() - started)
         print("run_real_models: wrote %s" % args.wasm_out)
