@@ -10,6 +10,7 @@
 #include "simd/conv.h"
 #include "simd/conv_depthwise.h"
 #include "simd/conv_gemm.h"
+#include "tests/unit/conv_shape.h"
 #include "tests/unit/float_bits.h"
 #include "tests/unit/for_each_target.h"
 
@@ -32,22 +33,7 @@ const Layer kLayers[] = {
 };
 
 simd::ConvShape ShapeOf(const Layer& l) {
-  simd::ConvShape s;
-  s.samples = l.samples;
-  s.c_in = s.c_out = 1;
-  s.groups = l.channels;
-  s.h = l.h;
-  s.w = l.w;
-  s.kh = l.kh;
-  s.kw = l.kw;
-  s.stride_h = s.stride_w = l.stride;
-  s.pad_h = s.pad_w = l.pad;
-  s.dilation_h = s.dilation_w = l.dilation;
-  s.h_out = (l.h + 2 * l.pad - l.dilation * (l.kh - 1) - 1) / l.stride + 1;
-  s.w_out = (l.w + 2 * l.pad - l.dilation * (l.kw - 1) - 1) / l.stride + 1;
-  s.x_sample_stride = l.channels * l.h * l.w;
-  s.y_sample_stride = l.channels * s.h_out * s.w_out;
-  return s;
+  return testing::ConvShapeOf(l.samples, 1, l.h, l.w, 1, l.kh, l.kw, l.stride, l.pad, l.pad, l.dilation, l.channels);
 }
 
 size_t DifferingBits(const std::vector<float>& a, const std::vector<float>& b) {

@@ -12,6 +12,7 @@
 #include "simd/conv.h"
 #include "simd/conv_gemm.h"
 #include "simd/thread_pool.h"
+#include "tests/unit/conv_shape.h"
 #include "tests/unit/float_bits.h"
 #include "tests/unit/for_each_target.h"
 
@@ -49,16 +50,7 @@ struct Case {
 };
 
 simd::ConvShape ShapeOf(const Case& c) {
-  simd::ConvShape s;
-  s.samples = c.n; s.c_in = c.c_in; s.h = c.h; s.w = c.w; s.c_out = c.c_out; s.kh = c.kh; s.kw = c.kw;
-  s.stride_h = s.stride_w = c.stride;
-  s.pad_h = c.pad_h; s.pad_w = c.pad_w;
-  s.dilation_h = s.dilation_w = c.dilation;
-  s.h_out = (c.h + 2 * c.pad_h - c.dilation * (c.kh - 1) - 1) / c.stride + 1;
-  s.w_out = (c.w + 2 * c.pad_w - c.dilation * (c.kw - 1) - 1) / c.stride + 1;
-  s.x_sample_stride = c.c_in * c.h * c.w;
-  s.y_sample_stride = c.c_out * s.h_out * s.w_out;
-  return s;
+  return testing::ConvShapeOf(c.n, c.c_in, c.h, c.w, c.c_out, c.kh, c.kw, c.stride, c.pad_h, c.pad_w, c.dilation);
 }
 
 // The input element under tap (i, j) at output (oy, ox), or -1 in the padding.
