@@ -26,20 +26,6 @@ namespace {
 
 constexpr size_t kTransposeBlock = 16;
 
-// dst[j * dst_stride + i] = src[i * src_stride + j] for i, j < 4: two interleaves and a half
-// concatenation a row, on 4-lane vectors (every target has them).
-HWY_INLINE void Transpose4x4(const float* src, size_t src_stride, float* dst, size_t dst_stride) {
-  const hn::CappedTag<float, 4> d4;
-  const auto r0 = hn::LoadU(d4, src), r1 = hn::LoadU(d4, src + src_stride);
-  const auto r2 = hn::LoadU(d4, src + 2 * src_stride), r3 = hn::LoadU(d4, src + 3 * src_stride);
-  const auto t0 = hn::InterleaveLower(d4, r0, r1), t1 = hn::InterleaveLower(d4, r2, r3);  // j = 0, 1
-  const auto t2 = hn::InterleaveUpper(d4, r0, r1), t3 = hn::InterleaveUpper(d4, r2, r3);  // j = 2, 3
-  hn::StoreU(hn::ConcatLowerLower(d4, t1, t0), d4, dst);
-  hn::StoreU(hn::ConcatUpperUpper(d4, t1, t0), d4, dst + dst_stride);
-  hn::StoreU(hn::ConcatLowerLower(d4, t3, t2), d4, dst + 2 * dst_stride);
-  hn::StoreU(hn::ConcatUpperUpper(d4, t3, t2), d4, dst + 3 * dst_stride);
-}
-
 // dst[i * dst_stride + j] = src[j * src_stride + i] for i < rows, j < cols (a block of at most
 // kTransposeBlock x kTransposeBlock, so that its reads and writes stay in the cache).
 void TransposeBlock(const float* src, size_t src_stride, size_t rows, size_t cols, float* dst, size_t dst_stride) {

@@ -133,25 +133,48 @@ float* Columns(const ConvShape& s, const float* x, ThreadPool* pool) {
   return cols;
 }
 
-// The columns transposed, [taps, samples * positions]: row (c, i, j), column (n, oy, ox).
+// One row (c, i, j) of a sample's transposed columns: out[oy * w_out + ox] is what tap (i, j) of
+// output (oy, ox) reads from the channel's plane (+0 in the padding).
+void TransposedColumnRow(const ConvShape& s, const float* plane, size_t i, size_t j, float* out) {
+  for (size_t oy = 0; oy < s.h_out; ++oy, out += s.w_out) {
+    const int64_t yy = InputRow(s, oy, i);
+    if (yy < 0 || yy >= static_cast<int64_t>(s.h)) {
+      std::fill(out, out + s.w_out, 0.0f);
+      continue;
+    }
+    const float* row = plane + static_cast<size_t>(yy) * s.w;
+    for (size_t ox = 0; ox < s.w_out; ++ox) {
+      const int64_t xx = InputCol(s, ox, j);
+      out[ox] = xx >= 0 && xx < static_cast<int64_t>(s.w) ? row[static_cast<size_t>(xx)] : 0.0f;
+    }
+  }
+}
+
+// The columns transposed, [taps, samples * positions]: row (c, i, j), column (n, oy, ox). Work
+// items are (sample, block of channels), so that a batch of one spreads over the pool too.
 float* TransposedColumns(const ConvShape& s, const float* x, ThreadPool* pool) {
   thread_local std::vector<float> buffer;
-  const size_t positions = Positions(s), rows = s.samples * positions;
+  const size_t positions = Positions(s), rows = s.samples * positions, taps = s.kh * s.kw;
   float* const cols = AtLeast(&buffer, rows * Taps(s));
-  ForEachSample(s, positions * Taps(s), pool, [&](size_t n) {
-    const float* xs = x + n * s.x_sample_stride;
-    float* out = cols + n * positions;
-    for (size_t c = 0; c < s.c_in; ++c) {
-      const float* plane = xs + c * s.h * s.w;
-      for (size_t i = 0; i < s.kh; ++i) {
-        for (size_t j = 0; j < s.kw; ++j, out += rows) {
-          for (size_t oy = 0; oy < s.h_out; ++oy) {
-            for (size_t ox = 0; ox < s.w_out; ++ox) out[oy * s.w_out + ox] = TapValue(s, plane, oy, ox, i, j);
-          }
-        }
+  const size_t per_channel = taps * positions;
+  const size_t channels_per_item = std::max<size_t>(1, 4096 / std::max<size_t>(1, per_channel));
+  const size_t blocks = (s.c_in + channels_per_item - 1) / channels_per_item, items = s.samples * blocks;
+  auto body = [&](size_t item) {
+    const size_t n = item / blocks, c0 = item % blocks * channels_per_item;
+    const size_t c1 = std::min(s.c_in, c0 + channels_per_item);
+    for (size_t c = c0; c < c1; ++c) {
+      const float* plane = x + n * s.x_sample_stride + c * s.h * s.w;
+      for (size_t t = 0; t < taps; ++t) {
+        TransposedColumnRow(s, plane, t / s.kw, t % s.kw, cols + (c * taps + t) * rows + n * positions);
       }
     }
-  });
+  };
+  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
+  if (threads > 1 && items > 1 && rows * Taps(s) >= (size_t{1} << 16)) {
+    pool->ParallelFor(items, [&](size_t item, size_t /*worker*/) { body(item); });
+  } else {
+    for (size_t item = 0; item < items; ++item) body(item);
+  }
   return cols;
 }
 

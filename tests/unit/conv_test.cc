@@ -291,8 +291,11 @@ TEST_CASE("convolution weight gradient equals the batch-grouped GEMM, every targ
 }
 
 TEST_CASE("convolution gives the same bits for 1, 2 and 3 threads, both paths") {
-  // A middle-sized plane (the direct kernels by shape) and a late stage's (the GEMM by shape).
-  for (const Case& c : {Case{40, 6, 14, 14, 16, 5, 5, 1, 0, 0, 1}, Case{40, 64, 4, 4, 48, 3, 3, 1, 1, 1, 1}}) {
+  // A middle-sized plane (the direct kernels by shape), a late stage's (the GEMM by shape), and a
+  // batch of one on a late stage (the GEMM with the weights as A, its transposed columns built by
+  // blocks of channels over the pool).
+  for (const Case& c : {Case{40, 6, 14, 14, 16, 5, 5, 1, 0, 0, 1}, Case{40, 64, 4, 4, 48, 3, 3, 1, 1, 1, 1},
+                        Case{1, 150, 7, 7, 100, 3, 3, 1, 1, 1, 1}}) {
     const simd::ConvShape s = ShapeOf(c);
     const std::vector<float> x = Values(s.samples * s.x_sample_stride, 8);
     const std::vector<float> w = Values(s.c_out * s.c_in * s.kh * s.kw, 9);
