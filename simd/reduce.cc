@@ -78,12 +78,58 @@ void ChannelSumsTarget(const float* x, size_t samples, size_t channels, size_t p
     out[c] = partials.size() == 1 ? partials[0] : CombineBlocksPairwise(partials.data(), partials.size());
   }
 }
+// ChannelNormBackwardSums where a plane is whole rows of the virtual lanes (as ChannelSumsInPlace):
+// g and xhat read in place, each row's products added into four sets of lanes as they are formed,
+// dxhat stored from the registers.
+void ChannelNormBackwardSumsInPlace(const ChannelNormSums& a, size_t first, size_t count) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t len = a.samples * a.positions;
+  HWY_ALIGN float lanes[4][kReduceLanes];
+  std::vector<float> partials[4];
+  float* const outs[4] = {a.sum_dxhat, a.sum_dxhat_xhat, a.sum_g_xhat, a.sum_g};
+  for (size_t c = first; c < first + count; ++c) {
+    for (std::vector<float>& p : partials) p.clear();
+    const auto vs = hn::Set(d, a.weight != nullptr ? a.weight[c] : 1.0f);
+    for (size_t start = 0; start < len; start += kReduceBlock) {
+      const size_t end = len - start < kReduceBlock ? len : start + kReduceBlock;
+      for (float* l : lanes) StartLanes(l);
+      for (size_t e = start; e < end;) {
+        const size_t sample = e / a.positions, position = e % a.positions;
+        const size_t take = a.positions - position < end - e ? a.positions - position : end - e;
+        const size_t at = (sample * a.channels + c) * a.positions + position;
+        for (size_t i = 0; i < take; i += kReduceLanes) {
+          for (size_t l = 0; l < kReduceLanes; l += N) {
+            const auto g = hn::LoadU(d, a.g + at + i + l), x = hn::LoadU(d, a.xhat + at + i + l);
+            const auto dx = Canonicalize(d, hn::Mul(g, vs));
+            if (a.dxhat_out != nullptr) hn::StoreU(dx, d, a.dxhat_out + at + i + l);
+            hn::Store(hn::Add(hn::Load(d, lanes[0] + l), dx), d, lanes[0] + l);
+            hn::Store(hn::Add(hn::Load(d, lanes[1] + l), hn::Mul(dx, x)), d, lanes[1] + l);
+            hn::Store(hn::Add(hn::Load(d, lanes[2] + l), hn::Mul(g, x)), d, lanes[2] + l);
+            hn::Store(hn::Add(hn::Load(d, lanes[3] + l), g), d, lanes[3] + l);
+          }
+        }
+        e += take;
+      }
+      for (int k = 0; k < 4; ++k) {
+        if (outs[k] != nullptr) partials[k].push_back(FinishLanes(lanes[k]));
+      }
+    }
+    for (int k = 0; k < 4; ++k) {
+      if (outs[k] == nullptr) continue;
+      std::vector<float>& p = partials[k];
+      outs[k][c] = p.size() == 1 ? p[0] : CombineBlocksPairwise(p.data(), p.size());
+    }
+  }
+}
+
 // Channels [first, first + count) of ChannelNormBackwardSums: a block at a time, g and xhat
 // gathered, the products formed, each of the four values summed as SumBlockContiguous sums a block.
 void ChannelNormBackwardSumsTarget(const ChannelNormSums& a, size_t first, size_t count) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const size_t len = a.samples * a.positions;
+  if (len != 0 && a.positions % kReduceLanes == 0) return ChannelNormBackwardSumsInPlace(a, first, count);
   // The block's values: g, xhat, dxhat, dxhat * xhat, g * xhat (on the heap: 80 KB would not fit
   // every thread's stack, WebAssembly's workers among them).
   thread_local std::vector<float> buffer;

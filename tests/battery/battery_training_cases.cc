@@ -11,7 +11,8 @@ namespace lockstep {
 namespace battery {
 
 // Batch normalisation's gradient sums in one pass: the shapes of channel_sums (few positions and
-// many, blocks crossed within a sample and between samples, no positions at all), with and without
+// many, blocks crossed within a sample and between samples, no positions at all) and planes of
+// whole rows of the reduction's lanes (read in place), with and without
 // the weight, every output and a few of them, on moderate values and on values with NaNs and
 // infinities; dxhat fetched where stored.
 void TrainingCases(Runner& r, std::vector<KernelOutput>& outputs) {
@@ -22,7 +23,8 @@ void TrainingCases(Runner& r, std::vector<KernelOutput>& outputs) {
   const float* weight = r.Upload(MixedInputs(64, 74));
   float* dxhat = r.Alloc<float>(length);
   float* sums = r.Alloc<float>(4 * 64);
-  const size_t shapes[][3] = {{32, 40, 4}, {3, 5, 7}, {2, 3, 4097}, {32, 3, 300}, {1, 64, 1}, {5, 2, 33}, {4, 6, 0}};
+  const size_t shapes[][3] = {{32, 40, 4}, {3, 5, 7},    {2, 3, 4097},  {32, 3, 300}, {1, 64, 1},
+                              {5, 2, 33},  {4, 6, 0},    {9, 2, 1024},  {3, 4, 192}};
   KernelOutput k{"channel_norm_backward_sums", {}};
   for (const auto& s : shapes) {
     const size_t n = s[0] * s[1] * s[2];
