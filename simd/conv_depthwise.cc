@@ -143,9 +143,60 @@ void DepthwiseWeightGradTarget(const ConvShape& s, const float* dy, const float*
   }
 }
 
+// Stride 1, finite weights, padding no wider than the kernel's reach: each plane on its own, its
+// positions as the lanes. dY is copied into a frame with (k - 1) dilation - padding zero rows and
+// columns before it and enough after it, so that every tap of every input position reads the frame:
+// a tap that reaches no output position reads a zero and adds w * 0 = +-0, which leaves the sum
+// unchanged (it starts at +0 and so is never -0; the weights are finite, so the product is a zero).
+void DepthwiseInputGradPlanes(const ConvShape& s, const float* dy, const float* w, float* dx, ThreadPool* pool) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t k = s.kh * s.kw;
+  const size_t reach_h = (s.kh - 1) * s.dilation_h, reach_w = (s.kw - 1) * s.dilation_w;
+  const size_t top = reach_h - s.pad_h, left = reach_w - s.pad_w;
+  const size_t rows = s.h + reach_h, row = (s.w + N - 1) / N * N + reach_w;  // the frame
+  ForItems(s.samples * s.groups, s.samples * s.groups * s.h * s.w * k, pool, [&](size_t item) {
+    const size_t n = item / s.groups, g = item % s.groups;
+    thread_local std::vector<float> frame_buffer;
+    float* const frame = AtLeast(&frame_buffer, rows * row);
+    std::fill(frame, frame + rows * row, 0.0f);
+    const float* plane = dy + n * s.y_sample_stride + g * s.h_out * s.w_out;
+    for (size_t oy = 0; oy < s.h_out; ++oy) {
+      memcpy(frame + (oy + top) * row + left, plane + oy * s.w_out, s.w_out * sizeof(float));
+    }
+    const float* wg = w + g * k;
+    float* out = dx + n * s.x_sample_stride + g * s.h * s.w;
+    HWY_ALIGN float last[hn::MaxLanes(d)];
+    for (size_t y = 0; y < s.h; ++y) {
+      for (size_t x = 0; x < s.w; x += N) {
+        auto sum = hn::Zero(d);
+        for (size_t i = 0; i < s.kh; ++i) {
+          const float* r = frame + (y + reach_h - i * s.dilation_h) * row + x + reach_w;
+          for (size_t j = 0; j < s.kw; ++j) {
+            sum = hn::Add(sum, hn::Mul(hn::Set(d, wg[i * s.kw + j]), hn::LoadU(d, r - j * s.dilation_w)));
+          }
+        }
+        sum = Canonicalize(d, sum);
+        if (x + N <= s.w) {
+          hn::StoreU(sum, d, out + y * s.w + x);
+        } else {
+          hn::Store(sum, d, last);
+          memcpy(out + y * s.w + x, last, (s.w - x) * sizeof(float));
+        }
+      }
+    }
+  });
+}
+
 void DepthwiseInputGradTarget(const ConvShape& s, const float* dy, const float* w, float* dx, ThreadPool* pool) {
   const hn::ScalableTag<float> d;
   const size_t lanes = hn::Lanes(d);
+  bool finite = true;
+  for (size_t i = 0; i < s.groups * s.kh * s.kw; ++i) finite = finite && w[i] - w[i] == 0.0f;
+  if (finite && s.stride_h == 1 && s.stride_w == 1 && s.pad_h <= (s.kh - 1) * s.dilation_h &&
+      s.pad_w <= (s.kw - 1) * s.dilation_w) {
+    return DepthwiseInputGradPlanes(s, dy, w, dx, pool);
+  }
   const size_t cp = (s.groups + lanes - 1) / lanes * lanes, vectors = cp / lanes;
   const size_t k = s.kh * s.kw, positions = s.h_out * s.w_out, in_positions = s.h * s.w;
   // The weights as [tap][channel].
