@@ -181,6 +181,12 @@ HWY_INLINE void WeightGradTileTaps(D d, size_t taps, const float* x, size_t row_
 // concatenation a row, on 4-lane vectors (every target has them).
 HWY_INLINE void Transpose4x4(const float* src, size_t src_stride, float* dst, size_t dst_stride) {
   const hn::CappedTag<float, 4> d4;
+  if constexpr (hn::MaxLanes(d4) < 4) {  // HWY_SCALAR's one-lane vectors
+    for (size_t i = 0; i < 4; ++i) {
+      for (size_t j = 0; j < 4; ++j) dst[j * dst_stride + i] = src[i * src_stride + j];
+    }
+    return;
+  }
   const auto r0 = hn::LoadU(d4, src), r1 = hn::LoadU(d4, src + src_stride);
   const auto r2 = hn::LoadU(d4, src + 2 * src_stride), r3 = hn::LoadU(d4, src + 3 * src_stride);
   const auto t0 = hn::InterleaveLower(d4, r0, r1), t1 = hn::InterleaveLower(d4, r2, r3);  // j = 0, 1
