@@ -27,6 +27,7 @@
 #include <memory>
 #include <vector>
 
+#include "simd/scratch.h"
 #include "simd/thread_pool.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -161,14 +162,6 @@ void ForSampleChunks(size_t samples, size_t work_per_sample, ThreadPool* pool, c
 uint64_t NewCallId() {
   static std::atomic<uint64_t> last{0};
   return last.fetch_add(1) + 1;
-}
-
-// A scratch vector of at least n elements. It never shrinks: the layers of a model ask for
-// different sizes in turn, and growing a vector back value-initialises (zero-fills) its new part,
-// a serial pass over memory the caller overwrites anyway.
-float* AtLeast(std::vector<float>* v, size_t n) {
-  if (v->size() < n) v->resize(n);
-  return v->data();
 }
 
 // Weights [rows, K] packed per tile of kConvTileRows rows: tile t holds [K][rows_t].

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "simd/conv_gemm.h"
+#include "simd/scratch.h"
 #include "simd/thread_pool.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -68,23 +69,6 @@ void FromChannelsLast(const float* src, size_t positions, size_t cp, size_t chan
   }
 }
 
-float* AtLeast(std::vector<float>* v, size_t n) {
-  if (v->size() < n) v->resize(n);
-  return v->data();
-}
-
-// body(i) for i < items: on the pool when it has threads and `work` (multiply-adds or floats
-// moved) is worth handing out.
-template <class Body>
-void ForItems(size_t items, size_t work, ThreadPool* pool, const Body& body) {
-  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
-  if (threads > 1 && items > 1 && work >= (size_t{1} << 16)) {
-    pool->ParallelFor(items, [&](size_t i, size_t /*worker*/) { body(i); });
-  } else {
-    for (size_t i = 0; i < items; ++i) body(i);
-  }
-}
-
 }  // namespace
 
 void DepthwiseWeightGradTarget(const ConvShape& s, const float* dy, const float* x, size_t samples_per_group,
@@ -102,7 +86,7 @@ void DepthwiseWeightGradTarget(const ConvShape& s, const float* dy, const float*
   float* const partials = AtLeast(&partials_buffer, sample_groups * vectors * k * lanes);
   const size_t chunk = std::max<size_t>(1, std::min<size_t>(4, vectors / 8));  // vectors a task
   const size_t chunks = (vectors + chunk - 1) / chunk;
-  ForItems(chunks, s.samples * positions * k * vectors * lanes, pool, [&](size_t task) {
+  ForEachItem(pool, chunks, s.samples * positions * k * vectors * lanes, [&](size_t task) {
     const size_t v0 = task * chunk, nv = std::min(chunk, vectors - v0);
     const size_t c0 = v0 * lanes, channels = std::min(s.groups - c0, nv * lanes), cw = nv * lanes;
     thread_local std::vector<float> gs_buffer, xs_buffer;
@@ -155,7 +139,7 @@ void DepthwiseInputGradPlanes(const ConvShape& s, const float* dy, const float* 
   const size_t reach_h = (s.kh - 1) * s.dilation_h, reach_w = (s.kw - 1) * s.dilation_w;
   const size_t top = reach_h - s.pad_h, left = reach_w - s.pad_w;
   const size_t rows = s.h + reach_h, row = (s.w + N - 1) / N * N + reach_w;  // the frame
-  ForItems(s.samples * s.groups, s.samples * s.groups * s.h * s.w * k, pool, [&](size_t item) {
+  ForEachItem(pool, s.samples * s.groups, s.samples * s.groups * s.h * s.w * k, [&](size_t item) {
     const size_t n = item / s.groups, g = item % s.groups;
     thread_local std::vector<float> frame_buffer;
     float* const frame = AtLeast(&frame_buffer, rows * row);
@@ -206,7 +190,7 @@ void DepthwiseInputGradTarget(const ConvShape& s, const float* dy, const float* 
   }
   // One sample a task: dY channels-last, each input position's sum over the taps that reach an
   // output position, then dx back in planes.
-  ForItems(s.samples, s.samples * in_positions * k * cp, pool, [&](size_t n) {
+  ForEachItem(pool, s.samples, s.samples * in_positions * k * cp, [&](size_t n) {
     thread_local std::vector<float> dyt_buffer, dxt_buffer;
     float* const dyt = AtLeast(&dyt_buffer, positions * cp);
     float* const dxt = AtLeast(&dxt_buffer, in_positions * cp);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "simd/gemm.h"
+#include "simd/scratch.h"
 #include "simd/thread_pool.h"
 
 namespace lockstep {
@@ -30,22 +31,10 @@ constexpr size_t kMinChannels = 8;
 // The columns' size limit (floats): beyond it the direct kernels, which need no columns.
 constexpr size_t kMaxColumnFloats = size_t{1} << 24;
 
-// A scratch vector of at least n elements, kept between calls (the layers ask for their sizes in
-// turn; growing back would zero-fill memory that is overwritten anyway).
-float* AtLeast(std::vector<float>* v, size_t n) {
-  if (v->size() < n) v->resize(n);
-  return v->data();
-}
-
 // body(n) for every sample, on the pool when the floats moved are worth it.
 template <class Body>
 void ForEachSample(const ConvShape& s, size_t floats_per_sample, ThreadPool* pool, const Body& body) {
-  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
-  if (threads > 1 && s.samples > 1 && s.samples * floats_per_sample >= (size_t{1} << 16)) {
-    pool->ParallelFor(s.samples, [&](size_t n, size_t /*worker*/) { body(n); });
-  } else {
-    for (size_t n = 0; n < s.samples; ++n) body(n);
-  }
+  ForEachItem(pool, s.samples, s.samples * floats_per_sample, body);
 }
 
 // The input row and column that tap (i, j) of output (oy, ox) reads; negative or past the plane
@@ -169,12 +158,7 @@ float* TransposedColumns(const ConvShape& s, const float* x, ThreadPool* pool) {
       }
     }
   };
-  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
-  if (threads > 1 && items > 1 && rows * Taps(s) >= (size_t{1} << 16)) {
-    pool->ParallelFor(items, [&](size_t item, size_t /*worker*/) { body(item); });
-  } else {
-    for (size_t item = 0; item < items; ++item) body(item);
-  }
+  ForEachItem(pool, items, rows * Taps(s), body);
   return cols;
 }
 

@@ -126,6 +126,19 @@ void ForEachChunk(size_t n, size_t chunk, const Body& body) {
   });
 }
 
+// body(i) for i < items, each item independent: on `pool` when it has more than one thread, there
+// are several items and `work` (multiply-adds or floats moved, in all) is worth handing out; else
+// in order on the calling thread.
+template <class Body>
+void ForEachItem(ThreadPool* pool, size_t items, size_t work, const Body& body) {
+  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
+  if (threads > 1 && items > 1 && work >= (size_t{1} << 16)) {
+    pool->ParallelFor(items, [&](size_t i, size_t /*worker*/) { body(i); });
+  } else {
+    for (size_t i = 0; i < items; ++i) body(i);
+  }
+}
+
 // ForEachChunk over `items` independent items of `item_size` elements each, in chunks of about
 // 2^15 elements (at least one item): small enough to spread over the pool, large enough that a
 // task's work outweighs handing it out.
