@@ -164,18 +164,16 @@ struct ExpFast {
 };
 
 // A piece's s + l (the tables of gen_math_fast_tables' FitPiece): f = P0 + P1 h + h^2 Q(h) around
-// the piece's centre, rows P0Hi, P0Lo, P1Hi (12 bits), P1Lo, P2 .. P6 of `coef`, read by `lookup`
-// at the piece's index. With hh = h cut to 12 bits, A = P1Hi hh is exact, and
+// the piece's centre, rows P0Hi, P0Lo, P1Hi (12 bits), P1Lo, P2 .. P(kDegree) of `coef`, read by
+// `lookup` at the piece's index. With hh = h cut to 12 bits, A = P1Hi hh is exact, and
 //   s + e = P0Hi + A (Fast2Sum; P0Hi = 0 on an odd piece 0 makes it exact too),
 //   l = e + ((P1Hi (h - hh) + P1Lo h) + P0Lo) + h^2 Q.
-template <class DF, class Lookup, class V = hn::Vec<DF>>
+template <int kDegree, class DF, class Lookup, class V = hn::Vec<DF>>
 HWY_INLINE void PieceSum(DF df, const Lookup& lookup, V h, V& s, V& l) {
+  static_assert(kDegree >= 3, "Q has at least two coefficients");
   const V hh = HighBits<12>(df, h);
-  V q = lookup(8);
-  q = hn::Add(lookup(7), hn::Mul(h, q));
-  q = hn::Add(lookup(6), hn::Mul(h, q));
-  q = hn::Add(lookup(5), hn::Mul(h, q));
-  q = hn::Add(lookup(4), hn::Mul(h, q));
+  V q = lookup(2 + kDegree);
+  for (int k = kDegree - 1; k >= 2; --k) q = hn::Add(lookup(2 + k), hn::Mul(h, q));
   q = hn::Mul(hn::Mul(h, h), q);
   const V p0h = lookup(0), p1h = lookup(2);
   V e;
@@ -203,7 +201,7 @@ struct ErfFast {
     const V h = hn::Sub(a, hn::Mul(kf, hn::Set(df, 0.0625f)));
     const float(*coef)[ft::kErfPieces] = ft::kErfCoef;
     V s, l;
-    PieceSum(df, [&](int row) HWY_ATTR { return Lookup64(df, coef[row], i); }, h, s, l);
+    PieceSum<6>(df, [&](int row) HWY_ATTR { return Lookup64(df, coef[row], i); }, h, s, l);
     hn::Mask<DF> undecided_test;
     const V bound = hn::Mul(s, Lookup64(df, coef[9], i));
     const V r = hn::CopySignToAbs(Decide(df, s, l, bound, undecided_test), x);
@@ -237,7 +235,7 @@ struct GeluErfFast {
     const V h = hn::Sub(a, hn::Mul(kf, hn::Set(df, 0.0625f)));
     const float(*coef)[ft::kGeluPieces] = ft::kGeluCoef;
     V s, l;
-    PieceSum(df, [&](int row) HWY_ATTR { return Lookup128(df, coef[row], j); }, h, s, l);
+    PieceSum<6>(df, [&](int row) HWY_ATTR { return Lookup128(df, coef[row], j); }, h, s, l);
     // x (s + l) = S + L.
     const V xh = HighBits<12>(df, a), xl = hn::Sub(a, xh);
     const V sh = HighBits<12>(df, s), sl = hn::Sub(s, sh);
@@ -256,24 +254,26 @@ struct GeluErfFast {
   }
 };
 
-// sigmoid(x) = 1 / (1 + e^-x) for -4.03125 <= x < 3.96875: 128 pieces i = round(16 x), h = x - i/16
-// (exact, |h| <= 1/32), s + l as for erf (PieceSum), the bound |s| times the piece's relative
-// bound. Outside: NaN for NaN; the rest (both tails) goes to float64.
+// sigmoid(x) = 1 / (1 + e^-x) for kSigmoidLow <= x < kSigmoidHigh (-4.0625 <= x < 3.9375): 64
+// pieces i = round(8 x), h = x - i/8 (exact, |h| <= 1/16), s + l as for erf (PieceSum, degree 5),
+// the bound |s| times the piece's relative bound. Outside: NaN for NaN; the rest (both tails) goes
+// to float64.
 struct SigmoidFast {
   template <class DF, class V = hn::Vec<DF>>
   HWY_INLINE V Eval(DF df, V x, hn::Mask<DF>& undecided) const {
     const hn::RebindToSigned<DF> di;
-    const auto in_domain = hn::And(hn::Ge(x, hn::Set(df, -4.03125f)), hn::Lt(x, hn::Set(df, 3.96875f)));
+    const auto in_domain = hn::And(hn::Ge(x, hn::Set(df, ft::kSigmoidLow)), hn::Lt(x, hn::Set(df, ft::kSigmoidHigh)));
     const V a = hn::IfThenElseZero(in_domain, x);
     hn::Vec<decltype(di)> i;
-    const V kf = RoundToInt(df, hn::Mul(a, hn::Set(df, 16.0f)), i);
+    const V kf = RoundToInt(df, hn::Mul(a, hn::Set(df, ft::kSigmoidPerUnit)), i);
     const auto j = hn::Sub(i, hn::Set(di, ft::kSigmoidFirstPiece));
-    const V h = hn::Sub(a, hn::Mul(kf, hn::Set(df, 0.0625f)));
+    const V h = hn::Sub(a, hn::Mul(kf, hn::Set(df, ft::kSigmoidWidth)));
     const float(*coef)[ft::kSigmoidPieces] = ft::kSigmoidCoef;
+    static_assert(ft::kSigmoidPieces == 64, "Lookup64 reads the tables");
     V s, l;
-    PieceSum(df, [&](int row) HWY_ATTR { return Lookup128(df, coef[row], j); }, h, s, l);
+    PieceSum<ft::kSigmoidDegree>(df, [&](int row) HWY_ATTR { return Lookup64(df, coef[row], j); }, h, s, l);
     hn::Mask<DF> undecided_test;
-    const V r = Decide(df, s, l, hn::Mul(s, Lookup128(df, coef[9], j)), undecided_test);
+    const V r = Decide(df, s, l, hn::Mul(s, Lookup64(df, coef[ft::kSigmoidRows - 1], j)), undecided_test);
     const auto nan = IsNaNMask(df, x);
     undecided = hn::Or(hn::And(in_domain, undecided_test), hn::Not(hn::Or(in_domain, nan)));
     return hn::IfThenElse(in_domain, r, CanonicalNaN(df));

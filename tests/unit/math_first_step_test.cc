@@ -38,9 +38,9 @@ std::vector<float> Inputs() {
     v.push_back(FromBits(static_cast<uint32_t>(i * 4096u + (i * 2654435761u >> 20) % 4096u)));
   }
   // Domain edges of exp, erf, gelu_erf and sigmoid, the bands in between, and the boundaries of
-  // erf's, gelu_erf's and sigmoid's pieces (odd multiples of 1/32).
+  // erf's and gelu_erf's pieces (odd multiples of 1/32) and sigmoid's (odd multiples of 1/16).
   for (float c : {-104.0f, -103.97208f, -87.33654f, -86.0f, 88.5f, 88.72284f, 89.0f, 3.9375f, -3.9375f,
-                  0x1p-100f, -0x1p-100f, 0x1p-126f, 1.0f, -1.0f, 0.0f, -4.03125f, 3.96875f, 5.5f,
+                  0x1p-100f, -0x1p-100f, 0x1p-126f, 1.0f, -1.0f, 0.0f, -4.03125f, 3.96875f, -4.0625f, 5.5f,
                   0x1p-60f, -0x1p-60f}) {
     AddWindow(&v, c, 2048);
   }
