@@ -575,6 +575,7 @@ void ConvForward(const ConvShape& s, const float* x, const float* w, const float
     return;
   }
   WithPool(pool, [&](ThreadPool* p) {
+    if (ConvDepthwiseForward(s)) return DepthwiseForward(s, x, w, bias, y, p);
     if (ConvThroughGemm(s)) return ConvForwardGemm(s, x, w, bias, y, p);
     HWY_DYNAMIC_DISPATCH(ConvForwardTarget)(s, x, w, bias, y, p);
   });

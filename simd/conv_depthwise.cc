@@ -1,6 +1,7 @@
-// Depthwise gradients with the channels as lanes (simd/conv_depthwise.h): channels-last copies,
-// the weight gradient's register tiles of simd/conv-inl.h reading a vector of channels per tap,
-// and the input gradient summing each element's taps over a vector of channels.
+// Depthwise convolutions with the channels as lanes (simd/conv_depthwise.h): channels-last copies;
+// the forward pass summing each output's taps over a vector of channels, then the epilogue; the
+// weight gradient's register tiles of simd/conv-inl.h reading a vector of channels per tap, and
+// the input gradient summing each element's taps over a vector of channels.
 #include "simd/conv_depthwise.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -8,6 +9,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "simd/conv-inl.h"
+#include "simd/conv_epilogue-inl.h"
 
 #include <string.h>
 
@@ -69,7 +71,187 @@ void FromChannelsLast(const float* src, size_t positions, size_t cp, size_t chan
   }
 }
 
+// Zeroes what ToChannelsLast leaves as it is in a frame of `rows` x `row` positions: the padding
+// rows and columns, and every lane past `channels` when the chunk has such lanes.
+void ZeroFrameBorder(size_t rows, size_t row, size_t top, size_t left, size_t h, size_t w, size_t channels,
+                     size_t cp, float* frame) {
+  if (channels != cp) {
+    std::fill(frame, frame + rows * row * cp, 0.0f);
+    return;
+  }
+  std::fill(frame, frame + top * row * cp, 0.0f);
+  std::fill(frame + (top + h) * row * cp, frame + rows * row * cp, 0.0f);
+  for (size_t y = top; y < top + h; ++y) {
+    std::fill(frame + y * row * cp, frame + (y * row + left) * cp, 0.0f);
+    std::fill(frame + (y * row + left + w) * cp, frame + (y + 1) * row * cp, 0.0f);
+  }
+}
+
+// kP output positions of one channel vector, the taps of position p starting at at[p]: each
+// output's taps in increasing (kernel row, kernel column) order from -0.0, every tap read from
+// the zero-padded frame (padding's products included, as the columns have them), then the bias;
+// canonical into out + p * out_step. The weights are [tap][channel], cp floats a tap.
+template <size_t kP, class D>
+HWY_INLINE void DepthwiseOutputs(D d, const float* const* at, const int64_t* off, const float* wt, size_t cp,
+                                 size_t k, const float* bias, float* out, size_t out_step) {
+  using V = hn::Vec<D>;
+  V acc[kP];
+  for (size_t p = 0; p < kP; ++p) acc[p] = hn::Set(d, -0.0f);
+  for (size_t t = 0; t < k; ++t) {
+    const V wv = hn::LoadU(d, wt + t * cp);
+    const int64_t o = off[t];
+    for (size_t p = 0; p < kP; ++p) acc[p] = hn::Add(acc[p], hn::Mul(hn::LoadU(d, at[p] + o), wv));
+  }
+  for (size_t p = 0; p < kP; ++p) {
+    V v = acc[p];
+    if (bias != nullptr) v = hn::Add(v, hn::LoadU(d, bias));
+    hn::StoreU(Canonicalize(d, v), d, out + p * out_step);
+  }
+}
+
+// Outputs [first, first + kP) of a plane (flat positions; position p's taps start at frame +
+// start[p]): any stride and dilation.
+template <size_t kP, class D>
+HWY_INLINE void DepthwiseBlock(D d, size_t first, const float* frame, const int64_t* start, const int64_t* off,
+                               const float* wt, size_t k, const float* bias, float* out, size_t cw) {
+  const float* at[kP];
+  for (size_t p = 0; p < kP; ++p) at[p] = frame + start[first + p];
+  DepthwiseOutputs<kP>(d, at, off, wt, hn::Lanes(d), k, bias, out + first * cw, cw);
+}
+
+// kP neighbours in an output row at column stride kS, a kernel kW wide (column dilation 1): the
+// sums of DepthwiseOutputs, each input vector of a kernel row loaded once for every output and
+// tap that reads it (a tap's own loads made the loop load-bound). `in`: the first output's first
+// tap; kernel rows row_step floats apart; weights [tap][lanes].
+template <size_t kP, size_t kS, size_t kW, class D>
+HWY_INLINE void DepthwiseRowOutputs(D d, const float* in, size_t row_step, size_t kh, size_t cw, const float* wt,
+                                    const float* bias, float* out, size_t out_step) {
+  using V = hn::Vec<D>;
+  const size_t lanes = hn::Lanes(d);
+  constexpr size_t kInputs = (kP - 1) * kS + kW;
+  V acc[kP];
+  for (size_t p = 0; p < kP; ++p) acc[p] = hn::Set(d, -0.0f);
+  for (size_t i = 0; i < kh; ++i) {
+    const float* r = in + i * row_step;
+    V xs[kInputs];
+    for (size_t q = 0; q < kInputs; ++q) xs[q] = hn::LoadU(d, r + q * cw);
+    for (size_t j = 0; j < kW; ++j) {
+      const V wv = hn::LoadU(d, wt + (i * kW + j) * lanes);
+      for (size_t p = 0; p < kP; ++p) acc[p] = hn::Add(acc[p], hn::Mul(xs[p * kS + j], wv));
+    }
+  }
+  for (size_t p = 0; p < kP; ++p) {
+    V v = acc[p];
+    if (bias != nullptr) v = hn::Add(v, hn::LoadU(d, bias));
+    hn::StoreU(Canonicalize(d, v), d, out + p * out_step);
+  }
+}
+
+// One channel vector's plane, row by row, kP outputs at a time (the last block of a row ending at
+// its last output, computing again, with the same bits, what the block before it wrote).
+template <size_t kP, size_t kS, size_t kW, class D>
+HWY_INLINE void DepthwiseRowBlocks(D d, const ConvShape& s, const float* frame, size_t row, size_t cw, const float* wt,
+                                   const float* bias, float* out) {
+  for (size_t oy = 0; oy < s.h_out; ++oy) {
+    const float* in = frame + oy * s.stride_h * row * cw;
+    float* o = out + oy * s.w_out * cw;
+    for (size_t ox = 0; ox < s.w_out; ox += kP) {
+      const size_t at = kP == 1 ? ox : std::min(ox, s.w_out - kP);
+      DepthwiseRowOutputs<kP, kS, kW>(d, in + at * kS * cw, s.dilation_h * row * cw, s.kh, cw, wt, bias, o + at * cw,
+                                      cw);
+    }
+  }
+}
+
+// The row kernels for a kernel kW wide at column stride kS; false where none is compiled.
+template <size_t kS, size_t kW, class D>
+HWY_INLINE bool DepthwiseRows(D d, const ConvShape& s, const float* frame, size_t row, size_t cw, const float* wt,
+                              const float* bias, float* out) {
+  if (s.stride_w != kS || s.kw != kW || s.dilation_w != 1) return false;
+  // Eight outputs a block where 32 registers hold them and their inputs, else four.
+  constexpr size_t kWide = hn::MaxLanes(D()) >= 16 ? 8 : 4;
+  if (s.w_out >= kWide) {
+    DepthwiseRowBlocks<kWide, kS, kW>(d, s, frame, row, cw, wt, bias, out);
+  } else if (s.w_out >= 4) {
+    DepthwiseRowBlocks<4, kS, kW>(d, s, frame, row, cw, wt, bias, out);
+  } else {
+    DepthwiseRowBlocks<1, kS, kW>(d, s, frame, row, cw, wt, bias, out);
+  }
+  return true;
+}
+
 }  // namespace
+
+void DepthwiseForwardTarget(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
+                            ThreadPool* pool) {
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  const size_t k = s.kh * s.kw, positions = s.h_out * s.w_out;
+  const size_t rows = s.h + 2 * s.pad_h, row = s.w + 2 * s.pad_w, frame_positions = rows * row;
+  const size_t cp = (s.groups + lanes - 1) / lanes * lanes, vectors = cp / lanes;
+  // The weights as [vector][tap][lane] and the bias as a row, zero past the last channel.
+  thread_local std::vector<float> wt_buffer, bias_buffer;
+  float* const wt = AtLeastAligned(&wt_buffer, k * cp);
+  std::fill(wt, wt + k * cp, 0.0f);
+  for (size_t g = 0; g < s.groups; ++g) {
+    for (size_t t = 0; t < k; ++t) wt[((g / lanes) * k + t) * lanes + g % lanes] = w[g * k + t];
+  }
+  float* bt = nullptr;
+  if (bias != nullptr) {
+    bt = AtLeast(&bias_buffer, cp);
+    std::fill(bt, bt + cp, 0.0f);
+    std::copy(bias, bias + s.groups, bt);
+  }
+  // Items: (sample, chunk of channel vectors), a chunk's frame at most about 8 K floats unless a
+  // single vector's is larger: the frame and the outputs' buffer stay in the first-level cache.
+  const size_t chunk = std::max<size_t>(1, std::min(vectors, (size_t{1} << 13) / (frame_positions * lanes)));
+  const size_t chunks = (vectors + chunk - 1) / chunk;
+  ForEachItem(pool, s.samples * chunks, s.samples * positions * k * cp, [&](size_t item) {
+    const size_t n = item / chunks, v0 = (item % chunks) * chunk, nv = std::min(chunk, vectors - v0);
+    const size_t c0 = v0 * lanes, channels = std::min(s.groups - c0, nv * lanes), cw = nv * lanes;
+    thread_local std::vector<float> frame_buffer, out_buffer;
+    thread_local std::vector<int64_t> off, start;
+    float* const frame = AtLeastAligned(&frame_buffer, frame_positions * cw);
+    float* const out = AtLeastAligned(&out_buffer, positions * cw);
+    ZeroFrameBorder(rows, row, s.pad_h, s.pad_w, s.h, s.w, channels, cw, frame);
+    ToChannelsLast(x + n * s.x_sample_stride + c0 * s.h * s.w, channels, s.h * s.w, s.h, s.w, s.pad_h, s.pad_w,
+                   row, cw, frame);
+    for (size_t v = 0; v < nv; ++v) {
+      const float* fv = frame + v * lanes;
+      const float* wv = wt + (v0 + v) * k * lanes;
+      const float* bv = bt != nullptr ? bt + c0 + v * lanes : nullptr;
+      float* ov = out + v * lanes;
+      if (DepthwiseRows<1, 3>(d, s, fv, row, cw, wv, bv, ov) || DepthwiseRows<1, 5>(d, s, fv, row, cw, wv, bv, ov) ||
+          DepthwiseRows<2, 3>(d, s, fv, row, cw, wv, bv, ov) || DepthwiseRows<2, 5>(d, s, fv, row, cw, wv, bv, ov)) {
+        continue;
+      }
+      // Any other kernel, stride or dilation: each output position's first tap in the frame, the
+      // positions in blocks across the rows (the last block ending at the last position).
+      off.resize(k);
+      for (size_t i = 0; i < s.kh; ++i) {
+        for (size_t j = 0; j < s.kw; ++j) {
+          off[i * s.kw + j] = static_cast<int64_t>((i * s.dilation_h * row + j * s.dilation_w) * cw);
+        }
+      }
+      start.resize(positions);
+      for (size_t oy = 0; oy < s.h_out; ++oy) {
+        for (size_t ox = 0; ox < s.w_out; ++ox) {
+          start[oy * s.w_out + ox] = static_cast<int64_t>((oy * s.stride_h * row + ox * s.stride_w) * cw);
+        }
+      }
+      if (positions >= 4) {
+        for (size_t p = 0; p < positions; p += 4) {
+          DepthwiseBlock<4>(d, std::min(p, positions - 4), fv, start.data(), off.data(), wv, k, bv, ov, cw);
+        }
+      } else {
+        for (size_t p = 0; p < positions; ++p) DepthwiseBlock<1>(d, p, fv, start.data(), off.data(), wv, k, bv, ov, cw);
+      }
+    }
+    float* const y_chunk = y + n * s.y_sample_stride + c0 * positions;
+    FromChannelsLast(out, positions, cw, channels, positions, y_chunk);
+    if (s.epilogue != nullptr) ApplyEpilogueRuns(d, s.epilogue, c0, channels, positions, y_chunk);
+  });
+}
 
 void DepthwiseWeightGradTarget(const ConvShape& s, const float* dy, const float* x, size_t samples_per_group,
                                float* dw, ThreadPool* pool) {
@@ -241,11 +423,22 @@ HWY_AFTER_NAMESPACE();
 namespace lockstep {
 namespace simd {
 
+HWY_EXPORT(DepthwiseForwardTarget);
 HWY_EXPORT(DepthwiseWeightGradTarget);
 HWY_EXPORT(DepthwiseInputGradTarget);
 
 bool ConvDepthwise(const ConvShape& s) {
   return s.groups > 1 && s.c_in == 1 && s.c_out == 1 && CurrentConvPath() == ConvPath::kByShape;
+}
+
+// Below about 96 x 96 input positions. The planes-as-lanes kernels use their vectors well on a
+// large plane, where the channels-last copies cost more than they save (a 112 x 112 layer ran
+// about 12% slower channels-last; from 56 x 56 down, channels-last took half the time or less).
+bool ConvDepthwiseForward(const ConvShape& s) { return ConvDepthwise(s) && s.h * s.w < 96 * 96; }
+
+void DepthwiseForward(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
+                      ThreadPool* pool) {
+  HWY_DYNAMIC_DISPATCH(DepthwiseForwardTarget)(s, x, w, bias, y, pool);
 }
 
 void DepthwiseWeightGrad(const ConvShape& s, const float* dy, const float* x, size_t samples_per_group, float* dw,
