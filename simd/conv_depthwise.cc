@@ -109,6 +109,18 @@ HWY_INLINE void DepthwiseOutputs(D d, const float* const* at, const int64_t* off
   }
 }
 
+// One output position of one channel vector: DepthwiseOutputs' sum without arrays of vectors
+// (SVE's cannot be array elements).
+template <class D>
+HWY_INLINE void DepthwiseOne(D d, const float* at, const int64_t* off, const float* wt, size_t k, const float* bias,
+                             float* out) {
+  const size_t lanes = hn::Lanes(d);
+  auto acc = hn::Set(d, -0.0f);
+  for (size_t t = 0; t < k; ++t) acc = hn::Add(acc, hn::Mul(hn::LoadU(d, at + off[t]), hn::LoadU(d, wt + t * lanes)));
+  if (bias != nullptr) acc = hn::Add(acc, hn::LoadU(d, bias));
+  hn::StoreU(Canonicalize(d, acc), d, out);
+}
+
 // Outputs [first, first + kP) of a plane (flat positions; position p's taps start at frame +
 // start[p]): any stride and dilation.
 template <size_t kP, class D>
@@ -169,7 +181,7 @@ HWY_INLINE bool DepthwiseRows(D d, const ConvShape& s, const float* frame, size_
                               const float* bias, float* out) {
   if (s.stride_w != kS || s.kw != kW || s.dilation_w != 1) return false;
   // Eight outputs a block where 32 registers hold them and their inputs, else four.
-  constexpr size_t kWide = hn::MaxLanes(D()) >= 16 ? 8 : 4;
+  constexpr size_t kWide = kConvRegisters == 32 ? 8 : 4;
   if (s.w_out >= kWide) {
     DepthwiseRowBlocks<kWide, kS, kW>(d, s, frame, row, cw, wt, bias, out);
   } else if (s.w_out >= 4) {
@@ -221,12 +233,15 @@ void DepthwiseForwardTarget(const ConvShape& s, const float* x, const float* w, 
       const float* wv = wt + (v0 + v) * k * lanes;
       const float* bv = bt != nullptr ? bt + c0 + v * lanes : nullptr;
       float* ov = out + v * lanes;
+#if !HWY_HAVE_SCALABLE
       if (DepthwiseRows<1, 3>(d, s, fv, row, cw, wv, bv, ov) || DepthwiseRows<1, 5>(d, s, fv, row, cw, wv, bv, ov) ||
           DepthwiseRows<2, 3>(d, s, fv, row, cw, wv, bv, ov) || DepthwiseRows<2, 5>(d, s, fv, row, cw, wv, bv, ov)) {
         continue;
       }
-      // Any other kernel, stride or dilation: each output position's first tap in the frame, the
-      // positions in blocks across the rows (the last block ending at the last position).
+#endif
+      // Any other kernel, stride or dilation (and every layer on SVE): each output position's
+      // first tap in the frame, the positions in blocks across the rows (the last block ending at
+      // the last position).
       off.resize(k);
       for (size_t i = 0; i < s.kh; ++i) {
         for (size_t j = 0; j < s.kw; ++j) {
@@ -239,13 +254,15 @@ void DepthwiseForwardTarget(const ConvShape& s, const float* x, const float* w, 
           start[oy * s.w_out + ox] = static_cast<int64_t>((oy * s.stride_h * row + ox * s.stride_w) * cw);
         }
       }
+      size_t p = 0;
+#if !HWY_HAVE_SCALABLE
       if (positions >= 4) {
-        for (size_t p = 0; p < positions; p += 4) {
+        for (; p < positions; p += 4) {
           DepthwiseBlock<4>(d, std::min(p, positions - 4), fv, start.data(), off.data(), wv, k, bv, ov, cw);
         }
-      } else {
-        for (size_t p = 0; p < positions; ++p) DepthwiseBlock<1>(d, p, fv, start.data(), off.data(), wv, k, bv, ov, cw);
       }
+#endif
+      for (; p < positions; ++p) DepthwiseOne(d, fv + start[p], off.data(), wv, k, bv, ov + p * cw);
     }
     float* const y_chunk = y + n * s.y_sample_stride + c0 * positions;
     FromChannelsLast(out, positions, cw, channels, positions, y_chunk);
