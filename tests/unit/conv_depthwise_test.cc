@@ -43,6 +43,19 @@ simd::ConvShape ShapeOf(const Layer& l) {
   return testing::ConvShapeOf(l.samples, 1, l.h, l.w, 1, l.kh, l.kw, l.stride, l.pad, l.pad, l.dilation, l.channels);
 }
 
+// f(layer, shape) for every layer, on every target, at 1 and 2 threads.
+template <class F>
+void ForEachLayer(const F& f) {
+  testing::ForEachTarget([&](const simd::Target&) {
+    testing::ForOneAndTwoThreads([&](size_t) {
+      for (const Layer& l : kLayers) {
+        CAPTURE(l.name);
+        f(l, ShapeOf(l));
+      }
+    });
+  });
+}
+
 size_t DifferingBits(const std::vector<float>& a, const std::vector<float>& b) {
   size_t differ = a.size() != b.size() ? 1 : 0;
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) differ += testing::Bits(a[i]) != testing::Bits(b[i]);
@@ -63,35 +76,29 @@ Gradients Run(const simd::ConvShape& s, const Layer& l, const std::vector<float>
 }
 
 TEST_CASE("depthwise gradients with the channels as lanes equal the group-by-group kernels, bit for bit") {
-  testing::ForEachTarget([&](const simd::Target&) {
-    testing::ForOneAndTwoThreads([&](size_t) {
-      for (const Layer& l : kLayers) {
-        CAPTURE(l.name);
-        const simd::ConvShape s = ShapeOf(l);
-        for (uint32_t special_every : {0u, 13u}) {
-          CAPTURE(special_every);
-          // special_every 0: finite values only (the stride-1 direct kernel's fast path).
-          auto values = [&](size_t n, uint32_t seed) {
-            std::vector<float> v = testing::MixedValues(n, seed, special_every == 0 ? 1000000u : special_every);
-            if (special_every == 0) {
-              for (float& f : v) f = f != f || f - f != 0.0f ? 0.5f : f;
-            }
-            return v;
-          };
-          const std::vector<float> x = values(l.samples * s.x_sample_stride, 1);
-          const std::vector<float> w = values(l.channels * l.kh * l.kw, 2);
-          const std::vector<float> dy = values(l.samples * s.y_sample_stride, 3);
-          REQUIRE(simd::ConvDepthwise(s));
-          const Gradients lanes = Run(s, l, x, w, dy);
-          simd::SetConvPath(simd::ConvPath::kDirect);
-          REQUIRE_FALSE(simd::ConvDepthwise(s));
-          const Gradients groups = Run(s, l, x, w, dy);
-          simd::SetConvPath(simd::ConvPath::kByShape);
-          CHECK(DifferingBits(lanes.dx, groups.dx) == 0);
-          CHECK(DifferingBits(lanes.dw, groups.dw) == 0);
+  ForEachLayer([&](const Layer& l, const simd::ConvShape& s) {
+    for (uint32_t special_every : {0u, 13u}) {
+      CAPTURE(special_every);
+      // special_every 0: finite values only (the stride-1 direct kernel's fast path).
+      auto values = [&](size_t n, uint32_t seed) {
+        std::vector<float> v = testing::MixedValues(n, seed, special_every == 0 ? 1000000u : special_every);
+        if (special_every == 0) {
+          for (float& f : v) f = f != f || f - f != 0.0f ? 0.5f : f;
         }
-      }
-    });
+        return v;
+      };
+      const std::vector<float> x = values(l.samples * s.x_sample_stride, 1);
+      const std::vector<float> w = values(l.channels * l.kh * l.kw, 2);
+      const std::vector<float> dy = values(l.samples * s.y_sample_stride, 3);
+      REQUIRE(simd::ConvDepthwise(s));
+      const Gradients lanes = Run(s, l, x, w, dy);
+      simd::SetConvPath(simd::ConvPath::kDirect);
+      REQUIRE_FALSE(simd::ConvDepthwise(s));
+      const Gradients groups = Run(s, l, x, w, dy);
+      simd::SetConvPath(simd::ConvPath::kByShape);
+      CHECK(DifferingBits(lanes.dx, groups.dx) == 0);
+      CHECK(DifferingBits(lanes.dw, groups.dw) == 0);
+    }
   });
 }
 
@@ -128,30 +135,24 @@ std::vector<std::vector<float>> Forward(const simd::ConvShape& shape, const Laye
 }
 
 TEST_CASE("a depthwise forward pass with the channels as lanes equals the group-by-group kernels, bit for bit") {
-  testing::ForEachTarget([&](const simd::Target&) {
-    testing::ForOneAndTwoThreads([&](size_t) {
-      for (const Layer& l : kLayers) {
-        CAPTURE(l.name);
-        const simd::ConvShape s = ShapeOf(l);
-        for (uint32_t special_every : {1000000u, 13u}) {
-          CAPTURE(special_every);
-          const std::vector<float> x = testing::MixedValues(l.samples * s.x_sample_stride, 4, special_every);
-          const std::vector<float> w = testing::MixedValues(l.channels * l.kh * l.kw, 5, special_every);
-          std::vector<float> per_channel = testing::MixedValues(4 * l.channels, 6, special_every);
-          for (size_t c = l.channels; c < 2 * l.channels; ++c) per_channel[c] = 0.5f + 0.25f * static_cast<float>(c % 3);
-          REQUIRE(simd::ConvDepthwiseForward(s));
-          const std::vector<std::vector<float>> lanes = Forward(s, l, x, w, per_channel);
-          simd::SetConvPath(simd::ConvPath::kDirect);
-          REQUIRE_FALSE(simd::ConvDepthwiseForward(s));
-          const std::vector<std::vector<float>> groups = Forward(s, l, x, w, per_channel);
-          simd::SetConvPath(simd::ConvPath::kByShape);
-          for (size_t i = 0; i < lanes.size(); ++i) {
-            CAPTURE(i);
-            CHECK(DifferingBits(lanes[i], groups[i]) == 0);
-          }
-        }
+  ForEachLayer([&](const Layer& l, const simd::ConvShape& s) {
+    for (uint32_t special_every : {1000000u, 13u}) {
+      CAPTURE(special_every);
+      const std::vector<float> x = testing::MixedValues(l.samples * s.x_sample_stride, 4, special_every);
+      const std::vector<float> w = testing::MixedValues(l.channels * l.kh * l.kw, 5, special_every);
+      std::vector<float> per_channel = testing::MixedValues(4 * l.channels, 6, special_every);
+      for (size_t c = l.channels; c < 2 * l.channels; ++c) per_channel[c] = 0.5f + 0.25f * static_cast<float>(c % 3);
+      REQUIRE(simd::ConvDepthwiseForward(s));
+      const std::vector<std::vector<float>> lanes = Forward(s, l, x, w, per_channel);
+      simd::SetConvPath(simd::ConvPath::kDirect);
+      REQUIRE_FALSE(simd::ConvDepthwiseForward(s));
+      const std::vector<std::vector<float>> groups = Forward(s, l, x, w, per_channel);
+      simd::SetConvPath(simd::ConvPath::kByShape);
+      for (size_t i = 0; i < lanes.size(); ++i) {
+        CAPTURE(i);
+        CHECK(DifferingBits(lanes[i], groups[i]) == 0);
       }
-    });
+    }
   });
 }
 
