@@ -90,15 +90,16 @@ void ZeroFrameBorder(size_t rows, size_t row, size_t top, size_t left, size_t h,
 // kP output positions of one channel vector, the taps of position p starting at at[p]: each
 // output's taps in increasing (kernel row, kernel column) order from -0.0, every tap read from
 // the zero-padded frame (padding's products included, as the columns have them), then the bias;
-// canonical into out + p * out_step. The weights are [tap][channel], cp floats a tap.
+// canonical into out + p * out_step. The weights are [tap][lane].
 template <size_t kP, class D>
-HWY_INLINE void DepthwiseOutputs(D d, const float* const* at, const int64_t* off, const float* wt, size_t cp,
-                                 size_t k, const float* bias, float* out, size_t out_step) {
+HWY_INLINE void DepthwiseOutputs(D d, const float* const* at, const int64_t* off, const float* wt, size_t k,
+                                 const float* bias, float* out, size_t out_step) {
   using V = hn::Vec<D>;
+  const size_t lanes = hn::Lanes(d);
   V acc[kP];
   for (size_t p = 0; p < kP; ++p) acc[p] = hn::Set(d, -0.0f);
   for (size_t t = 0; t < k; ++t) {
-    const V wv = hn::LoadU(d, wt + t * cp);
+    const V wv = hn::LoadU(d, wt + t * lanes);
     const int64_t o = off[t];
     for (size_t p = 0; p < kP; ++p) acc[p] = hn::Add(acc[p], hn::Mul(hn::LoadU(d, at[p] + o), wv));
   }
@@ -128,7 +129,7 @@ HWY_INLINE void DepthwiseBlock(D d, size_t first, const float* frame, const int6
                                const float* wt, size_t k, const float* bias, float* out, size_t cw) {
   const float* at[kP];
   for (size_t p = 0; p < kP; ++p) at[p] = frame + start[first + p];
-  DepthwiseOutputs<kP>(d, at, off, wt, hn::Lanes(d), k, bias, out + first * cw, cw);
+  DepthwiseOutputs<kP>(d, at, off, wt, k, bias, out + first * cw, cw);
 }
 
 // kP neighbours in an output row at column stride kS, a kernel kW wide (column dilation 1): the
@@ -203,7 +204,7 @@ void DepthwiseForwardTarget(const ConvShape& s, const float* x, const float* w, 
   const size_t cp = (s.groups + lanes - 1) / lanes * lanes, vectors = cp / lanes;
   // The weights as [vector][tap][lane] and the bias as a row, zero past the last channel.
   thread_local std::vector<float> wt_buffer, bias_buffer;
-  float* const wt = AtLeastAligned(&wt_buffer, k * cp);
+  float* const wt = AtLeast(&wt_buffer, k * cp);
   std::fill(wt, wt + k * cp, 0.0f);
   for (size_t g = 0; g < s.groups; ++g) {
     for (size_t t = 0; t < k; ++t) wt[((g / lanes) * k + t) * lanes + g % lanes] = w[g * k + t];
@@ -223,8 +224,9 @@ void DepthwiseForwardTarget(const ConvShape& s, const float* x, const float* w, 
     const size_t c0 = v0 * lanes, channels = std::min(s.groups - c0, nv * lanes), cw = nv * lanes;
     thread_local std::vector<float> frame_buffer, out_buffer;
     thread_local std::vector<int64_t> off, start;
-    float* const frame = AtLeastAligned(&frame_buffer, frame_positions * cw);
-    float* const out = AtLeastAligned(&out_buffer, positions * cw);
+    bool offsets_ready = false;
+    float* const frame = AtLeast(&frame_buffer, frame_positions * cw);
+    float* const out = AtLeast(&out_buffer, positions * cw);
     ZeroFrameBorder(rows, row, s.pad_h, s.pad_w, s.h, s.w, channels, cw, frame);
     ToChannelsLast(x + n * s.x_sample_stride + c0 * s.h * s.w, channels, s.h * s.w, s.h, s.w, s.pad_h, s.pad_w,
                    row, cw, frame);
@@ -240,19 +242,22 @@ void DepthwiseForwardTarget(const ConvShape& s, const float* x, const float* w, 
       }
 #endif
       // Any other kernel, stride or dilation (and every layer on SVE): each output position's
-      // first tap in the frame, the positions in blocks across the rows (the last block ending at
-      // the last position).
-      off.resize(k);
-      for (size_t i = 0; i < s.kh; ++i) {
-        for (size_t j = 0; j < s.kw; ++j) {
-          off[i * s.kw + j] = static_cast<int64_t>((i * s.dilation_h * row + j * s.dilation_w) * cw);
+      // first tap in the frame (the same for every vector of the chunk), the positions in blocks
+      // across the rows (the last block ending at the last position).
+      if (!offsets_ready) {
+        off.resize(k);
+        for (size_t i = 0; i < s.kh; ++i) {
+          for (size_t j = 0; j < s.kw; ++j) {
+            off[i * s.kw + j] = static_cast<int64_t>((i * s.dilation_h * row + j * s.dilation_w) * cw);
+          }
         }
-      }
-      start.resize(positions);
-      for (size_t oy = 0; oy < s.h_out; ++oy) {
-        for (size_t ox = 0; ox < s.w_out; ++ox) {
-          start[oy * s.w_out + ox] = static_cast<int64_t>((oy * s.stride_h * row + ox * s.stride_w) * cw);
+        start.resize(positions);
+        for (size_t oy = 0; oy < s.h_out; ++oy) {
+          for (size_t ox = 0; ox < s.w_out; ++ox) {
+            start[oy * s.w_out + ox] = static_cast<int64_t>((oy * s.stride_h * row + ox * s.stride_w) * cw);
+          }
         }
+        offsets_ready = true;
       }
       size_t p = 0;
 #if !HWY_HAVE_SCALABLE

@@ -4,7 +4,6 @@
 #define LOCKSTEP_SIMD_SCRATCH_H_
 
 #include <stddef.h>
-#include <stdint.h>
 
 #include <vector>
 
@@ -17,14 +16,6 @@ namespace simd {
 inline float* AtLeast(std::vector<float>* v, size_t n) {
   if (v->size() < n) v->resize(n);
   return v->data();
-}
-
-// The same, its start on a 64-byte boundary: a vector load from a buffer that std::vector aligns
-// to 16 bytes straddles two cache lines three times in four on AVX-512.
-inline float* AtLeastAligned(std::vector<float>* v, size_t n) {
-  float* const base = AtLeast(v, n + 16);
-  const size_t misalignment = reinterpret_cast<uintptr_t>(base) % 64;
-  return misalignment == 0 ? base : base + (64 - misalignment) / sizeof(float);
 }
 
 }  // namespace simd
