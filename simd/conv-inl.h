@@ -100,6 +100,38 @@ HWY_INLINE void OutputTileRows(D d, size_t rows, const float* ap, const float* b
   }
 }
 
+// OutputTile with its rows and vectors chosen at run time (1 <= rows <= kConvTileRows, 1 <= vectors
+// <= ConvTileVectors(kConvTileRows)): the forward pass's tiles all step by the widest tile's
+// vectors, and a plane's last step ends at the vector that holds its last position.
+template <size_t NV, class D>
+HWY_INLINE void OutputTileOfRows(D d, size_t rows, const float* ap, const float* base, const int64_t* off,
+                                 size_t kc, float* out, size_t ldo) {
+  switch (rows) {
+#define LOCKSTEP_CONV_CASE(r) \
+  case r:                     \
+    return OutputTile<r, NV>(d, ap, base, off, kc, out, ldo);
+    LOCKSTEP_CONV_CASE(1) LOCKSTEP_CONV_CASE(2) LOCKSTEP_CONV_CASE(3) LOCKSTEP_CONV_CASE(4)
+    LOCKSTEP_CONV_CASE(5) LOCKSTEP_CONV_CASE(6)
+#undef LOCKSTEP_CONV_CASE
+    default:
+      if constexpr (kConvTileRows >= 8) {
+        if (rows == 7) return OutputTile<7, NV>(d, ap, base, off, kc, out, ldo);
+        return OutputTile<8, NV>(d, ap, base, off, kc, out, ldo);
+      }
+  }
+}
+
+template <class D>
+HWY_INLINE void OutputTileShape(D d, size_t rows, size_t vectors, const float* ap, const float* base,
+                                const int64_t* off, size_t kc, float* out, size_t ldo) {
+  constexpr size_t kWidest = ConvTileVectors(kConvTileRows);
+  if (vectors >= kWidest) return OutputTileOfRows<kWidest>(d, rows, ap, base, off, kc, out, ldo);
+  if constexpr (kWidest > 2) {
+    if (vectors == 2) return OutputTileOfRows<2>(d, rows, ap, base, off, kc, out, ldo);
+  }
+  OutputTileOfRows<1>(d, rows, ap, base, off, kc, out, ldo);
+}
+
 // Weight-gradient tile: MR taps by one vector of output channels. For every output position
 // (oy, ox) in increasing order, accumulator r adds x[oy * row_step + ox * col_step + off[r]]
 // times the vector g[(oy * w_out + ox) * g_step]. Accumulators start from acc (continuing the

@@ -190,6 +190,9 @@ const std::vector<Case>& Cases() {
       {1, 3, 20, 3, 4, 3, 3, 1, 0, 1, 1},
       {3, 40, 4, 4, 37, 3, 3, 1, 1, 1, 1},    // a late stage: few positions, many channels
       {2, 70, 2, 2, 19, 3, 3, 1, 1, 1, 1},
+      // Taps enough that the forward pass's tiles of channels run in groups (3 or 4 tiles, then
+      // the rest) within its weight budget (simd/conv.cc, kForwardGroupWeights).
+      {1, 300, 4, 4, 37, 3, 3, 1, 1, 1, 1},
   };
   return cases;
 }
