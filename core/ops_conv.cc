@@ -198,10 +198,14 @@ Tensor MaxPool2d(const Tensor& x_in, const Pool2dOptions& o) {
     const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
     const int64_t ho = PoolOut(h, o.kernel_h, o.stride_h, o.padding_h, o.ceil_mode);
     const int64_t wo = PoolOut(w, o.kernel_w, o.stride_w, o.padding_w, o.ceil_mode);
-    Tensor out = Tensor::Empty({n, c, ho, wo}), argmax = Tensor::Empty({n, c, ho, wo}, DType::kInt64);
+    // The window maxima's indices only where the backward pass will need them (inference: the
+    // ResNet stem pool's indices cost as much as its values).
+    const bool grad = NeedsGrad({x_in});
+    Tensor out = Tensor::Empty({n, c, ho, wo});
+    Tensor argmax = grad ? Tensor::Empty({n, c, ho, wo}, DType::kInt64) : Tensor();
     const backend::PoolCall call = MaxPoolCall(x.shape(), ho, wo, o);
-    Kernels().MaxPoolForward(&call, x.data_f32(), out.data_f32(), argmax.data_i64());
-    if (NeedsGrad({x_in})) {
+    Kernels().MaxPoolForward(&call, x.data_f32(), out.data_f32(), grad ? argmax.data_i64() : nullptr);
+    if (grad) {
       Node& node = RecordNode(out, OpKind::kMaxPool2d, {x_in});
       node.saved = {argmax};
       node.ints = {o.kernel_h, o.kernel_w, o.stride_h, o.stride_w, o.padding_h, o.padding_w};

@@ -53,7 +53,7 @@ void ScalarWindow(const float* plane, size_t w, size_t oy, size_t ox, float* out
   }
   const float v = plane[best];
   *out = v != v ? __builtin_nanf("") : v;
-  *argmax = static_cast<int64_t>(best);
+  if (argmax != nullptr) *argmax = static_cast<int64_t>(best);
 }
 
 // run(first, count) over chunks of planes: on the pool in many small chunks (a faster core takes
@@ -95,7 +95,7 @@ void MaxPool2x2Target(const float* x, size_t planes, size_t h, size_t w, size_t 
       for (size_t oy = 0; oy < h_out; ++oy) {
         const float* top = plane + 2 * oy * w;
         float* o = out + (p * h_out + oy) * w_out;
-        int64_t* a = argmax + (p * h_out + oy) * w_out;
+        int64_t* a = argmax != nullptr ? argmax + (p * h_out + oy) * w_out : nullptr;
         size_t ox = 0;
         // Each vector reads 2N floats of both rows (past the row's end only within the input);
         // indices are int32 inside the vectors.
@@ -120,17 +120,19 @@ void MaxPool2x2Target(const float* x, size_t planes, size_t h, size_t w, size_t 
           const size_t valid = w_out - ox < N ? w_out - ox : N;
           if (o + ox + N <= out_end) {  // lanes past the row land in the next row, written later
             hn::StoreU(v, d, o + ox);
-            hn::StoreU(lo, d64, a + ox);
-            hn::StoreU(hi, d64, a + ox + half);
+            if (a != nullptr) {
+              hn::StoreU(lo, d64, a + ox);
+              hn::StoreU(hi, d64, a + ox + half);
+            }
           } else {
             hn::Store(v, d, values);
             hn::Store(lo, d64, indices);
             hn::Store(hi, d64, indices + half);
             memcpy(o + ox, values, valid * sizeof(float));
-            memcpy(a + ox, indices, valid * sizeof(int64_t));
+            if (a != nullptr) memcpy(a + ox, indices, valid * sizeof(int64_t));
           }
         }
-        for (; ox < w_out; ++ox) ScalarWindow(plane, w, oy, ox, o + ox, a + ox);
+        for (; ox < w_out; ++ox) ScalarWindow(plane, w, oy, ox, o + ox, a != nullptr ? a + ox : nullptr);
       }
     }
   };
@@ -156,7 +158,7 @@ void ScalarGeneralWindow(const MaxPoolShape& s, const float* plane, size_t oy, s
   }
   const float v = plane[best];
   *out = v != v ? __builtin_nanf("") : v;
-  *argmax = best;
+  if (argmax != nullptr) *argmax = best;
 }
 
 }  // namespace
@@ -165,7 +167,7 @@ void ScalarGeneralWindow(const MaxPoolShape& s, const float* plane, size_t oy, s
 // vectors of d's lanes (at most col_end - col_begin), the last overlapping its neighbour rather
 // than run past col_end (the overlapped outputs are written twice with the same values). Returns
 // the first column not written: col_end, or less where a vector would read past x_end.
-template <class D>
+template <bool kIndices, class D>
 HWY_INLINE size_t VectorWindows(D d, const MaxPoolShape& s, const float* plane, const float* x_end, size_t oy,
                                 size_t col_begin, size_t col_end, float* o, int64_t* a) {
   const hn::RebindToSigned<D> di;
@@ -204,18 +206,20 @@ HWY_INLINE size_t VectorWindows(D d, const MaxPoolShape& s, const float* plane, 
         const auto at = hn::Add(lane_step, hn::Set(di, row_at + static_cast<int32_t>(j)));
         if (!any) {
           best = v;
-          best_at = at;
+          if constexpr (kIndices) best_at = at;
           any = true;
           continue;
         }
         const auto m = After(d, v, best);
         best = hn::IfThenElse(m, v, best);
-        best_at = hn::IfThenElse(hn::RebindMask(di, m), at, best_at);
+        if constexpr (kIndices) best_at = hn::IfThenElse(hn::RebindMask(di, m), at, best_at);
       }
     }
     hn::StoreU(Canonicalize(d, best), d, o + start);
-    hn::StoreU(hn::PromoteTo(d64, hn::LowerHalf(dh, best_at)), d64, a + start);
-    hn::StoreU(hn::PromoteTo(d64, hn::UpperHalf(dh, best_at)), d64, a + start + half);
+    if constexpr (kIndices) {
+      hn::StoreU(hn::PromoteTo(d64, hn::LowerHalf(dh, best_at)), d64, a + start);
+      hn::StoreU(hn::PromoteTo(d64, hn::UpperHalf(dh, best_at)), d64, a + start + half);
+    }
     done = start + N;
   }
   return done;
@@ -237,15 +241,18 @@ void MaxPoolTarget(const MaxPoolShape& s, const float* x, float* out, int64_t* a
       const float* plane = x + p * s.h * s.w;
       for (size_t oy = 0; oy < s.h_out; ++oy) {
         float* o = out + (p * s.h_out + oy) * s.w_out;
-        int64_t* a = argmax + (p * s.h_out + oy) * s.w_out;
+        int64_t* a = argmax != nullptr ? argmax + (p * s.h_out + oy) * s.w_out : nullptr;
+        const auto at = [a](size_t ox) { return a != nullptr ? a + ox : nullptr; };
         size_t ox = 0;
-        for (; ox < col_begin && ox < s.w_out; ++ox) ScalarGeneralWindow(s, plane, oy, ox, o + ox, a + ox);
+        for (; ox < col_begin && ox < s.w_out; ++ox) ScalarGeneralWindow(s, plane, oy, ox, o + ox, at(ox));
         if (vectors && inner >= N) {
-          ox = VectorWindows(d, s, plane, x_end, oy, col_begin, col_end, o, a);
+          ox = a != nullptr ? VectorWindows<true>(d, s, plane, x_end, oy, col_begin, col_end, o, a)
+                            : VectorWindows<false>(d, s, plane, x_end, oy, col_begin, col_end, o, a);
         } else if (vectors && N >= 8 && inner >= N / 2) {
-          ox = VectorWindows(d_half, s, plane, x_end, oy, col_begin, col_end, o, a);
+          ox = a != nullptr ? VectorWindows<true>(d_half, s, plane, x_end, oy, col_begin, col_end, o, a)
+                            : VectorWindows<false>(d_half, s, plane, x_end, oy, col_begin, col_end, o, a);
         }
-        for (; ox < s.w_out; ++ox) ScalarGeneralWindow(s, plane, oy, ox, o + ox, a + ox);
+        for (; ox < s.w_out; ++ox) ScalarGeneralWindow(s, plane, oy, ox, o + ox, at(ox));
       }
     }
   });

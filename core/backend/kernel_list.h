@@ -119,7 +119,8 @@
   X(conv2d_weight_grad, Conv2dWeightGrad, "conv2d backward", \
     (const backend::Conv2dCall* call, const float* dy, const float* x, float* dw), (call, dy, x, dw)) \
   /* Max pooling: the first maximum in row-major window order by the contract's order (NaN above */ \
-  /* all, +0 above -0) wins; argmax is its index in the plane. The backward pass writes every */ \
+  /* all, +0 above -0) wins; argmax is its index in the plane, or null where no gradient is */ \
+  /* wanted (the outputs alone: the same values). The backward pass writes every */ \
   /* element of dx: +0, then each output gradient added at its argmax, in increasing output order */ \
   /* per plane. */ \
   X(max_pool_forward, MaxPoolForward, "max_pool2d", \

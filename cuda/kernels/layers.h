@@ -118,7 +118,7 @@ struct MaxPoolForwardBody {
       }
     }
     out[t] = Canonical(in[best]);
-    argmax[t] = best;
+    if (argmax != nullptr) argmax[t] = best;
   }
 };
 

@@ -1,6 +1,7 @@
 // The vectorised max pooling (simd/pool.h: 2x2, and any window, stride and padding) against the
 // row-major scan of the contract: the same values (canonical NaN) and argmax on every target, for
-// odd and even sizes, ties, NaNs and signed zeros, and for 1, 2 and 3 threads.
+// odd and even sizes, ties, NaNs and signed zeros, and for 1, 2 and 3 threads; without argmax
+// (inference) the same values.
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -73,6 +74,10 @@ void Check(size_t planes, size_t h, size_t w, uint32_t seed, simd::ThreadPool* p
   }
   CHECK(got.back() == 5.0f);
   CHECK(got_argmax.back() == 7);
+  std::vector<float> alone(want.size() + 1, 5.0f);  // no argmax
+  simd::MaxPool2x2(x.data(), planes, h, w, h / 2, w / 2, alone.data(), nullptr, pool);
+  for (size_t i = 0; i < want.size(); ++i) REQUIRE(Bits(alone[i]) == Bits(want[i]));
+  CHECK(alone.back() == 5.0f);
 }
 
 TEST_CASE("2x2 max pooling equals the row-major scan on every target") {
@@ -145,6 +150,13 @@ void CheckGeneral(size_t planes, size_t h, size_t w, size_t kernel, size_t strid
   }
   CHECK(got.back() == 5.0f);
   CHECK(got_argmax.back() == 7);
+  std::vector<float> alone(want.size() + 1, 5.0f);  // no argmax
+  simd::MaxPool(s, x.data(), alone.data(), nullptr, pool);
+  for (size_t i = 0; i < want.size(); ++i) {
+    INFO("output " << i << " without argmax");
+    REQUIRE(Bits(alone[i]) == Bits(want[i]));
+  }
+  CHECK(alone.back() == 5.0f);
 }
 
 TEST_CASE("max pooling over any window equals the row-major scan on every target") {
