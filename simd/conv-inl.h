@@ -31,13 +31,21 @@ constexpr size_t kConvRegisters = 16;
 // Output tile: rows r < MR by vectors v < NV of positions. Accumulator (r, v) sums, for k < kc
 // in increasing order, ap[k * MR + r] * base[off[k] + v * N + lane], starting from -0.0 (the
 // exact identity: the first step yields the first product). Row r is stored at out + r * ldo.
-template <size_t MR, size_t NV, class D>
+// T > 0 (eight rows, on targets with 8-lane vectors of floats): the T positions after the
+// vectors too, as vectors of the eight rows (lane r of tail t sums ap[k * 8 + r] *
+// base[off[k] + NV * N + t] in the same order), stored at out + r * ldo + NV * N + t. A plane's
+// last few positions cost a multiply and an add a step this way, not a vector of empty lanes.
+template <size_t MR, size_t NV, size_t T = 0, class D>
 HWY_INLINE void OutputTile(D d, const float* HWY_RESTRICT ap, const float* base, const int64_t* off, size_t kc,
                            float* HWY_RESTRICT out, size_t ldo) {
   static_assert(MR >= 1 && MR <= 8 && NV >= 1 && NV <= 4, "tile out of range");
+  static_assert(T <= 4 && (T == 0 || MR == 8), "a tail is four positions of eight rows at most");
   using V = hn::Vec<D>;
   const size_t N = hn::Lanes(d);
   const V z = hn::Set(d, -0.0f);
+  const hn::CappedTag<float, 8> d8;
+  using V8 = hn::Vec<decltype(d8)>;
+  V8 t0 = hn::Set(d8, -0.0f), t1 = t0, t2 = t0, t3 = t0;
 #define LOCKSTEP_CONV_DECLARE(r) V c##r##0 = z, c##r##1 = z, c##r##2 = z, c##r##3 = z;
   LOCKSTEP_CONV_DECLARE(0) LOCKSTEP_CONV_DECLARE(1) LOCKSTEP_CONV_DECLARE(2) LOCKSTEP_CONV_DECLARE(3)
   LOCKSTEP_CONV_DECLARE(4) LOCKSTEP_CONV_DECLARE(5) LOCKSTEP_CONV_DECLARE(6) LOCKSTEP_CONV_DECLARE(7)
@@ -59,6 +67,14 @@ HWY_INLINE void OutputTile(D d, const float* HWY_RESTRICT ap, const float* base,
     LOCKSTEP_CONV_STEP(0) LOCKSTEP_CONV_STEP(1) LOCKSTEP_CONV_STEP(2) LOCKSTEP_CONV_STEP(3)
     LOCKSTEP_CONV_STEP(4) LOCKSTEP_CONV_STEP(5) LOCKSTEP_CONV_STEP(6) LOCKSTEP_CONV_STEP(7)
 #undef LOCKSTEP_CONV_STEP
+    if constexpr (T > 0) {
+      const V8 w8 = hn::LoadU(d8, ap);
+      const float* tail = b + NV * N;
+      t0 = hn::Add(t0, hn::Mul(w8, hn::Set(d8, tail[0])));
+      if constexpr (T > 1) t1 = hn::Add(t1, hn::Mul(w8, hn::Set(d8, tail[1])));
+      if constexpr (T > 2) t2 = hn::Add(t2, hn::Mul(w8, hn::Set(d8, tail[2])));
+      if constexpr (T > 3) t3 = hn::Add(t3, hn::Mul(w8, hn::Set(d8, tail[3])));
+    }
     ap += MR;
   }
 #define LOCKSTEP_CONV_PUT(r, v) hn::StoreU(c##r##v, d, out + r * ldo + v * N);
@@ -73,6 +89,16 @@ HWY_INLINE void OutputTile(D d, const float* HWY_RESTRICT ap, const float* base,
   LOCKSTEP_CONV_ROW_OUT(4) LOCKSTEP_CONV_ROW_OUT(5) LOCKSTEP_CONV_ROW_OUT(6) LOCKSTEP_CONV_ROW_OUT(7)
 #undef LOCKSTEP_CONV_ROW_OUT
 #undef LOCKSTEP_CONV_PUT
+  if constexpr (T > 0) {
+    HWY_ALIGN float lanes[4 * 8];
+    hn::Store(t0, d8, lanes);
+    if constexpr (T > 1) hn::Store(t1, d8, lanes + 8);
+    if constexpr (T > 2) hn::Store(t2, d8, lanes + 16);
+    if constexpr (T > 3) hn::Store(t3, d8, lanes + 24);
+    for (size_t t = 0; t < T; ++t) {
+      for (size_t r = 0; r < 8; ++r) out[r * ldo + NV * N + t] = lanes[t * 8 + r];
+    }
+  }
 }
 
 // The widest output tile this target holds in registers, and its vectors for a given row count.
@@ -227,6 +253,25 @@ HWY_INLINE void Transpose4x4(const float* src, size_t src_stride, float* dst, si
   hn::StoreU(hn::ConcatUpperUpper(d4, t1, t0), d4, dst + dst_stride);
   hn::StoreU(hn::ConcatLowerLower(d4, t3, t2), d4, dst + 2 * dst_stride);
   hn::StoreU(hn::ConcatUpperUpper(d4, t3, t2), d4, dst + 3 * dst_stride);
+}
+
+// Weights [rows, K] packed per tile of kConvTileRows rows: tile t holds [K][rows_t]. Tiles of a
+// multiple of four rows move in 4 x 4 blocks transposed in registers (a layer's weights are
+// packed each call: one by one, 512 x 4,608 took a third as long as the sums at batch 1).
+inline void PackRowTiles(const float* w, size_t rows, size_t k, float* packed) {
+  for (size_t r0 = 0; r0 < rows; r0 += kConvTileRows) {
+    const size_t mr = rows - r0 < kConvTileRows ? rows - r0 : kConvTileRows;
+    size_t kk = 0;
+    if (mr % 4 == 0) {
+      for (; kk + 4 <= k; kk += 4) {
+        for (size_t h = 0; h < mr; h += 4) Transpose4x4(w + (r0 + h) * k + kk, k, packed + kk * mr + h, mr);
+      }
+    }
+    for (; kk < k; ++kk) {
+      for (size_t r = 0; r < mr; ++r) packed[kk * mr + r] = w[(r0 + r) * k + kk];
+    }
+    packed += mr * k;
+  }
 }
 
 // The weight gradients' last step: `count` adjacent blocks of `block` partial sums (one a group of

@@ -169,16 +169,6 @@ uint64_t NewCallId() {
   return last.fetch_add(1) + 1;
 }
 
-// Weights [rows, K] packed per tile of kConvTileRows rows: tile t holds [K][rows_t].
-void PackRowTiles(const float* w, size_t rows, size_t k, float* packed) {
-  for (size_t r0 = 0; r0 < rows; r0 += kConvTileRows) {
-    const size_t mr = rows - r0 < kConvTileRows ? rows - r0 : kConvTileRows;
-    for (size_t kk = 0; kk < k; ++kk) {
-      for (size_t r = 0; r < mr; ++r) *packed++ = w[(r0 + r) * k + kk];
-    }
-  }
-}
-
 // dx = +0, then each element adds its column entries in increasing (c, i, j, oy, ox) order.
 void Col2ImSample(const ConvShape& s, const float* cols, size_t ld, float* dx) {
   std::fill(dx, dx + s.c_in * s.h * s.w, 0.0f);

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <vector>
 
+#include "simd/conv_columns.h"
 #include "simd/gemm.h"
 #include "simd/scratch.h"
 #include "simd/thread_pool.h"
@@ -199,9 +200,11 @@ void ConvForwardGemm(const ConvShape& s, const float* x, const float* w, const f
   GemmArgs g;
   g.k = k;
   if (2 * rows <= s.c_out) {
-    // Few positions against many channels (a small batch's last stages): W [c_out, taps] as A,
-    // read in place, and the columns transposed as B, so the weights stream through once instead
-    // of being packed as B for a handful of rows. C^T [c_out, rows]; the bias follows.
+    // Few positions against many channels (a small batch's last stages): W [c_out, taps] as A
+    // and the columns transposed as B, so the weights stream through once instead of being
+    // packed as B for a handful of rows. C^T [c_out, rows]; the bias follows. Where the target
+    // has eight-channel tiles, simd/conv_columns.h computes it (the columns past the last whole
+    // vector as vectors of channels; the GEMM's bits).
     g.m = s.c_out;
     g.n = rows;
     g.a = w;
@@ -210,7 +213,7 @@ void ConvForwardGemm(const ConvShape& s, const float* x, const float* w, const f
     g.ldb = rows;
     g.c = product;
     g.ldc = rows;
-    Gemm(g, pool);
+    if (!NarrowColumnsProduct(w, s.c_out, k, g.b, rows, product, rows, pool)) Gemm(g, pool);
     ForEachSample(s, positions * s.c_out, pool, [&](size_t n) {
       float* out = y + n * s.y_sample_stride;
       for (size_t co = 0; co < s.c_out; ++co) {

@@ -193,6 +193,14 @@ const std::vector<Case>& Cases() {
       // Taps enough that the forward pass's tiles of channels run in groups (3 or 4 tiles, then
       // the rest) within its weight budget (simd/conv.cc, kForwardGroupWeights).
       {1, 300, 4, 4, 37, 3, 3, 1, 1, 1, 1},
+      // Few columns against many channels (the weights as A, simd/conv_columns.h): 49 columns,
+      // one past three vectors of 16, and a last tile of four channels; 2 x 25; 19 and 23 (three
+      // and seven past a vector); 4 (fewer than a vector).
+      {1, 64, 7, 7, 100, 3, 3, 1, 1, 1, 1},
+      {2, 32, 5, 5, 112, 3, 3, 1, 1, 1, 1},
+      {1, 8, 19, 1, 40, 3, 1, 1, 1, 0, 1},
+      {1, 8, 23, 1, 48, 3, 1, 1, 1, 0, 1},
+      {1, 16, 2, 2, 8, 3, 3, 1, 1, 1, 1},
   };
   return cases;
 }

@@ -1,0 +1,189 @@
+// The weights times few transposed columns (simd/conv_columns.h): tiles of eight output channels
+// over whole vectors of columns (simd/conv-inl.h's OutputTile), then the few columns past them as
+// vectors of the tile's channels, each lane summing in the same order as the GEMM.
+#include "simd/conv_columns.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "simd/conv_columns.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "simd/contract-inl.h"
+#include "simd/conv-inl.h"
+
+#include <stdint.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "simd/scratch.h"
+#include "simd/thread_pool.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lockstep {
+namespace simd {
+namespace HWY_NAMESPACE {
+
+namespace {
+
+// Columns past the last whole vector that run as vectors of channels, summed in the tile's last
+// step beside its vectors; more run as one vector of columns.
+constexpr size_t kMaxTailColumns = 4;
+
+// Eight rows: `vectors` whole vectors and `tail` columns after them (OutputTile's T); three
+// vectors leave registers for one tail column only.
+template <class D>
+HWY_INLINE void TileWithTail(D d, size_t vectors, size_t tail, const float* ap, const float* base, const int64_t* off,
+                             size_t kc, float* out, size_t ldo) {
+  if constexpr (kConvTileRows == 8) {
+#define LOCKSTEP_TAIL_CASES(nv)                                     \
+  switch (tail) {                                                   \
+    case 1: return OutputTile<8, nv, 1>(d, ap, base, off, kc, out, ldo); \
+    case 2: return OutputTile<8, nv, 2>(d, ap, base, off, kc, out, ldo); \
+    case 3: return OutputTile<8, nv, 3>(d, ap, base, off, kc, out, ldo); \
+    default: return OutputTile<8, nv, 4>(d, ap, base, off, kc, out, ldo); \
+  }
+    if (vectors >= 3) return OutputTile<8, 3, 1>(d, ap, base, off, kc, out, ldo);
+    if (vectors == 2) LOCKSTEP_TAIL_CASES(2)
+    LOCKSTEP_TAIL_CASES(1)
+#undef LOCKSTEP_TAIL_CASES
+  }
+}
+
+// Channel vectors alone (fewer columns than a vector): lane r of accumulator t < T sums
+// ap[p * 8 + r] * cols[p * ldb + t] over p < kc, from -0.0; stored at out[r * ldo + t].
+template <size_t T, class D8>
+HWY_INLINE void ChannelTail(D8 d8, const float* HWY_RESTRICT ap, const float* HWY_RESTRICT cols, size_t ldb,
+                            size_t kc, float* out, size_t ldo) {
+  using V = hn::Vec<D8>;
+  V c0 = hn::Set(d8, -0.0f), c1 = c0, c2 = c0, c3 = c0;
+  for (size_t p = 0; p < kc; ++p, ap += 8, cols += ldb) {
+    const V w8 = hn::LoadU(d8, ap);
+    c0 = hn::Add(c0, hn::Mul(w8, hn::Set(d8, cols[0])));
+    if constexpr (T > 1) c1 = hn::Add(c1, hn::Mul(w8, hn::Set(d8, cols[1])));
+    if constexpr (T > 2) c2 = hn::Add(c2, hn::Mul(w8, hn::Set(d8, cols[2])));
+    if constexpr (T > 3) c3 = hn::Add(c3, hn::Mul(w8, hn::Set(d8, cols[3])));
+  }
+  HWY_ALIGN float lanes[4 * 8];
+  hn::Store(c0, d8, lanes);
+  if constexpr (T > 1) hn::Store(c1, d8, lanes + 8);
+  if constexpr (T > 2) hn::Store(c2, d8, lanes + 16);
+  if constexpr (T > 3) hn::Store(c3, d8, lanes + 24);
+  for (size_t t = 0; t < T; ++t) {
+    for (size_t r = 0; r < 8; ++r) out[r * ldo + t] = lanes[t * 8 + r];
+  }
+}
+
+template <class D8>
+void ChannelTailAlone(D8 d8, size_t tail, const float* ap, const float* cols, size_t ldb, size_t kc, float* out,
+                      size_t ldo) {
+  switch (tail) {
+    case 1: return ChannelTail<1>(d8, ap, cols, ldb, kc, out, ldo);
+    case 2: return ChannelTail<2>(d8, ap, cols, ldb, kc, out, ldo);
+    case 3: return ChannelTail<3>(d8, ap, cols, ldb, kc, out, ldo);
+    default: return ChannelTail<4>(d8, ap, cols, ldb, kc, out, ldo);
+  }
+}
+
+// Row r < rows of c (n floats each, ldc apart) canonical in place.
+template <class D>
+void CanonicalRows(D d, float* c, size_t rows, size_t n, size_t ldc) {
+  const size_t N = hn::Lanes(d);
+  for (size_t r = 0; r < rows; ++r) {
+    float* row = c + r * ldc;
+    size_t j = 0;
+    for (; j + N <= n; j += N) hn::StoreU(Canonicalize(d, hn::LoadU(d, row + j)), d, row + j);
+    for (; j < n; ++j) row[j] = row[j] != row[j] ? __builtin_nanf("") : row[j];
+  }
+}
+
+}  // namespace
+
+void NarrowColumnsProductTarget(const float* w, size_t c_out, size_t k, const float* cols, size_t n, float* c,
+                                size_t ldc, ThreadPool* pool, bool* done) {
+  const hn::ScalableTag<float> d;
+  const hn::CappedTag<float, 8> d8;
+  const size_t N = hn::Lanes(d);
+  *done = kConvTileRows == 8 && hn::Lanes(d8) == 8;
+  if (!*done) return;
+  const size_t whole = n / N, rest = n % N, step = ConvTileVectors(kConvTileRows);
+  std::vector<int64_t> off(k), rest_off;
+  for (size_t p = 0; p < k; ++p) off[p] = static_cast<int64_t>(p * n);
+  // Columns past the whole vectors that a tile runs as one vector of columns (a partial tile, or
+  // more than kMaxTailColumns of them): copied into rows of N, zeros past the last, so the vector
+  // reads stay inside.
+  std::vector<float> rest_cols;
+  const size_t tiles = (c_out + kConvTileRows - 1) / kConvTileRows;
+  const bool partial_tile = c_out % kConvTileRows != 0;
+  if (rest != 0 && (rest > kMaxTailColumns || partial_tile)) {
+    rest_cols.assign(k * N, 0.0f);
+    rest_off.resize(k);
+    for (size_t p = 0; p < k; ++p) {
+      for (size_t t = 0; t < rest; ++t) rest_cols[p * N + t] = cols[p * n + whole * N + t];
+      rest_off[p] = static_cast<int64_t>(p * N);
+    }
+  }
+  const size_t threads = pool == nullptr ? 1 : pool->num_threads();
+  const size_t blocks = std::min(tiles, threads > 1 ? 4 * threads : 1);
+  const size_t tiles_per_block = (tiles + blocks - 1) / blocks;
+  ForEachItem(pool, (tiles + tiles_per_block - 1) / tiles_per_block, c_out * k * n, [&](size_t block) {
+    thread_local std::vector<float> packed, edge;
+    const size_t t_end = std::min(tiles, (block + 1) * tiles_per_block);
+    for (size_t t = block * tiles_per_block; t < t_end; ++t) {
+      // One tile's weights packed just before its sums: they stay in the second-level cache.
+      const size_t r0 = t * kConvTileRows, mr = std::min(kConvTileRows, c_out - r0);
+      float* const out = c + r0 * ldc;
+      const bool channel_tail = rest != 0 && mr == 8 && rest <= kMaxTailColumns;
+      float* const ap = AtLeast(&packed, mr * k);
+      PackRowTiles(w + r0 * k, mr, k, ap);
+      if (channel_tail && whole == 0) ChannelTailAlone(d8, rest, ap, cols, n, k, out, ldc);
+      // Steps of three vectors; the tail columns join the last step, which has two vectors or
+      // fewer when there are more than one of them (three and one, then two with the tail).
+      for (size_t v0 = 0; v0 < whole;) {
+        const size_t left = whole - v0;
+        const size_t nv = left > step ? step : (channel_tail && left == 3 && rest > 1) ? 1 : left;
+        if (channel_tail && nv == left) {
+          TileWithTail(d, nv, rest, ap, cols + v0 * N, off.data(), k, out + v0 * N, ldc);
+        } else {
+          OutputTileShape(d, mr, nv, ap, cols + v0 * N, off.data(), k, out + v0 * N, ldc);
+        }
+        v0 += nv;
+      }
+      if (rest != 0 && !channel_tail) {
+        float* const e = AtLeast(&edge, mr * N);
+        OutputTileShape(d, mr, 1, ap, rest_cols.data(), rest_off.data(), k, e, N);
+        for (size_t r = 0; r < mr; ++r) std::copy(e + r * N, e + r * N + rest, out + r * ldc + whole * N);
+      }
+      CanonicalRows(d, out, mr, n, ldc);
+    }
+  });
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace lockstep
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace lockstep {
+namespace simd {
+
+HWY_EXPORT(NarrowColumnsProductTarget);
+
+bool NarrowColumnsProduct(const float* w, size_t c_out, size_t k, const float* cols, size_t n, float* c, size_t ldc,
+                          ThreadPool* pool) {
+  bool done = false;
+  if (k == 0) return false;  // the GEMM's +0
+  if (c_out == 0 || n == 0) return true;
+  if (pool != nullptr) {
+    HWY_DYNAMIC_DISPATCH(NarrowColumnsProductTarget)(w, c_out, k, cols, n, c, ldc, pool, &done);
+    return done;
+  }
+  const std::shared_ptr<ThreadPool> held = DefaultThreadPool();
+  HWY_DYNAMIC_DISPATCH(NarrowColumnsProductTarget)(w, c_out, k, cols, n, c, ldc, held.get(), &done);
+  return done;
+}
+
+}  // namespace simd
+}  // namespace lockstep
+#endif  // HWY_ONCE
