@@ -35,9 +35,12 @@ constexpr size_t kConvRegisters = 16;
 // vectors too, as vectors of the eight rows (lane r of tail t sums ap[k * 8 + r] *
 // base[off[k] + NV * N + t] in the same order), stored at out + r * ldo + NV * N + t. A plane's
 // last few positions cost a multiply and an add a step this way, not a vector of empty lanes.
-template <size_t MR, size_t NV, size_t T = 0, class D>
+// kPrefetch: every other step also prefetches a line of the next tile's weights, eight rows pf_ld
+// floats apart from pf, by rows and then columns (the order PackRowTiles reads them), so that they
+// stream in from memory while this tile sums instead of before the next one.
+template <size_t MR, size_t NV, size_t T = 0, bool kPrefetch = false, class D>
 HWY_INLINE void OutputTile(D d, const float* HWY_RESTRICT ap, const float* base, const int64_t* off, size_t kc,
-                           float* HWY_RESTRICT out, size_t ldo) {
+                           float* HWY_RESTRICT out, size_t ldo, const float* pf = nullptr, size_t pf_ld = 0) {
   static_assert(MR >= 1 && MR <= 8 && NV >= 1 && NV <= 4, "tile out of range");
   static_assert(T <= 4 && (T == 0 || MR == 8), "a tail is four positions of eight rows at most");
   using V = hn::Vec<D>;
@@ -77,6 +80,9 @@ HWY_INLINE void OutputTile(D d, const float* HWY_RESTRICT ap, const float* base,
       if constexpr (T > 1) t1 = hn::Add(t1, hn::Mul(w8, hn::Set(d8, tail[1])));
       if constexpr (T > 2) t2 = hn::Add(t2, hn::Mul(w8, hn::Set(d8, tail[2])));
       if constexpr (T > 3) t3 = hn::Add(t3, hn::Mul(w8, hn::Set(d8, tail[3])));
+    }
+    if constexpr (kPrefetch) {
+      if ((k & 1) == 0) __builtin_prefetch(pf + (k >> 1 & 7) * pf_ld + (k >> 4) * 16);
     }
     ap += MR;
   }

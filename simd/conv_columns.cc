@@ -30,23 +30,29 @@ namespace {
 // step beside its vectors; more run as one vector of columns.
 constexpr size_t kMaxTailColumns = 4;
 
-// Eight rows: `vectors` whole vectors and `tail` columns after them (OutputTile's T); three
-// vectors leave registers for one tail column only.
+// Eight rows: `vectors` whole vectors and `tail` columns after them (OutputTile's T; three
+// vectors leave registers for one tail column only), prefetching the next tile's weights (pf).
 template <class D>
-HWY_INLINE void TileWithTail(D d, size_t vectors, size_t tail, const float* ap, const float* base, const int64_t* off,
-                             size_t kc, float* out, size_t ldo) {
+HWY_INLINE void EightRows(D d, size_t vectors, size_t tail, const float* ap, const float* base, const int64_t* off,
+                          size_t kc, float* out, size_t ldo, const float* pf) {
   if constexpr (kConvTileRows == 8) {
-#define LOCKSTEP_TAIL_CASES(nv)                                     \
-  switch (tail) {                                                   \
-    case 1: return OutputTile<8, nv, 1>(d, ap, base, off, kc, out, ldo); \
-    case 2: return OutputTile<8, nv, 2>(d, ap, base, off, kc, out, ldo); \
-    case 3: return OutputTile<8, nv, 3>(d, ap, base, off, kc, out, ldo); \
-    default: return OutputTile<8, nv, 4>(d, ap, base, off, kc, out, ldo); \
+#define LOCKSTEP_EIGHT_ROWS(nv, t) return OutputTile<8, nv, t, true>(d, ap, base, off, kc, out, ldo, pf, kc);
+#define LOCKSTEP_TAIL_CASES(nv)                      \
+  switch (tail) {                                    \
+    case 0: LOCKSTEP_EIGHT_ROWS(nv, 0)               \
+    case 1: LOCKSTEP_EIGHT_ROWS(nv, 1)               \
+    case 2: LOCKSTEP_EIGHT_ROWS(nv, 2)               \
+    case 3: LOCKSTEP_EIGHT_ROWS(nv, 3)               \
+    default: LOCKSTEP_EIGHT_ROWS(nv, 4)              \
   }
-    if (vectors >= 3) return OutputTile<8, 3, 1>(d, ap, base, off, kc, out, ldo);
+    if (vectors >= 3) {
+      if (tail == 0) LOCKSTEP_EIGHT_ROWS(3, 0)
+      LOCKSTEP_EIGHT_ROWS(3, 1)
+    }
     if (vectors == 2) LOCKSTEP_TAIL_CASES(2)
     LOCKSTEP_TAIL_CASES(1)
 #undef LOCKSTEP_TAIL_CASES
+#undef LOCKSTEP_EIGHT_ROWS
   }
 }
 
@@ -142,8 +148,11 @@ void NarrowColumnsProductTarget(const float* w, size_t c_out, size_t k, const fl
       for (size_t v0 = 0; v0 < whole;) {
         const size_t left = whole - v0;
         const size_t nv = left > step ? step : (channel_tail && left == 3 && rest > 1) ? 1 : left;
-        if (channel_tail && nv == left) {
-          TileWithTail(d, nv, rest, ap, cols + v0 * N, off.data(), k, out + v0 * N, ldc);
+        const size_t tail = channel_tail && nv == left ? rest : 0;
+        if (mr == 8) {
+          // The first step prefetches the next tile's weights (the last tile's: its own again).
+          const float* next = w + (t + 1 < tiles && v0 == 0 ? r0 + 8 : r0) * k;
+          EightRows(d, nv, tail, ap, cols + v0 * N, off.data(), k, out + v0 * N, ldc, next);
         } else {
           OutputTileShape(d, mr, nv, ap, cols + v0 * N, off.data(), k, out + v0 * N, ldc);
         }
