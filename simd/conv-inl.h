@@ -161,6 +161,9 @@ HWY_INLINE void OutputTileShape(D d, size_t rows, size_t vectors, const float* a
                                 const int64_t* off, size_t kc, float* out, size_t ldo) {
   constexpr size_t kWidest = ConvTileVectors(kConvTileRows);
   if (vectors >= kWidest) return OutputTileOfRows<kWidest>(d, rows, ap, base, off, kc, out, ldo);
+  if constexpr (kWidest > 3) {
+    if (vectors == 3) return OutputTileOfRows<3>(d, rows, ap, base, off, kc, out, ldo);
+  }
   if constexpr (kWidest > 2) {
     if (vectors == 2) return OutputTileOfRows<2>(d, rows, ap, base, off, kc, out, ldo);
   }
