@@ -133,6 +133,17 @@ void TransposedColumnRow(const ConvShape& s, const float* plane, size_t i, size_
       continue;
     }
     const float* row = plane + static_cast<size_t>(yy) * s.w;
+    if (s.stride_w == 1) {
+      // Consecutive outputs read consecutive inputs: zeros, one copy, zeros (element by element,
+      // this was 2% of a batch-1 ResNet-18 inference).
+      const int64_t first = InputCol(s, 0, j), w = static_cast<int64_t>(s.w), n = static_cast<int64_t>(s.w_out);
+      const int64_t begin = std::min(n, std::max<int64_t>(0, -first));
+      const int64_t end = std::max(begin, std::min(n, w - first));
+      std::fill(out, out + begin, 0.0f);
+      if (end > begin) std::copy(row + first + begin, row + first + end, out + begin);
+      std::fill(out + end, out + n, 0.0f);
+      continue;
+    }
     for (size_t ox = 0; ox < s.w_out; ++ox) {
       const int64_t xx = InputCol(s, ox, j);
       out[ox] = xx >= 0 && xx < static_cast<int64_t>(s.w) ? row[static_cast<size_t>(xx)] : 0.0f;
