@@ -119,46 +119,35 @@ constexpr size_t ConvTileVectors(size_t rows) {
   return kConvRegisters == 32 ? (rows <= 6 ? 4 : 3) : 2;
 }
 
-// OutputTile with MR chosen at run time (1 <= rows <= kConvTileRows).
-template <class D>
-HWY_INLINE void OutputTileRows(D d, size_t rows, const float* ap, const float* base, const int64_t* off,
-                               size_t kc, float* out, size_t ldo) {
-  switch (rows) {
-#define LOCKSTEP_CONV_CASE(r) \
-  case r:                     \
-    return OutputTile<r, ConvTileVectors(r)>(d, ap, base, off, kc, out, ldo);
-    LOCKSTEP_CONV_CASE(1) LOCKSTEP_CONV_CASE(2) LOCKSTEP_CONV_CASE(3) LOCKSTEP_CONV_CASE(4)
-    LOCKSTEP_CONV_CASE(5) LOCKSTEP_CONV_CASE(6)
-#undef LOCKSTEP_CONV_CASE
-    default:
-      if constexpr (kConvTileRows >= 8) {
-        if (rows == 7) return OutputTile<7, ConvTileVectors(7)>(d, ap, base, off, kc, out, ldo);
-        return OutputTile<8, ConvTileVectors(8)>(d, ap, base, off, kc, out, ldo);
-      }
-  }
-}
-
-// OutputTile with its rows and vectors chosen at run time (1 <= rows <= kConvTileRows, 1 <= vectors
-// <= ConvTileVectors(kConvTileRows)): the forward pass's tiles all step by the widest tile's
-// vectors, and a plane's last step ends at the vector that holds its last position.
+// OutputTile with its rows chosen at run time (1 <= rows <= kConvTileRows), NV vectors (0: the
+// most that many rows hold, ConvTileVectors(rows)).
 template <size_t NV, class D>
 HWY_INLINE void OutputTileOfRows(D d, size_t rows, const float* ap, const float* base, const int64_t* off,
                                  size_t kc, float* out, size_t ldo) {
   switch (rows) {
 #define LOCKSTEP_CONV_CASE(r) \
   case r:                     \
-    return OutputTile<r, NV>(d, ap, base, off, kc, out, ldo);
+    return OutputTile<r, NV != 0 ? NV : ConvTileVectors(r)>(d, ap, base, off, kc, out, ldo);
     LOCKSTEP_CONV_CASE(1) LOCKSTEP_CONV_CASE(2) LOCKSTEP_CONV_CASE(3) LOCKSTEP_CONV_CASE(4)
     LOCKSTEP_CONV_CASE(5) LOCKSTEP_CONV_CASE(6)
 #undef LOCKSTEP_CONV_CASE
     default:
       if constexpr (kConvTileRows >= 8) {
-        if (rows == 7) return OutputTile<7, NV>(d, ap, base, off, kc, out, ldo);
-        return OutputTile<8, NV>(d, ap, base, off, kc, out, ldo);
+        if (rows == 7) return OutputTile<7, NV != 0 ? NV : ConvTileVectors(7)>(d, ap, base, off, kc, out, ldo);
+        return OutputTile<8, NV != 0 ? NV : ConvTileVectors(8)>(d, ap, base, off, kc, out, ldo);
       }
   }
 }
 
+template <class D>
+HWY_INLINE void OutputTileRows(D d, size_t rows, const float* ap, const float* base, const int64_t* off,
+                               size_t kc, float* out, size_t ldo) {
+  OutputTileOfRows<0>(d, rows, ap, base, off, kc, out, ldo);
+}
+
+// The forward pass's tiles all step by the widest tile's vectors (1 <= vectors <=
+// ConvTileVectors(kConvTileRows)), and a plane's last step ends at the vector that holds its last
+// position.
 template <class D>
 HWY_INLINE void OutputTileShape(D d, size_t rows, size_t vectors, const float* ap, const float* base,
                                 const int64_t* off, size_t kc, float* out, size_t ldo) {
@@ -270,16 +259,18 @@ HWY_INLINE void Transpose4x4(const float* src, size_t src_stride, float* dst, si
   hn::StoreU(hn::ConcatUpperUpper(d4, t3, t2), d4, dst + 3 * dst_stride);
 }
 
-// Weights [rows, K] packed per tile of kConvTileRows rows: tile t holds [K][rows_t]. Tiles of a
-// multiple of four rows move in 4 x 4 blocks transposed in registers (a layer's weights are
+// Weights [rows, K] packed per tile of kConvTileRows rows: tile t holds [K][rows_t]. Each four rows
+// of a tile move in 4 x 4 blocks transposed in registers (a layer's weights are
 // packed each call: one by one, 512 x 4,608 took a third as long as the sums at batch 1).
 inline void PackRowTiles(const float* w, size_t rows, size_t k, float* packed) {
   for (size_t r0 = 0; r0 < rows; r0 += kConvTileRows) {
     const size_t mr = rows - r0 < kConvTileRows ? rows - r0 : kConvTileRows;
     size_t kk = 0;
-    if (mr % 4 == 0) {
-      for (; kk + 4 <= k; kk += 4) {
-        for (size_t h = 0; h < mr; h += 4) Transpose4x4(w + (r0 + h) * k + kk, k, packed + kk * mr + h, mr);
+    for (; kk + 4 <= k; kk += 4) {
+      size_t h = 0;
+      for (; h + 4 <= mr; h += 4) Transpose4x4(w + (r0 + h) * k + kk, k, packed + kk * mr + h, mr);
+      for (; h < mr; ++h) {
+        for (size_t j = 0; j < 4; ++j) packed[(kk + j) * mr + h] = w[(r0 + h) * k + kk + j];
       }
     }
     for (; kk < k; ++kk) {

@@ -56,41 +56,6 @@ HWY_INLINE void EightRows(D d, size_t vectors, size_t tail, const float* ap, con
   }
 }
 
-// Channel vectors alone (fewer columns than a vector): lane r of accumulator t < T sums
-// ap[p * 8 + r] * cols[p * ldb + t] over p < kc, from -0.0; stored at out[r * ldo + t].
-template <size_t T, class D8>
-HWY_INLINE void ChannelTail(D8 d8, const float* HWY_RESTRICT ap, const float* HWY_RESTRICT cols, size_t ldb,
-                            size_t kc, float* out, size_t ldo) {
-  using V = hn::Vec<D8>;
-  V c0 = hn::Set(d8, -0.0f), c1 = c0, c2 = c0, c3 = c0;
-  for (size_t p = 0; p < kc; ++p, ap += 8, cols += ldb) {
-    const V w8 = hn::LoadU(d8, ap);
-    c0 = hn::Add(c0, hn::Mul(w8, hn::Set(d8, cols[0])));
-    if constexpr (T > 1) c1 = hn::Add(c1, hn::Mul(w8, hn::Set(d8, cols[1])));
-    if constexpr (T > 2) c2 = hn::Add(c2, hn::Mul(w8, hn::Set(d8, cols[2])));
-    if constexpr (T > 3) c3 = hn::Add(c3, hn::Mul(w8, hn::Set(d8, cols[3])));
-  }
-  HWY_ALIGN float lanes[4 * 8];
-  hn::Store(c0, d8, lanes);
-  if constexpr (T > 1) hn::Store(c1, d8, lanes + 8);
-  if constexpr (T > 2) hn::Store(c2, d8, lanes + 16);
-  if constexpr (T > 3) hn::Store(c3, d8, lanes + 24);
-  for (size_t t = 0; t < T; ++t) {
-    for (size_t r = 0; r < 8; ++r) out[r * ldo + t] = lanes[t * 8 + r];
-  }
-}
-
-template <class D8>
-void ChannelTailAlone(D8 d8, size_t tail, const float* ap, const float* cols, size_t ldb, size_t kc, float* out,
-                      size_t ldo) {
-  switch (tail) {
-    case 1: return ChannelTail<1>(d8, ap, cols, ldb, kc, out, ldo);
-    case 2: return ChannelTail<2>(d8, ap, cols, ldb, kc, out, ldo);
-    case 3: return ChannelTail<3>(d8, ap, cols, ldb, kc, out, ldo);
-    default: return ChannelTail<4>(d8, ap, cols, ldb, kc, out, ldo);
-  }
-}
-
 // Row r < rows of c (n floats each, ldc apart) canonical in place.
 template <class D>
 void CanonicalRows(D d, float* c, size_t rows, size_t n, size_t ldc) {
@@ -115,13 +80,13 @@ void NarrowColumnsProductTarget(const float* w, size_t c_out, size_t k, const fl
   const size_t whole = n / N, rest = n % N, step = ConvTileVectors(kConvTileRows);
   std::vector<int64_t> off(k), rest_off;
   for (size_t p = 0; p < k; ++p) off[p] = static_cast<int64_t>(p * n);
-  // Columns past the whole vectors that a tile runs as one vector of columns (a partial tile, or
-  // more than kMaxTailColumns of them): copied into rows of N, zeros past the last, so the vector
-  // reads stay inside.
+  // Columns past the whole vectors that a tile runs as one vector of columns (a partial tile, no
+  // whole vector to join, or more than kMaxTailColumns of them): copied into rows of N, zeros
+  // past the last, so the vector reads stay inside.
   std::vector<float> rest_cols;
   const size_t tiles = (c_out + kConvTileRows - 1) / kConvTileRows;
   const bool partial_tile = c_out % kConvTileRows != 0;
-  if (rest != 0 && (rest > kMaxTailColumns || partial_tile)) {
+  if (rest != 0 && (rest > kMaxTailColumns || partial_tile || whole == 0)) {
     rest_cols.assign(k * N, 0.0f);
     rest_off.resize(k);
     for (size_t p = 0; p < k; ++p) {
@@ -139,10 +104,9 @@ void NarrowColumnsProductTarget(const float* w, size_t c_out, size_t k, const fl
       // One tile's weights packed just before its sums: they stay in the second-level cache.
       const size_t r0 = t * kConvTileRows, mr = std::min(kConvTileRows, c_out - r0);
       float* const out = c + r0 * ldc;
-      const bool channel_tail = rest != 0 && mr == 8 && rest <= kMaxTailColumns;
+      const bool channel_tail = rest != 0 && mr == 8 && rest <= kMaxTailColumns && whole != 0;
       float* const ap = AtLeast(&packed, mr * k);
       PackRowTiles(w + r0 * k, mr, k, ap);
-      if (channel_tail && whole == 0) ChannelTailAlone(d8, rest, ap, cols, n, k, out, ldc);
       // Steps of three vectors; the tail columns join the last step, which has two vectors or
       // fewer when there are more than one of them (three and one, then two with the tail).
       for (size_t v0 = 0; v0 < whole;) {
@@ -150,8 +114,8 @@ void NarrowColumnsProductTarget(const float* w, size_t c_out, size_t k, const fl
         const size_t nv = left > step ? step : (channel_tail && left == 3 && rest > 1) ? 1 : left;
         const size_t tail = channel_tail && nv == left ? rest : 0;
         if (mr == 8) {
-          // The first step prefetches the next tile's weights (the last tile's: its own again).
-          const float* next = w + (t + 1 < tiles && v0 == 0 ? r0 + 8 : r0) * k;
+          // The first step prefetches the next tile of this task (the last one: its own again).
+          const float* next = w + (t + 1 < t_end && v0 == 0 ? r0 + 8 : r0) * k;
           EightRows(d, nv, tail, ap, cols + v0 * N, off.data(), k, out + v0 * N, ldc, next);
         } else {
           OutputTileShape(d, mr, nv, ap, cols + v0 * N, off.data(), k, out + v0 * N, ldc);
