@@ -201,6 +201,10 @@ const std::vector<Case>& Cases() {
       {1, 8, 19, 1, 40, 3, 1, 1, 1, 0, 1},
       {1, 8, 23, 1, 48, 3, 1, 1, 1, 0, 1},
       {1, 16, 2, 2, 8, 3, 3, 1, 1, 1, 1},
+      // Columns past the few-column product's block (simd/conv_columns.cc, kColumnBlock), so each
+      // sum runs in two blocks of steps: 49 columns over 1,440 taps; 23 over 2,880.
+      {1, 160, 7, 7, 100, 3, 3, 1, 1, 1, 1},
+      {1, 960, 23, 1, 48, 3, 1, 1, 1, 0, 1},
   };
   return cases;
 }
