@@ -65,6 +65,10 @@ void ConvInputGrad(const ConvShape& s, const float* dy, const float* w, float* d
 void ConvWeightGrad(const ConvShape& s, const float* dy, const float* x, size_t samples_per_group, float* dw,
                     ThreadPool* pool = nullptr);
 
+// The row length of the direct forward pass's frame (simd/conv.cc, Phases): its output rows are
+// this many positions apart, w_out of them kept.
+size_t ConvForwardFrameWidth(const ConvShape& s);
+
 }  // namespace simd
 }  // namespace lockstep
 

@@ -197,7 +197,7 @@ bool ConvThroughGemm(const ConvShape& s) {
   // time: 1 x 9 products through the GEMM cost more than the direct kernels' empty lanes).
   if (s.c_out < kMinChannels || Taps(s) < kMinChannels) return false;
   // The direct layout's row length and the lanes its tiles cover.
-  const size_t row = (s.w + 2 * s.pad_w + s.stride_w - 1) / s.stride_w;
+  const size_t row = ConvForwardFrameWidth(s);
   const size_t span = (s.h_out - 1) * row + s.w_out;
   const size_t lanes = (span + kDirectTileLanes - 1) / kDirectTileLanes * kDirectTileLanes;
   return 100 * Positions(s) < kMinDirectLanesPercent * lanes;

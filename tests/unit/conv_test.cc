@@ -186,6 +186,8 @@ const std::vector<Case>& Cases() {
       {1, 2, 5, 11, 17, 5, 3, 1, 2, 1, 1},
       {2, 3, 3, 3, 8, 3, 3, 1, 1, 1, 1},
       {1, 1, 1, 1, 3, 1, 1, 1, 0, 0, 1},
+      {2, 3, 5, 6, 4, 3, 1, 1, 1, 1, 1},      // padding wider than the kernel's reach
+      {1, 2, 4, 7, 5, 2, 2, 1, 1, 2, 1},
       {2, 27, 6, 6, 5, 2, 2, 1, 0, 0, 1},     // many taps per tile
       {1, 3, 20, 3, 4, 3, 3, 1, 0, 1, 1},
       {3, 40, 4, 4, 37, 3, 3, 1, 1, 1, 1},    // a late stage: few positions, many channels
@@ -337,8 +339,10 @@ TEST_CASE("convolution gives the same bits for 1, 2 and 3 threads, both paths") 
 
 TEST_CASE("a batch smaller than the pool splits the forward pass over channel blocks, the same bits") {
   // 37 output channels: several tiles and a partial one; rows of 13 outputs, so the epilogue's
-  // vectors run past a row's end next to another block's channels.
-  for (const Case& c : {Case{1, 8, 13, 13, 37, 3, 3, 1, 1, 1, 1}, Case{2, 8, 15, 13, 37, 3, 3, 2, 1, 1, 1}}) {
+  // vectors run past a row's end next to another block's channels. A single image at stride 1 and
+  // 2 and unpadded (1x1), where every thread builds the input's frame for its own blocks.
+  for (const Case& c : {Case{1, 8, 13, 13, 37, 3, 3, 1, 1, 1, 1}, Case{2, 8, 15, 13, 37, 3, 3, 2, 1, 1, 1},
+                        Case{1, 8, 15, 13, 37, 3, 3, 2, 1, 1, 1}, Case{1, 8, 9, 9, 37, 1, 1, 1, 0, 0, 1}}) {
     const simd::ConvShape s = ShapeOf(c);
     const std::vector<float> x = Values(s.samples * s.x_sample_stride, 12);
     const std::vector<float> w = Values(s.c_out * s.c_in * s.kh * s.kw, 13);
