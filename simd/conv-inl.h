@@ -187,6 +187,41 @@ HWY_INLINE void OutputTileShape(D d, size_t rows, size_t vectors, const float* a
   OutputTileOfRows<1>(d, rows, ap, base, off, kc, out, ldo, accumulate);
 }
 
+// Eight rows (on targets with eight-row tiles): `vectors` whole vectors and `tail` positions after
+// them (OutputTile's T; three vectors leave registers for one tail position only), prefetching the
+// next tile's weights (pf) if kPrefetch.
+template <bool kPrefetch, class D>
+HWY_INLINE void EightRows(D d, size_t vectors, size_t tail, const float* ap, const float* base, const int64_t* off,
+                          size_t kc, float* out, size_t ldo, bool accumulate, const float* pf, size_t pf_ld) {
+  if constexpr (kConvTileRows == 8) {
+#define LOCKSTEP_EIGHT_ROWS(nv, t) \
+  return OutputTile<8, nv, t, kPrefetch>(d, ap, base, off, kc, out, ldo, accumulate, pf, pf_ld);
+#define LOCKSTEP_TAIL_CASES(nv)                      \
+  switch (tail) {                                    \
+    case 0: LOCKSTEP_EIGHT_ROWS(nv, 0)               \
+    case 1: LOCKSTEP_EIGHT_ROWS(nv, 1)               \
+    case 2: LOCKSTEP_EIGHT_ROWS(nv, 2)               \
+    case 3: LOCKSTEP_EIGHT_ROWS(nv, 3)               \
+    default: LOCKSTEP_EIGHT_ROWS(nv, 4)              \
+  }
+    if (vectors >= 3) {
+      if (tail == 0) LOCKSTEP_EIGHT_ROWS(3, 0)
+      LOCKSTEP_EIGHT_ROWS(3, 1)
+    }
+    if (vectors == 2) LOCKSTEP_TAIL_CASES(2)
+    LOCKSTEP_TAIL_CASES(1)
+#undef LOCKSTEP_TAIL_CASES
+#undef LOCKSTEP_EIGHT_ROWS
+  }
+}
+
+// Whether this target sums a few positions past the last whole vector as vectors of eight rows
+// (OutputTile's T): eight-row tiles and 8-lane vectors of floats.
+HWY_INLINE bool HasChannelTails() {
+  const hn::CappedTag<float, 8> d8;
+  return kConvTileRows == 8 && hn::Lanes(d8) == 8;
+}
+
 // Weight-gradient tile: MR taps by one vector of output channels. For every output position
 // (oy, ox) in increasing order, accumulator r adds x[oy * row_step + ox * col_step + off[r]]
 // times the vector g[(oy * w_out + ox) * g_step]. Accumulators start from acc (continuing the

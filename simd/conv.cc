@@ -263,6 +263,7 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
   }
   const size_t x_group = s.c_in * s.h * s.w, y_group = s.c_out * positions;
   const bool silu = s.epilogue != nullptr && s.epilogue->activation == ConvActivation::kSilu;
+  const bool channel_tails = HasChannelTails();
   const uint64_t call = NewCallId();
   ForSampleChunks(items, group_weights * positions / items_per_plane, pool, [&](size_t first, size_t count) {
     thread_local std::vector<float> source, ypad;
@@ -287,6 +288,7 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
         plane_in_source = plane;
       }
       const float* group_packed = packed + g * group_weights;
+      const float* const input = source.data();
       if (pack_in_items) PackRowTiles(w + row_begin * k, row_end - row_begin, k, packed + row_begin * k);
       // Steps of the widest tile's vectors, each step's inputs summed by every tile of a group of
       // output channels before the next step: one step's input rows stay in the first-level cache
@@ -298,11 +300,20 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
       for (size_t g0 = row_begin; g0 < row_end; g0 += group_rows) {
         const size_t g1 = std::min(row_end, g0 + group_rows);
         for (size_t q0 = 0; q0 < q_end; q0 += step) {
-          const size_t vectors = (std::min(step, q_end - q0) + N - 1) / N;
+          const size_t left = std::min(step, q_end - q0), vectors = (left + N - 1) / N;
+          // A plane's last one to four positions past a whole vector as vectors of eight channels
+          // (a 14 x 14 plane's 209 positions: 13 vectors and one, not 14 vectors).
+          const size_t whole = left / N, rest = left % N;
+          const bool channel_tail = channel_tails && whole != 0 && rest != 0 && rest <= 4 && whole < 3;
           for (size_t r0 = g0; r0 < g1; r0 += kConvTileRows) {
             const size_t mr = g1 - r0 < kConvTileRows ? g1 - r0 : kConvTileRows;
-            OutputTileShape(d, mr, vectors, group_packed + r0 * k, source.data() + q0, off.data(), k,
-                            ypad.data() + r0 * ld + q0, ld);
+            const float* const ap = group_packed + r0 * k;
+            float* const out = ypad.data() + r0 * ld + q0;
+            if (channel_tail && mr == 8) {  // whole < 3 here: a step is three vectors
+              EightRows<false>(d, whole, rest, ap, input + q0, off.data(), k, out, ld, false, nullptr, 0);
+            } else {
+              OutputTileShape(d, mr, vectors, ap, input + q0, off.data(), k, out, ld);
+            }
           }
         }
       }

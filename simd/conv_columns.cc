@@ -35,32 +35,6 @@ constexpr size_t kMaxTailColumns = 4;
 // the cache holds beside the weights, so every tile fetched them from the third level again.
 constexpr size_t kColumnBlock = size_t{1} << 16;
 
-// Eight rows: `vectors` whole vectors and `tail` columns after them (OutputTile's T; three
-// vectors leave registers for one tail column only), prefetching the next tile's weights (pf).
-template <class D>
-HWY_INLINE void EightRows(D d, size_t vectors, size_t tail, const float* ap, const float* base, const int64_t* off,
-                          size_t kc, float* out, size_t ldo, bool accumulate, const float* pf, size_t pf_ld) {
-  if constexpr (kConvTileRows == 8) {
-#define LOCKSTEP_EIGHT_ROWS(nv, t) return OutputTile<8, nv, t, true>(d, ap, base, off, kc, out, ldo, accumulate, pf, pf_ld);
-#define LOCKSTEP_TAIL_CASES(nv)                      \
-  switch (tail) {                                    \
-    case 0: LOCKSTEP_EIGHT_ROWS(nv, 0)               \
-    case 1: LOCKSTEP_EIGHT_ROWS(nv, 1)               \
-    case 2: LOCKSTEP_EIGHT_ROWS(nv, 2)               \
-    case 3: LOCKSTEP_EIGHT_ROWS(nv, 3)               \
-    default: LOCKSTEP_EIGHT_ROWS(nv, 4)              \
-  }
-    if (vectors >= 3) {
-      if (tail == 0) LOCKSTEP_EIGHT_ROWS(3, 0)
-      LOCKSTEP_EIGHT_ROWS(3, 1)
-    }
-    if (vectors == 2) LOCKSTEP_TAIL_CASES(2)
-    LOCKSTEP_TAIL_CASES(1)
-#undef LOCKSTEP_TAIL_CASES
-#undef LOCKSTEP_EIGHT_ROWS
-  }
-}
-
 // Row r < rows of c (n floats each, ldc apart) canonical in place.
 template <class D>
 void CanonicalRows(D d, float* c, size_t rows, size_t n, size_t ldc) {
@@ -78,9 +52,8 @@ void CanonicalRows(D d, float* c, size_t rows, size_t n, size_t ldc) {
 void NarrowColumnsProductTarget(const float* w, size_t c_out, size_t k, const float* cols, size_t n, float* c,
                                 size_t ldc, ThreadPool* pool, bool* done) {
   const hn::ScalableTag<float> d;
-  const hn::CappedTag<float, 8> d8;
   const size_t N = hn::Lanes(d);
-  *done = kConvTileRows == 8 && hn::Lanes(d8) == 8;
+  *done = HasChannelTails();
   if (!*done) return;
   const size_t whole = n / N, rest = n % N, step = ConvTileVectors(kConvTileRows);
   std::vector<int64_t> off(k), rest_off;
@@ -135,7 +108,7 @@ void NarrowColumnsProductTarget(const float* w, size_t c_out, size_t k, const fl
             const float* next = w + r0 * k + c0;
             if (v0 == 0 && t + 1 < t_end) next = w + (r0 + 8) * k + c0;
             else if (v0 == 0 && c0 + kc < k) next = w + t_begin * kConvTileRows * k + c0 + kc;
-            EightRows(d, nv, tail, ap, block_cols + v0 * N, off.data(), kc, out + v0 * N, ldc, resume, next, k);
+            EightRows<true>(d, nv, tail, ap, block_cols + v0 * N, off.data(), kc, out + v0 * N, ldc, resume, next, k);
           } else {
             OutputTileShape(d, mr, nv, ap, block_cols + v0 * N, off.data(), kc, out + v0 * N, ldc, resume);
           }

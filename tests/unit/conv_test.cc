@@ -195,6 +195,12 @@ const std::vector<Case>& Cases() {
       // Taps enough that the forward pass's tiles of channels run in groups (3 or 4 tiles, then
       // the rest) within its weight budget (simd/conv.cc, kForwardGroupWeights).
       {1, 300, 4, 4, 37, 3, 3, 1, 1, 1, 1},
+      // A plane's last one to four positions past a whole vector summed as vectors of channels
+      // (on AVX-512: 14 x 14, 209 positions, one past 13 vectors; 3 x 6, 20, four past one; 11 x
+      // 11, 131, three past eight, and a last tile of four channels).
+      {1, 4, 14, 14, 8, 3, 3, 1, 1, 1, 1},
+      {2, 3, 3, 6, 8, 3, 3, 1, 1, 1, 1},
+      {1, 5, 11, 11, 20, 3, 3, 1, 1, 1, 1},
       // Few columns against many channels (the weights as A, simd/conv_columns.h): 49 columns,
       // one past three vectors of 16, and a last tile of four channels; 2 x 25; 19 and 23 (three
       // and seven past a vector); 4 (fewer than a vector).
