@@ -188,6 +188,11 @@ HWY_INLINE size_t VectorWindows(D d, const MaxPoolShape& s, const float* plane, 
     if (!inside) return done;  // the plane's last vectors: the caller's scan
     auto best = hn::Zero(d);
     auto best_at = hn::Zero(di);
+    // Without indices only the value counts: the largest in an order of int32 keys that is the
+    // contract's for numbers (+0 over -0), NaN if any tap is one. Four integer operations and a
+    // maximum a tap instead of After's nine.
+    auto best_key = hn::Zero(di);
+    auto nan_bits = hn::Zero(di);  // the largest magnitude's bits: above +inf's where a tap is NaN
     bool any = false;
     for (size_t i = 0; i < s.kh; ++i) {
       const int64_t y = static_cast<int64_t>(oy * s.stride_h + i) - static_cast<int64_t>(s.pad_h);
@@ -203,6 +208,15 @@ HWY_INLINE size_t VectorWindows(D d, const MaxPoolShape& s, const float* plane, 
           hn::LoadInterleaved2(d, row + (j & ~size_t{1}), even, odd);
           v = (j & 1) ? odd : even;
         }
+        if constexpr (!kIndices) {
+          const auto bits = hn::BitCast(di, v);
+          const auto key = hn::Xor(bits, hn::And(hn::ShiftRight<31>(bits), hn::Set(di, 0x7FFFFFFF)));
+          const auto magnitude = hn::And(bits, hn::Set(di, 0x7FFFFFFF));
+          best_key = any ? hn::Max(best_key, key) : key;
+          nan_bits = any ? hn::Max(nan_bits, magnitude) : magnitude;
+          any = true;
+          continue;
+        }
         const auto at = hn::Add(lane_step, hn::Set(di, row_at + static_cast<int32_t>(j)));
         if (!any) {
           best = v;
@@ -214,6 +228,11 @@ HWY_INLINE size_t VectorWindows(D d, const MaxPoolShape& s, const float* plane, 
         best = hn::IfThenElse(m, v, best);
         if constexpr (kIndices) best_at = hn::IfThenElse(hn::RebindMask(di, m), at, best_at);
       }
+    }
+    if constexpr (!kIndices) {
+      const auto bits = hn::Xor(best_key, hn::And(hn::ShiftRight<31>(best_key), hn::Set(di, 0x7FFFFFFF)));
+      const auto nan = hn::RebindMask(d, hn::Gt(nan_bits, hn::Set(di, 0x7F800000)));
+      best = hn::IfThenElse(nan, hn::BitCast(d, hn::Set(di, 0x7FC00000)), hn::BitCast(d, bits));
     }
     hn::StoreU(Canonicalize(d, best), d, o + start);
     if constexpr (kIndices) {
