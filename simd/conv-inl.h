@@ -329,28 +329,37 @@ HWY_INLINE bool Transpose8x8(const float* src, size_t src_stride, float* dst, si
   } else {
     if (hn::Lanes(d8) != 8) return false;
     const hn::Repartition<uint64_t, decltype(d8)> d64;
-    using V = hn::Vec<decltype(d8)>;
-    V r[8];
-    for (size_t i = 0; i < 8; ++i) r[i] = hn::LoadU(d8, src + i * src_stride);
-    // t[2p] and t[2p + 1]: rows 2p and 2p + 1 interleaved (columns 0, 1, 4, 5; then 2, 3, 6, 7).
-    V t[8];
-    for (size_t p = 0; p < 4; ++p) {
-      t[2 * p] = hn::InterleaveLower(d8, r[2 * p], r[2 * p + 1]);
-      t[2 * p + 1] = hn::InterleaveUpper(d8, r[2 * p], r[2 * p + 1]);
-    }
-    // u[c + 4 h]: column c (and c + 4 in the upper half) of rows 4h .. 4h + 3.
-    V u[8];
-    for (size_t h = 0; h < 2; ++h) {
-      for (size_t q = 0; q < 2; ++q) {
-        const auto a = hn::BitCast(d64, t[4 * h + q]), b = hn::BitCast(d64, t[4 * h + 2 + q]);
-        u[2 * q + 4 * h] = hn::BitCast(d8, hn::InterleaveLower(d64, a, b));
-        u[2 * q + 1 + 4 * h] = hn::BitCast(d8, hn::InterleaveUpper(d64, a, b));
-      }
-    }
-    for (size_t c = 0; c < 4; ++c) {
-      hn::StoreU(hn::ConcatLowerLower(d8, u[c + 4], u[c]), d8, dst + c * dst_stride);
-      hn::StoreU(hn::ConcatUpperUpper(d8, u[c + 4], u[c]), d8, dst + (c + 4) * dst_stride);
-    }
+    // Named vectors, not arrays: SVE's sizeless vectors cannot be array elements.
+    const auto r0 = hn::LoadU(d8, src), r1 = hn::LoadU(d8, src + src_stride);
+    const auto r2 = hn::LoadU(d8, src + 2 * src_stride), r3 = hn::LoadU(d8, src + 3 * src_stride);
+    const auto r4 = hn::LoadU(d8, src + 4 * src_stride), r5 = hn::LoadU(d8, src + 5 * src_stride);
+    const auto r6 = hn::LoadU(d8, src + 6 * src_stride), r7 = hn::LoadU(d8, src + 7 * src_stride);
+    // Rows 2p and 2p + 1 interleaved: columns 0, 1 | 4, 5 (lower) and 2, 3 | 6, 7 (upper).
+    const auto t0 = hn::BitCast(d64, hn::InterleaveLower(d8, r0, r1));
+    const auto t1 = hn::BitCast(d64, hn::InterleaveUpper(d8, r0, r1));
+    const auto t2 = hn::BitCast(d64, hn::InterleaveLower(d8, r2, r3));
+    const auto t3 = hn::BitCast(d64, hn::InterleaveUpper(d8, r2, r3));
+    const auto t4 = hn::BitCast(d64, hn::InterleaveLower(d8, r4, r5));
+    const auto t5 = hn::BitCast(d64, hn::InterleaveUpper(d8, r4, r5));
+    const auto t6 = hn::BitCast(d64, hn::InterleaveLower(d8, r6, r7));
+    const auto t7 = hn::BitCast(d64, hn::InterleaveUpper(d8, r6, r7));
+    // Pairs interleaved: column c of rows 0-3 (uc) and 4-7 (vc), column c + 4 in the upper half.
+    const auto u0 = hn::BitCast(d8, hn::InterleaveLower(d64, t0, t2));
+    const auto u1 = hn::BitCast(d8, hn::InterleaveUpper(d64, t0, t2));
+    const auto u2 = hn::BitCast(d8, hn::InterleaveLower(d64, t1, t3));
+    const auto u3 = hn::BitCast(d8, hn::InterleaveUpper(d64, t1, t3));
+    const auto v0 = hn::BitCast(d8, hn::InterleaveLower(d64, t4, t6));
+    const auto v1 = hn::BitCast(d8, hn::InterleaveUpper(d64, t4, t6));
+    const auto v2 = hn::BitCast(d8, hn::InterleaveLower(d64, t5, t7));
+    const auto v3 = hn::BitCast(d8, hn::InterleaveUpper(d64, t5, t7));
+    hn::StoreU(hn::ConcatLowerLower(d8, v0, u0), d8, dst);
+    hn::StoreU(hn::ConcatLowerLower(d8, v1, u1), d8, dst + dst_stride);
+    hn::StoreU(hn::ConcatLowerLower(d8, v2, u2), d8, dst + 2 * dst_stride);
+    hn::StoreU(hn::ConcatLowerLower(d8, v3, u3), d8, dst + 3 * dst_stride);
+    hn::StoreU(hn::ConcatUpperUpper(d8, v0, u0), d8, dst + 4 * dst_stride);
+    hn::StoreU(hn::ConcatUpperUpper(d8, v1, u1), d8, dst + 5 * dst_stride);
+    hn::StoreU(hn::ConcatUpperUpper(d8, v2, u2), d8, dst + 6 * dst_stride);
+    hn::StoreU(hn::ConcatUpperUpper(d8, v3, u3), d8, dst + 7 * dst_stride);
     return true;
   }
 }
