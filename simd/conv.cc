@@ -130,6 +130,10 @@ void FillPhases(const ConvShape& s, const Phases& ph, const float* x, float* pha
   const size_t N = hn::Lanes(d);
   for (size_t c = 0; c < s.c_in; ++c) {
     float* const plane = phases + c * ph.plane;
+    if (ph.sh == 1 && ph.sw == 1 && s.pad_h == 0 && s.pad_w == 0) {
+      memcpy(plane, x + c * ph.plane, ph.plane * sizeof(float));  // unpadded: the plane as it is
+      continue;
+    }
     if (ph.sh == 1 && ph.sw == 1) {
       // Rows of pad_w zeros, w inputs and zeros to the frame's width, between the zero rows.
       const size_t wq = ph.wq, tail = wq - s.pad_w - s.w;
