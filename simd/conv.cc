@@ -71,18 +71,25 @@ void TapOffsets(const ConvShape& s, size_t plane, std::vector<int64_t>* off) {
   }
 }
 
-// Copies one sample's input planes into the interior of a zero-padded buffer (rows wp floats
-// apart, planes `plane`). The border was zeroed once and is never written.
-void CopyIntoPadded(const ConvShape& s, const float* x, size_t wp, size_t plane, float* xpad) {
+// Writes channel c of one sample into its zero-padded plane whole (rows wp floats apart, `plane`
+// floats in all): zero rows above, each input row between pad_w zeros and zeros to wp, zero rows
+// below; an unpadded plane in one copy. Every float is written once: a zero fill of the whole
+// buffer first, then the copies, wrote it twice through the second-level cache (the fill alone was
+// 2% of a 56 x 56 forward layer at batch 1).
+void FillPaddedPlane(const ConvShape& s, const float* x, size_t c, size_t wp, size_t plane, float* out) {
+  const float* const src = x + c * s.h * s.w;
   if (s.pad_h == 0 && s.pad_w == 0 && plane == s.h * s.w) {
-    memcpy(xpad, x, s.c_in * plane * sizeof(float));
+    memcpy(out, src, plane * sizeof(float));
     return;
   }
-  for (size_t c = 0; c < s.c_in; ++c) {
-    for (size_t y = 0; y < s.h; ++y) {
-      memcpy(xpad + c * plane + (y + s.pad_h) * wp + s.pad_w, x + (c * s.h + y) * s.w, s.w * sizeof(float));
-    }
+  std::fill(out, out + s.pad_h * wp, 0.0f);
+  for (size_t y = 0; y < s.h; ++y) {
+    float* row = out + (y + s.pad_h) * wp;
+    std::fill(row, row + s.pad_w, 0.0f);
+    memcpy(row + s.pad_w, src + y * s.w, s.w * sizeof(float));
+    std::fill(row + s.pad_w + s.w, row + wp, 0.0f);
   }
+  std::fill(out + (s.pad_h + s.h) * wp, out + plane, 0.0f);
 }
 
 // The forward pass's frame for any stride: the padded input split into stride_h x stride_w phase
@@ -122,29 +129,15 @@ void PhaseTapOffsets(const ConvShape& s, const Phases& ph, std::vector<int64_t>*
 }
 
 // Writes one sample's frame whole, channel by channel: the input where it lands, zeros everywhere
-// else (the padding, the phases' last partial rows and columns). A channel's zeros and copies meet
-// in the first-level cache; a zero fill of the whole frame first, then the copies, wrote it twice
-// through the second level (the fill alone was 2% of a 56 x 56 layer at batch 1).
+// else (the padding, the phases' last partial rows and columns), a channel's zeros and copies
+// together while they are in the first-level cache.
 void FillPhases(const ConvShape& s, const Phases& ph, const float* x, float* phases) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   for (size_t c = 0; c < s.c_in; ++c) {
     float* const plane = phases + c * ph.plane;
-    if (ph.sh == 1 && ph.sw == 1 && s.pad_h == 0 && s.pad_w == 0) {
-      memcpy(plane, x + c * ph.plane, ph.plane * sizeof(float));  // unpadded: the plane as it is
-      continue;
-    }
     if (ph.sh == 1 && ph.sw == 1) {
-      // Rows of pad_w zeros, w inputs and zeros to the frame's width, between the zero rows.
-      const size_t wq = ph.wq, tail = wq - s.pad_w - s.w;
-      std::fill(plane, plane + s.pad_h * wq, 0.0f);
-      for (size_t y = 0; y < s.h; ++y) {
-        float* row = plane + (y + s.pad_h) * wq;
-        std::fill(row, row + s.pad_w, 0.0f);
-        memcpy(row + s.pad_w, x + (c * s.h + y) * s.w, s.w * sizeof(float));
-        std::fill(row + s.pad_w + s.w, row + s.pad_w + s.w + tail, 0.0f);
-      }
-      std::fill(plane + (s.pad_h + s.h) * wq, plane + ph.plane, 0.0f);
+      FillPaddedPlane(s, x, c, ph.wq, ph.plane, plane);
       continue;
     }
     std::fill(plane, plane + ph.plane, 0.0f);
@@ -310,12 +303,13 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
           // A plane's last one to four positions past a whole vector as vectors of eight channels
           // (a 14 x 14 plane's 209 positions: 13 vectors and one, not 14 vectors).
           const size_t whole = left / N, rest = left % N;
-          const bool channel_tail = channel_tails && whole != 0 && rest != 0 && rest <= 4 && whole < 3;
+          // (A step is three vectors: with a tail, at most two whole ones, as EightRows needs.)
+          const bool channel_tail = channel_tails && whole != 0 && whole < 3 && rest != 0 && rest <= 4;
           for (size_t r0 = g0; r0 < g1; r0 += kConvTileRows) {
             const size_t mr = g1 - r0 < kConvTileRows ? g1 - r0 : kConvTileRows;
             const float* const ap = group_packed + r0 * k;
             float* const out = ypad.data() + r0 * ld + q0;
-            if (channel_tail && mr == 8) {  // whole < 3 here: a step is three vectors
+            if (channel_tail && mr == 8) {
               EightRows<false>(d, whole, rest, ap, input + q0, off.data(), k, out, ld, false, nullptr, 0);
             } else {
               OutputTileShape(d, mr, vectors, ap, input + q0, off.data(), k, out, ld);
@@ -518,9 +512,9 @@ void ConvWeightGradTarget(const ConvShape& s, const float* dy, const float* x, s
         for (size_t p = 0; p < positions; ++p) t[p * co_pad + co] = row[p];
       }
       if (padded) {
-        float* xp = xpad + n * sample_floats;
-        std::fill(xp, xp + sample_floats, 0.0f);
-        CopyIntoPadded(s, x + n * s.x_sample_stride, wp, plane, xp);
+        for (size_t c = 0; c < s.c_in; ++c) {
+          FillPaddedPlane(s, x + n * s.x_sample_stride, c, wp, plane, xpad + n * sample_floats + c * plane);
+        }
       }
     }
   }, size_t{1} << 16);

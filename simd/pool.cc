@@ -37,6 +37,14 @@ HWY_INLINE hn::Mask<D> After(D d, V x, V best) {
   return hn::Or(hn::Or(hn::Gt(x, best), hn::AndNot(IsNaNMask(d, best), IsNaNMask(d, x))), zeros);
 }
 
+// An int32 key whose order is the contract's for numbers (+0 above -0): a float's bits, the
+// magnitude's bits flipped where the sign is set. Its own inverse.
+template <class VI>
+HWY_INLINE VI OrderKey(VI bits) {
+  const hn::DFromV<VI> di;
+  return hn::Xor(bits, hn::And(hn::ShiftRight<31>(bits), hn::Set(di, 0x7FFFFFFF)));
+}
+
 // The scalar definition, for the columns and rows the vectors leave.
 bool AfterScalar(float a, float b) {
   if (a != a || b != b) return a != a && b == b;
@@ -210,7 +218,7 @@ HWY_INLINE size_t VectorWindows(D d, const MaxPoolShape& s, const float* plane, 
         }
         if constexpr (!kIndices) {
           const auto bits = hn::BitCast(di, v);
-          const auto key = hn::Xor(bits, hn::And(hn::ShiftRight<31>(bits), hn::Set(di, 0x7FFFFFFF)));
+          const auto key = OrderKey(bits);
           const auto magnitude = hn::And(bits, hn::Set(di, 0x7FFFFFFF));
           best_key = any ? hn::Max(best_key, key) : key;
           nan_bits = any ? hn::Max(nan_bits, magnitude) : magnitude;
@@ -230,7 +238,7 @@ HWY_INLINE size_t VectorWindows(D d, const MaxPoolShape& s, const float* plane, 
       }
     }
     if constexpr (!kIndices) {
-      const auto bits = hn::Xor(best_key, hn::And(hn::ShiftRight<31>(best_key), hn::Set(di, 0x7FFFFFFF)));
+      const auto bits = OrderKey(best_key);
       const auto nan = hn::RebindMask(d, hn::Gt(nan_bits, hn::Set(di, 0x7F800000)));
       best = hn::IfThenElse(nan, hn::BitCast(d, hn::Set(di, 0x7FC00000)), hn::BitCast(d, bits));
     }
