@@ -35,6 +35,12 @@ if(EMSCRIPTEN)
   # test data. The npm package's module (bindings/wasm) sets LOCKSTEP_JS_LIBRARY and links its own
   # way.
   set(lockstep_node_program_flags -sSINGLE_FILE=1 -sWASM_ASYNC_COMPILATION=0 -sNODERAWFS=1 -sEXIT_RUNTIME=1)
+  # Programs link at -O1 (the last -O on emcc's line wins): their objects are compiled at -O3 all
+  # the same, but Binaryen's whole-module -O3 pass at link took 5-7x as long (8 s against 1.2 s for
+  # the battery, about four minutes of CI's seven builds of programs) and changed no time that a
+  # test measures (the battery 1.53 s against 1.47 s in Node). Binaryen keeps IEEE semantics, so
+  # the bits are the same either way; the npm package's modules, which users run, keep -O3.
+  list(APPEND lockstep_node_program_flags -O1)
   if(LOCKSTEP_WASM_THREADS)
     # Kernel threads are pthreads: Web Workers (worker_threads in Node) sharing the module's memory.
     # Every object needs atomics and shared memory, so the flag goes on every compile and link.

@@ -254,8 +254,8 @@ int RunOnDevice(const std::string& device_name, const std::string& platform,
 
 int Usage(const char* message) {
   fprintf(stderr,
-          "%s\nusage: lockstep_battery [--golden FILE] [--target NAME|all] [--platform LABEL]\n"
-          "                        [--threads N] [--dump FILE] [--write-golden FILE]\n"
+          "%s\nusage: lockstep_battery [--golden FILE] [--target NAME[,NAME...]|all]\n"
+          "                        [--platform LABEL] [--threads N] [--dump FILE] [--write-golden FILE]\n"
           "       lockstep_battery --device cuda[:N] --golden FILE [--dump FILE]   (exit 77: no such device)\n"
           "       lockstep_battery --list-targets | --list-compiled\n"
           "       lockstep_battery --compare-dumps A B\n",
@@ -308,15 +308,22 @@ int Main(int argc, char** argv) {
     return RunOnDevice(device_name, platform, golden_kernels, dump_path);
   }
 
+  // --target takes one name or a comma-separated list; every name must be runnable here (a list
+  // that quietly lost a target would pass without testing it).
   std::vector<simd::Target> targets;
-  for (const simd::Target& t : simd::RunnableTargets()) {
-    if (target_name == "all" || target_name == t.name) targets.push_back(t);
-  }
-  if (targets.empty()) {
-    fprintf(stderr, "target %s is not runnable here; runnable:", target_name.c_str());
-    for (const simd::Target& t : simd::RunnableTargets()) fprintf(stderr, " %s", t.name.c_str());
-    fprintf(stderr, "\n");
-    return 2;
+  std::string wanted = target_name + ",";
+  for (size_t start = 0, comma; (comma = wanted.find(',', start)) != std::string::npos; start = comma + 1) {
+    const std::string name = wanted.substr(start, comma - start);
+    size_t before = targets.size();
+    for (const simd::Target& t : simd::RunnableTargets()) {
+      if (name == "all" || name == t.name) targets.push_back(t);
+    }
+    if (targets.size() == before) {
+      fprintf(stderr, "target '%s' is not runnable here; runnable:", name.c_str());
+      for (const simd::Target& t : simd::RunnableTargets()) fprintf(stderr, " %s", t.name.c_str());
+      fprintf(stderr, "\n");
+      return 2;
+    }
   }
 
   int passed = 0, failed = 0;
