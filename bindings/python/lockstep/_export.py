@@ -1,4 +1,4 @@
-"""lockstep.export(model, path): a model converted from PyTorch (an AtenModule, lockstep/_aten.py)
+"""lockstep.export(model, path): a model converted from PyTorch (an AtenModule, lockstep/_aten_program.py)
 written as an ONNX file that lockstep's own importer (onnx/, docs/onnx.md) loads and trains.
 
 The file holds the model's *training* program (the aten ops recorded with the module in training
@@ -380,7 +380,7 @@ class _Builder:
         return root, (sorted(squeezed), boxes)
 
     def replace(self, base, boxes, value):
-        """``base`` with a box replaced by ``value`` (slices and concatenation: _aten._replace)."""
+        """``base`` with a box replaced by ``value`` (slices and concatenation: _aten_program._replace)."""
         if not boxes:
             if value.shape is not None and tuple(value.shape) == tuple(base.shape):
                 return _Val(value.name, base.dtype, base.shape)
@@ -971,7 +971,7 @@ def _recorded(model):
 
 
 def export(model, path, input_dtypes=None):
-    """Writes ``model`` (converted from PyTorch: lockstep/_aten.py's AtenModule) as an ONNX file at
+    """Writes ``model`` (converted from PyTorch: lockstep/_aten_program.py's AtenModule) as an ONNX file at
     ``path`` that lockstep's importer (``lockstep.onnx.load``, the npm package's ``ls.onnx.load``,
     the C ABI and ``lockstep run``) loads and trains. ``input_dtypes``: per input 'float' or 'int64'
     (default: int64 where the recorded input was an integer tensor). Returns ``path``."""
