@@ -118,7 +118,11 @@ HWY_INLINE void SumBlockColumns(D d, const float* x, size_t rows, size_t stride,
   hn::StoreU(hn::Load(d, lanes), d, out);
 }
 
-// out[j] for j in [0, inner): canonical sum over len rows of a [len, inner] slice.
+// out[j] for j in [0, inner): canonical sum over len rows of a [len, inner] slice. The columns
+// past the last whole vector are copied into rows of N floats and summed by the same vector code
+// (each lane in the order of CanonicalSumReference): summed one by one with a stride, the gates'
+// gradients of squeeze-and-excitation blocks (a [H, W] plane summed over H first, W = 2 to 8)
+// took 10% of EfficientNet-B0's training step.
 HWY_INLINE void SumColumns(const float* x, size_t len, size_t inner, float* out) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
@@ -128,25 +132,36 @@ HWY_INLINE void SumColumns(const float* x, size_t len, size_t inner, float* out)
   }
   const size_t num_blocks = (len + kReduceBlock - 1) / kReduceBlock;
   HWY_ALIGN float aligned_lanes[kReduceLanes * hn::MaxLanes(hn::ScalableTag<float>())];
-  std::vector<float> block_sums(num_blocks * N);
-  std::vector<float> column(num_blocks);
-  size_t j = 0;
-  for (; j + N <= inner; j += N) {
+  thread_local std::vector<float> block_sums, column, tail_rows;
+  if (block_sums.size() < num_blocks * N) block_sums.resize(num_blocks * N);
+  if (column.size() < num_blocks) column.resize(num_blocks);
+  // Columns [j, j + width) of the rows at x (stride apart) summed into out + j.
+  const auto sum_columns = [&](const float* rows_at, size_t stride, size_t j, size_t width) {
     for (size_t b = 0; b < num_blocks; ++b) {
       const size_t start = b * kReduceBlock;
       const size_t rows = len - start < kReduceBlock ? len - start : kReduceBlock;
-      SumBlockColumns(d, x + start * inner + j, rows, inner, aligned_lanes, &block_sums[b * N]);
+      SumBlockColumns(d, rows_at + start * stride, rows, stride, aligned_lanes, &block_sums[b * N]);
     }
     if (num_blocks == 1) {
-      memcpy(out + j, block_sums.data(), N * sizeof(float));
-      continue;
+      memcpy(out + j, block_sums.data(), width * sizeof(float));
+      return;
     }
-    for (size_t c = 0; c < N; ++c) {
+    for (size_t c = 0; c < width; ++c) {
       for (size_t b = 0; b < num_blocks; ++b) column[b] = block_sums[b * N + c];
       out[j + c] = CombineBlocksPairwise(column.data(), num_blocks);
     }
+  };
+  size_t j = 0;
+  for (; j + N <= inner; j += N) sum_columns(x + j, inner, j, N);
+  if (j < inner) {
+    const size_t width = inner - j;
+    if (tail_rows.size() < len * N) tail_rows.resize(len * N);
+    for (size_t r = 0; r < len; ++r) {
+      memcpy(&tail_rows[r * N], x + r * inner + j, width * sizeof(float));
+      for (size_t c = width; c < N; ++c) tail_rows[r * N + c] = 0.0f;  // lanes whose sums are dropped
+    }
+    sum_columns(tail_rows.data(), N, j, width);
   }
-  for (; j < inner; ++j) out[j] = CanonicalSumReference(x + j, len, inner);
 }
 
 HWY_INLINE void SumAxisImpl(const float* x, size_t outer, size_t len, size_t inner, float* out) {

@@ -54,8 +54,10 @@ TEST_CASE("the canonical order is not the sequential order") {
 }
 
 TEST_CASE("axis sums equal the contiguous sums of the same columns") {
-  const size_t shapes[][3] = {{1, 5, 1},  {2, 3, 7},   {3, 64, 9},  {2, 130, 33},
-                              {1, 4100, 17}, {2, 1, 40}, {1, 0, 5}};
+  // Columns past the last whole vector (fewer than a vector's, too) are summed as padded vectors:
+  // one block and several (4,096 rows a block).
+  const size_t shapes[][3] = {{1, 5, 1},  {2, 3, 7},   {3, 64, 9},  {2, 130, 33}, {1, 4100, 17},
+                              {2, 1, 40}, {1, 0, 5},   {4, 9, 2},   {2, 8200, 3}};
   for (const auto& s : shapes) {
     const size_t outer = s[0], len = s[1], inner = s[2];
     const std::vector<float> x = Ordinary(outer * len * inner, 21);
