@@ -314,7 +314,7 @@ int Main(int argc, char** argv) {
   std::string wanted = target_name + ",";
   for (size_t start = 0, comma; (comma = wanted.find(',', start)) != std::string::npos; start = comma + 1) {
     const std::string name = wanted.substr(start, comma - start);
-    size_t before = targets.size();
+    const size_t before = targets.size();
     for (const simd::Target& t : simd::RunnableTargets()) {
       if (name == "all" || name == t.name) targets.push_back(t);
     }

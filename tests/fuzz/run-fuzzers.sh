@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # Builds the file-parser fuzz targets with clang (libFuzzer, ASan, UBSan) in build/fuzz and runs
 # them side by side, each for about SECONDS (default 30) of CPU time, from a small generated seed
-# corpus. Exits non-zero when a target
-# cannot be built or any run finds a crash, a sanitizer report, an escaped exception, a leak,
-# a timeout or an allocation above 64 MB; the input that did it is kept in
-# build/fuzz/artifacts/. Usage: tests/fuzz/run-fuzzers.sh [SECONDS]
+# corpus. Exits non-zero when a target cannot be built or any run finds a crash, a sanitizer
+# report, an escaped exception, a leak, a timeout or an allocation above 64 MB; the input that did
+# it is kept in build/fuzz/artifacts/. Usage: tests/fuzz/run-fuzzers.sh [SECONDS]
 set -euo pipefail
 seconds=${1:-30}
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "usage: $0 [SECONDS]" >&2; exit 2; }
@@ -131,8 +130,8 @@ DICT
 # same CPU time each as one after another, in a third of the time on two cores.
 cpus=$(nproc 2>/dev/null || echo 1)
 wall=$(( seconds * 3 / (cpus < 3 ? cpus : 3) ))
-pids=()
-for parser in safetensors idx onnx; do
+parsers=(safetensors idx onnx) pids=()
+for parser in "${parsers[@]}"; do
   dict=()
   [ "$parser" = safetensors ] && dict=(-dict="$build/safetensors.dict")
   [ "$parser" = onnx ] && dict=(-dict="$build/onnx.dict")
@@ -143,8 +142,8 @@ for parser in safetensors idx onnx; do
     "$build/corpus/$parser" "$build/seeds/$parser" 2>"$build/$parser.log" &
   pids+=($!)
 done
-for i in 0 1 2; do
-  parser=$(echo safetensors idx onnx | cut -d' ' -f$((i + 1)))
+for i in "${!parsers[@]}"; do
+  parser=${parsers[i]}
   if ! wait "${pids[$i]}"; then
     tail -n 60 "$build/$parser.log"
     echo "run-fuzzers: fuzz_$parser FAILED; the input is in $build/artifacts/" >&2

@@ -41,7 +41,7 @@ from ._errors import ArgumentError
 from ._runtime import no_grad
 from . import nn
 from .nn import functional as F
-from ._aten_ops import _INPLACE, _META_ONLY, _OPS, _RANDOM, _VIEWS, _bernoulli_mask, _linear_t  # noqa: F401 (_export.py reads some here)
+from ._aten_ops import _INPLACE, _META_ONLY, _OPS, _RANDOM, _VIEWS, _bernoulli_mask, _linear_t
 from ._aten_program import AtenModule, _Affine, _Instr, _Ref, _place, _run
 
 

@@ -75,7 +75,8 @@ class _Named:
 
 class _Builder:
     def __init__(self, module, onnx):
-        from ._aten import _Ref, _Affine, _INPLACE, _VIEWS
+        from ._aten_ops import _INPLACE, _VIEWS
+        from ._aten_program import _Affine, _Ref
         self.Ref, self.Affine, self.INPLACE, self.VIEWS = _Ref, _Affine, _INPLACE, _VIEWS
         self.views = set()  # program names of values that are views of others (in PyTorch and the replay)
         self.onnx = onnx
