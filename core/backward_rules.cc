@@ -48,6 +48,15 @@ Grads GeluErfGrad(const Tensor& x_in, const Tensor& g_in) {
   return {out};
 }
 
+Grads SiluGrad(const Tensor& x_in, const Tensor& s, const Tensor& g_in) {
+  // The gradients of Mul(x, s) and Sigmoid(x) and their sum in one kernel (simd/silu_backward.h).
+  const Tensor x = ContiguousData(x_in, "silu backward"), g = ContiguousData(g_in, "silu backward");
+  LOCKSTEP_ASSERT(x.shape() == g.shape() && x.shape() == s.shape());
+  Tensor out = Tensor::Empty(x.shape());
+  Kernels().SiluBackward(x.data_f32(), s.data_f32(), g.data_f32(), out.data_f32(), static_cast<size_t>(x.numel()));
+  return {out};
+}
+
 Grads GeluTanhGrad(const Tensor& x, const Tensor& g) {
   const float beta = 0.79788456080286536f, kappa = 0.044715f;  // sqrt(2 / pi), PyTorch's constants
   const Tensor x_sq = Mul(x, x);
@@ -299,6 +308,7 @@ std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& g) {
     case OpKind::kGeluTanh: return GeluTanhGrad(in[0], g);
     case OpKind::kTanh: return {Mul(g, OneMinus(Mul(node.saved[0], node.saved[0])))};
     case OpKind::kSigmoid: return {Mul(Mul(g, OneMinus(node.saved[0])), node.saved[0])};
+    case OpKind::kSilu: return SiluGrad(in[0], node.saved[0], g);
     case OpKind::kExp: return {Mul(g, node.saved[0])};
     case OpKind::kLog: return {Div(g, in[0])};
     case OpKind::kSqrt: return {Div(g, MulScalar(node.saved[0], 2.0f))};

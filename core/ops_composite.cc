@@ -60,8 +60,6 @@ Tensor Hardtanh(const Tensor& x, float min_val, float max_val) {
 
 Tensor Relu6(const Tensor& x) { return Hardtanh(x, 0.0f, 6.0f); }
 
-Tensor Silu(const Tensor& x) { return Mul(x, Sigmoid(x)); }
-
 Tensor Hardsigmoid(const Tensor& x) {
   // The masks test x itself (as PyTorch's gradient does), not x + 3, which rounds to 6 just below 3.
   const Tensor t = Fill(Fill(AddScalar(x, 3.0f), LessEqual(x, S(-3.0f)), 0.0f), GreaterEqual(x, S(3.0f)), 6.0f);

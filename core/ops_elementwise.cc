@@ -187,6 +187,22 @@ Tensor GeluErf(const Tensor& a) { return trace::Op("gelu", [&] { return Unary(Ma
 Tensor GeluTanh(const Tensor& a) { return trace::Op("gelu", [&] { return Unary(MathForward(backend::MathFn::kGeluTanh, a, "gelu"), OpKind::kGeluTanh, a); }); }
 Tensor Tanh(const Tensor& a) { return trace::Op("tanh", [&] { return Unary(MathForward(backend::MathFn::kTanh, a, "tanh"), OpKind::kTanh, a); }); }
 Tensor Sigmoid(const Tensor& a) { return trace::Op("sigmoid", [&] { return Unary(MathForward(backend::MathFn::kSigmoid, a, "sigmoid"), OpKind::kSigmoid, a); }); }
+// x * sigmoid(x) as one op: the forward pass's bits are Mul(x, Sigmoid(x))'s, and its gradient
+// one kernel (silu_backward) with the bits of those two ops' rules and their sum.
+Tensor Silu(const Tensor& a) {
+  return trace::Op("silu", [&] {
+    const Tensor x = ContiguousData(a, "silu");
+    const Tensor s = MathForward(backend::MathFn::kSigmoid, x, "silu");
+    Tensor out = Tensor::Empty(x.shape());
+    Kernels().Binary(backend::BinaryOp::kMul, x.data_f32(), s.data_f32(), out.data_f32(),
+                     static_cast<size_t>(x.numel()));
+    if (NeedsGrad({a})) {
+      Node& node = RecordNode(out, OpKind::kSilu, {a});
+      node.saved = {s};
+    }
+    return out;
+  });
+}
 Tensor Exp(const Tensor& a) { return trace::Op("exp", [&] { return Unary(MathForward(backend::MathFn::kExp, a, "exp"), OpKind::kExp, a); }); }
 Tensor Log(const Tensor& a) { return trace::Op("log", [&] { return Unary(MathForward(backend::MathFn::kLog, a, "log"), OpKind::kLog, a); }); }
 Tensor Floor(const Tensor& a) { return trace::Op("floor", [&] { return UnaryKernel(backend::UnaryOp::kFloor, a, "floor"); }); }

@@ -177,6 +177,23 @@ struct TableImpl {
     if (status == 0) status = Binary(BinaryOp::kMul, g, cdf, out, n);
     return status;
   }
+  // The operation sequence of simd/silu_backward.h, step by step over two scratch arrays; out is
+  // written last (it may alias an input).
+  static int SiluBackward(const float* x, const float* s, const float* g, float* out, size_t n) {
+    Scratch first_buffer(n * sizeof(float)), second_buffer(n * sizeof(float));
+    if (first_buffer.ptr == nullptr || second_buffer.ptr == nullptr) return Dev::Fail("out of device memory for silu backward");
+    float* one_minus_s = first_buffer.f();
+    float* through_sigmoid = second_buffer.f();
+    int status = Unary(UnaryOp::kNeg, s, one_minus_s, n);
+    if (status == 0) status = BinaryScalarRight(BinaryOp::kAdd, one_minus_s, 1.0f, one_minus_s, n);
+    if (status == 0) status = Binary(BinaryOp::kMul, g, x, through_sigmoid, n);
+    if (status == 0) status = Binary(BinaryOp::kMul, through_sigmoid, one_minus_s, through_sigmoid, n);
+    if (status == 0) status = Binary(BinaryOp::kMul, through_sigmoid, s, through_sigmoid, n);
+    float* direct = one_minus_s;  // no longer needed
+    if (status == 0) status = Binary(BinaryOp::kMul, g, s, direct, n);
+    if (status == 0) status = Binary(BinaryOp::kAdd, direct, through_sigmoid, out, n);
+    return status;
+  }
   // The steps of simd/layer_norm.h one after another over scratch arrays.
   static int LayerNormRows(const float* x, const float* weight, const float* bias, float eps, size_t rows, size_t d,
                            float* xhat, float* rstd, float* out) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/ops.h"
 #include "onnx/op_helpers.h"
 
 namespace lockstep {
@@ -63,6 +64,7 @@ bool BlockNormalization(const NodeProto& node) {
 Kernel SiluKernel(Kernel sigmoid, Kernel mul, bool v_first) {
   return [sigmoid, mul, v_first](const Values& in, RunContext& context) -> Values {
     const Value v = in.at(0);
+    if (v.is_tensor() && v.elem == Elem::kFloat) return {FloatValue(Silu(v.tensor))};
     const Value s = sigmoid({v}, context).at(0);
     return mul(v_first ? Values{v, s} : Values{s, v}, context);
   };

@@ -43,8 +43,10 @@ bool BlockActivation(const NodeProto& node, int64_t opset, const std::vector<con
 // Whether `node` is a BatchNormalization in its inference form (one output): what fuses.
 bool BlockNormalization(const NodeProto& node);
 
-// SiLU's two nodes as one activation kernel (input: v): Sigmoid, then Mul with v first when
-// `v_first`, as the graph has it.
+// SiLU's two nodes as one activation kernel (input: v): core's Silu for a float32 tensor (the
+// values of the two nodes, and the gradient of both in one pass: v is read by these two nodes
+// alone, so the sum of its two gradients is the one Silu's rule forms); otherwise Sigmoid, then Mul
+// with v first when `v_first`, as the graph has it.
 Kernel SiluKernel(Kernel sigmoid, Kernel mul, bool v_first);
 
 // The block's kernel. Its inputs: the Conv's three (an absent bias undefined), then the

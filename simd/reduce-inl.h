@@ -80,8 +80,25 @@ HWY_INLINE float SumBlockContiguous(const float* x, size_t n) {
   return FinishLanes(lanes);
 }
 
+// Canonical sum of 1 <= n <= kReduceLanes elements: lane i holds x[i] alone (-0.0 + v is v, NaN
+// and signed zeros included) and the lanes from n on hold -0.0, so the halving tree's additions
+// of those lanes change nothing and are skipped. Rows this short (a squeeze-and-excitation
+// block's pooled 2 x 2 to 8 x 8 planes, thousands a step) spent most of their time on the 64 lanes'
+// start, tail copy and tree.
+HWY_INLINE float SumShortContiguous(const float* x, size_t n) {
+  float lanes[kReduceLanes];
+  for (size_t i = 0; i < n; ++i) lanes[i] = x[i];
+  size_t live = n;  // lanes [0, live) may differ from -0.0
+  for (size_t width = kReduceLanes / 2; width >= 1; width /= 2) {
+    for (size_t l = 0; l + width < live; ++l) lanes[l] = lanes[l] + lanes[l + width];
+    if (live > width) live = width;
+  }
+  return lanes[0];
+}
+
 HWY_INLINE float SumContiguous(const float* x, size_t n) {
   if (n == 0) return 0.0f;
+  if (n < kReduceLanes) return SumShortContiguous(x, n);
   if (n <= kReduceBlock) return SumBlockContiguous(x, n);
   std::vector<float> blocks;
   for (size_t start = 0; start < n; start += kReduceBlock) {

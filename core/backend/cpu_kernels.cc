@@ -14,6 +14,7 @@
 #include "simd/optimizer.h"
 #include "simd/philox.h"
 #include "simd/reduce.h"
+#include "simd/silu_backward.h"
 #include "simd/softmax.h"
 
 namespace lockstep {
@@ -81,6 +82,10 @@ struct Cpu {
   }
   static int GeluErfBackward(const float* x, const float* g, float* out, size_t n) {
     simd::GeluErfBackward(x, g, out, n);
+    return 0;
+  }
+  static int SiluBackward(const float* x, const float* s, const float* g, float* out, size_t n) {
+    simd::SiluBackward(x, s, g, out, n);
     return 0;
   }
   static int LayerNormRows(const float* x, const float* weight, const float* bias, float eps, size_t rows, size_t d,

@@ -50,6 +50,10 @@
   /* simd/gelu_backward.h (out may alias x or g). */ \
   X(gelu_erf_backward, GeluErfBackward, "gelu backward", \
     (const float* x, const float* g, float* out, size_t n), (x, g, out, n)) \
+  /* The gradient of SiLU (x * sigmoid(x)) from x, s = sigmoid(x) and g: the bits of the rules of */ \
+  /* Mul and Sigmoid and the sum of x's two gradients (simd/silu_backward.h; out may alias an input). */ \
+  X(silu_backward, SiluBackward, "silu backward", \
+    (const float* x, const float* s, const float* g, float* out, size_t n), (x, s, g, out, n)) \
   /* LayerNorm over the rows of [rows, d], forward and input gradient, in the operation sequence */ \
   /* of simd/layer_norm.h (weight, bias: d floats or null). */ \
   X(layer_norm_rows, LayerNormRows, "layer_norm", \

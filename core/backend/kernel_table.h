@@ -21,7 +21,7 @@ namespace backend {
 
 // Bumped whenever the table's layout or a kernel's meaning changes; a plugin built for another
 // version is refused with both versions named.
-constexpr uint32_t kKernelTableAbi = 12;
+constexpr uint32_t kKernelTableAbi = 13;
 
 // The same values as simd::BinaryOp, simd::UnaryOp and simd::MathFn (checked where the CPU table
 // is built).

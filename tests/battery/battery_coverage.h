@@ -22,9 +22,10 @@ namespace battery {
 // fmod and remainder), and the kernels and kernel modes added for speed on real models
 // (`total-fused-1`: clamp, grouped convolutions in one call; `total-fused-2`: batch
 // normalisation's channel sums read in place; `total-fused-3`: the forward convolution's epilogue;
-// `total-fused-4`: Clip's gradient in one pass, batch normalisation's gradient sums in one pass).
-enum class GoldenSection { kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1, kFused2, kFused3, kFused4 };
-constexpr int kGoldenSections = 8;
+// `total-fused-4`: Clip's gradient in one pass, batch normalisation's gradient sums in one pass;
+// `total-fused-5`: SiLU's gradient in one pass).
+enum class GoldenSection { kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1, kFused2, kFused3, kFused4, kFused5 };
+constexpr int kGoldenSections = 9;
 
 struct CaseCoverage {
   const char* name;       // the battery case (its `kernel NAME HASH` line)
@@ -41,6 +42,7 @@ inline constexpr GoldenSection kFused1 = GoldenSection::kFused1;
 inline constexpr GoldenSection kFused2 = GoldenSection::kFused2;
 inline constexpr GoldenSection kFused3 = GoldenSection::kFused3;
 inline constexpr GoldenSection kFused4 = GoldenSection::kFused4;
+inline constexpr GoldenSection kFused5 = GoldenSection::kFused5;
 inline constexpr const char* kBinaryEntries = "binary binary_scalar_right binary_scalar_left";
 
 inline constexpr CaseCoverage kCaseCoverage[] = {
@@ -146,6 +148,7 @@ inline constexpr CaseCoverage kCaseCoverage[] = {
     {"channel_sums", kFused2, "channel_sums"},
     {"conv2d_epilogue", kFused3, "conv2d_forward"},
     {"channel_norm_backward_sums", kFused4, "channel_norm_backward_sums"},
+    {"silu_backward", kFused5, "silu_backward"},
 };
 
 // The row of a case, or null.

@@ -82,6 +82,9 @@ const SectionText kSectionText[kGoldenSections] = {
      "# section 8: the kernels added for training speed on real models (clamp_backward: Clip's gradient,\n"
      "# the bits of its two masked fills in one pass; channel_norm_backward_sums: batch normalisation's\n"
      "# gradient sums, the bits of its products and channel sums in one pass), hashed into their own total\n"},
+    {"total-fused-5",
+     "# section 9: SiLU's gradient in one pass (silu_backward: the bits of the gradients of Mul and Sigmoid\n"
+     "# and their sum), hashed into its own total\n"},
 };
 
 struct Hashes {

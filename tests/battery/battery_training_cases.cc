@@ -1,5 +1,5 @@
-// Battery cases of the kernels added for training speed on real models (golden section 8; Clip's
-// gradient, elementwise, is with clamp in battery_cases.cc).
+// Battery cases of the kernels added for training speed on real models (golden sections 8 and 9;
+// Clip's gradient, elementwise, is with clamp in battery_cases.cc).
 #include <stddef.h>
 
 #include <vector>
@@ -15,7 +15,9 @@ namespace battery {
 // whole rows of the reduction's lanes (read in place), with and without
 // the weight, every output and a few of them, on moderate values and on values with NaNs and
 // infinities; dxhat fetched where stored.
-void TrainingCases(Runner& r, std::vector<KernelOutput>& outputs) {
+namespace {
+
+void ChannelNormBackwardSumsCases(Runner& r, std::vector<KernelOutput>& outputs) {
   const size_t length = 32 * 3 * 300 + 16;
   const float* moderate = r.Upload(ModerateInputs(length, 71)) + 1;  // misaligned
   const float* mixed = r.Upload(MixedInputs(length, 72)) + 3;
@@ -52,6 +54,52 @@ void TrainingCases(Runner& r, std::vector<KernelOutput>& outputs) {
     }
   }
   outputs.push_back(std::move(k));
+}
+
+// SiLU's gradient at every battery length and two offsets, x over mixed values (every special
+// class: sigmoid saturates, underflows, sees NaN and infinities) and moderate ones, s its sigmoid
+// (as the op saves it) or mixed values, g mixed and moderate; then in place over x, s and g.
+void SiluBackwardCases(Runner& r, std::vector<KernelOutput>& outputs) {
+  const size_t longest = 12345 + 8;
+  const std::vector<float> mixed_host = MixedInputs(longest, 81), moderate_host = ModerateInputs(longest, 82);
+  std::vector<float> sigmoid_host(longest);
+  for (size_t i = 0; i < longest; ++i) sigmoid_host[i] = 1.0f / (1.0f + static_cast<float>(i % 7) * moderate_host[i]);
+  const float* mixed = r.Upload(mixed_host);
+  const float* moderate = r.Upload(moderate_host);
+  const float* sigmoid = r.Upload(sigmoid_host);
+  const float* gradient = r.Upload(MixedInputs(longest, 83));
+  float* out = r.Alloc<float>(longest);
+  KernelOutput k{"silu_backward", {}};
+  for (size_t n : BatteryLengths()) {
+    for (size_t offset : {size_t{0}, size_t{3}}) {
+      r.Check(r.k.silu_backward(mixed + offset, sigmoid + 1, moderate + 2, out, n), "silu_backward");
+      r.Fetch(k, out, n);
+      r.Check(r.k.silu_backward(moderate + offset, sigmoid, gradient + 2, out, n), "silu_backward");
+      r.Fetch(k, out, n);
+      r.Check(r.k.silu_backward(moderate + offset, mixed + 5, moderate + 1, out, n), "silu_backward");
+      r.Fetch(k, out, n);
+    }
+  }
+  float* work = r.Alloc<float>(longest);
+  for (size_t n : {size_t{1}, size_t{17}, size_t{1000}, size_t{4097}}) {
+    r.Store(work, mixed_host, n);  // out aliases x
+    r.Check(r.k.silu_backward(work, sigmoid, moderate, work, n), "silu_backward");
+    r.Fetch(k, work, n);
+    r.Store(work, sigmoid_host, n);  // out aliases s
+    r.Check(r.k.silu_backward(mixed, work, moderate, work, n), "silu_backward");
+    r.Fetch(k, work, n);
+    r.Store(work, moderate_host, n);  // out aliases g
+    r.Check(r.k.silu_backward(mixed, sigmoid, work, work, n), "silu_backward");
+    r.Fetch(k, work, n);
+  }
+  outputs.push_back(std::move(k));
+}
+
+}  // namespace
+
+void TrainingCases(Runner& r, std::vector<KernelOutput>& outputs) {
+  ChannelNormBackwardSumsCases(r, outputs);  // golden section 8
+  SiluBackwardCases(r, outputs);             // golden section 9
 }
 
 }  // namespace battery

@@ -46,6 +46,7 @@ const std::vector<Checked> kGradientChecked = {
               "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"}},
     {"pow_int", {"pow 3", "pow -2"}},
     {"gelu_erf_backward", {"gelu erf"}},
+    {"silu_backward", {"silu"}},
     {"layer_norm_rows", {"layer_norm", "layer_norm without weight and bias"}},
     {"layer_norm_rows_backward", {"layer_norm", "layer_norm without weight and bias"}},
     {"channel_normalize", {"batch_norm train", "batch_norm eval", "batch_norm train without weight and bias, [N, C]"}},
