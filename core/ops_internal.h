@@ -64,6 +64,9 @@ Tensor BatchGroupedSumRows(const Tensor& x2d, int64_t rows_per_group);
 // channel-major first ([C, samples * P], runs of P floats): a channel's sequence is then a
 // contiguous row, summed at full vector width, and one call sums every channel of the group.
 Tensor ChannelSums(const Tensor& t, int64_t n, int64_t c, int64_t p);
+// ChannelSums of (t - mean[c]) * (t - mean[c]), each operation rounded (batch normalisation's
+// variance), formed as the values are read.
+Tensor ChannelDeviationSquareSums(const Tensor& t, const Tensor& mean, int64_t n, int64_t c, int64_t p);
 // Batch normalisation's gradient sums over [N, C, P] g and xhat, batch-grouped as ChannelSums:
 // dxhat = g * weight (weight undefined: 1), and [C] sums of dxhat and dxhat * xhat (dx_sums), of
 // g * xhat (g_xhat) and of g (g_sum); in one pass over g and xhat (channel_norm_backward_sums),

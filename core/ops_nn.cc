@@ -152,12 +152,7 @@ Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& runn
       mean = Tensor::Empty({c});
       kernels.BinaryScalarRight(backend::BinaryOp::kDiv, ChannelSums(x.Detach(), n, c, hw).data_f32(),
                                 static_cast<float>(count), mean.data_f32(), channels);
-      Tensor squares = Tensor::Empty(x.shape());
-      const size_t values = static_cast<size_t>(x.numel());
-      kernels.BinaryBroadcast(backend::BinaryOp::kSub, WholeOperand(x), PerRowOperand(mean, hw), squares.data_f32(),
-                              values);
-      kernels.Unary(backend::UnaryOp::kSquare, squares.data_f32(), squares.data_f32(), values);
-      const Tensor sum_sq = ChannelSums(squares, n, c, hw);
+      const Tensor sum_sq = ChannelDeviationSquareSums(x.Detach(), mean, n, c, hw);
       var = Tensor::Empty({c});
       kernels.BinaryScalarRight(backend::BinaryOp::kDiv, sum_sq.data_f32(), static_cast<float>(count), var.data_f32(),
                                 channels);

@@ -71,9 +71,15 @@ Tensor BatchGroupedSumRows(const Tensor& x2d, int64_t rows_per_group) {
   return out;
 }
 
-Tensor ChannelSums(const Tensor& t, int64_t n, int64_t c, int64_t p) {
+namespace {
+
+// ChannelSums of t's values, or (mean defined) of their squared deviations from mean[c], formed as
+// each value is read.
+Tensor ChannelSumsOf(const Tensor& t, const Tensor& mean, int64_t n, int64_t c, int64_t p) {
   if (parallel::CurrentBatch() != nullptr || n * p == 0) {
-    const Tensor rows = ContiguousData(t.Reshape({n, c, p}).Permute({0, 2, 1}), "backward").Reshape({n * p, c});
+    const Tensor deviations = mean.defined() ? Sub(t.Reshape({n, c, p}), mean.Reshape({1, c, 1})) : Tensor();
+    const Tensor values = mean.defined() ? Mul(deviations, deviations) : t;
+    const Tensor rows = ContiguousData(values.Reshape({n, c, p}).Permute({0, 2, 1}), "backward").Reshape({n * p, c});
     return BatchGroupedSumRows(rows, kBatchGroup * p);
   }
   const Tensor by_sample = t.Reshape({n, c, p});
@@ -81,14 +87,29 @@ Tensor ChannelSums(const Tensor& t, int64_t n, int64_t c, int64_t p) {
   Tensor partials = Tensor::Empty({groups, c});
   const Kernels kernels;
   const Tensor values = ContiguousData(by_sample, "backward");
+  const Tensor center = mean.defined() ? ContiguousData(mean, "batch_norm") : Tensor();
   for (int64_t grp = 0; grp < groups; ++grp) {
     const int64_t first = grp * kBatchGroup, samples = std::min(kBatchGroup, n - first);
     // Each channel's values in (sample, position) order, read in place.
-    kernels.ChannelSums(values.data_f32() + first * c * p, static_cast<size_t>(samples), static_cast<size_t>(c),
-                        static_cast<size_t>(p), partials.data_f32() + grp * c);
+    const float* x = values.data_f32() + first * c * p;
+    float* out = partials.data_f32() + grp * c;
+    if (center.defined()) {
+      kernels.ChannelDeviationSquareSums(x, center.data_f32(), static_cast<size_t>(samples), static_cast<size_t>(c),
+                                         static_cast<size_t>(p), out);
+    } else {
+      kernels.ChannelSums(x, static_cast<size_t>(samples), static_cast<size_t>(c), static_cast<size_t>(p), out);
+    }
   }
   CombinePairwise(partials.data_f32(), groups, c);
   return groups == 1 ? partials.Reshape({c}) : partials.Slice(0, 0, 1).Reshape({c});
+}
+
+}  // namespace
+
+Tensor ChannelSums(const Tensor& t, int64_t n, int64_t c, int64_t p) { return ChannelSumsOf(t, Tensor(), n, c, p); }
+
+Tensor ChannelDeviationSquareSums(const Tensor& t, const Tensor& mean, int64_t n, int64_t c, int64_t p) {
+  return ChannelSumsOf(t, mean, n, c, p);
 }
 
 BatchNormGradSums BatchNormGradSumsOf(const Tensor& g_in, const Tensor& xhat_in, const Tensor& weight, int64_t n,

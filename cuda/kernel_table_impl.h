@@ -260,6 +260,17 @@ struct TableImpl {
   static int SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {
     return ColumnSums(x, outer, len, inner, nullptr, 1.0f, out);
   }
+  // The broadcast subtraction and the square over a scratch array, then channel_sums.
+  static int ChannelDeviationSquareSums(const float* x, const float* mean, size_t samples, size_t channels,
+                                        size_t positions, float* out) {
+    const size_t n = samples * channels * positions;
+    Scratch squares(n * sizeof(float));
+    if (squares.ptr == nullptr) return Dev::Fail("out of device memory for batch_norm variance");
+    int status = BinaryBroadcast(BinaryOp::kSub, {x, 1, n}, {mean, positions, channels}, squares.f(), n);
+    if (status == 0) status = Unary(UnaryOp::kSquare, squares.f(), squares.f(), n);
+    if (status == 0) status = ChannelSums(squares.f(), samples, channels, positions, out);
+    return status;
+  }
   // Each channel's values copied out in (sample, position) order, then summed as sum_axis sums rows.
   static int ChannelSums(const float* x, size_t samples, size_t channels, size_t positions, float* out) {
     const size_t n = samples * channels * positions;

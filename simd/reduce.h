@@ -34,6 +34,11 @@ void SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out)
 // is the canonical sum of channel c's values in (sample, position) order, the bits of SumAxis on
 // the channel's values copied out in that order, without the copy.
 void ChannelSums(const float* x, size_t samples, size_t channels, size_t positions, float* out);
+// ChannelSums of (x - mean[c]) * (x - mean[c]), each operation rounded (batch normalisation's
+// variance): the bits of the broadcast subtraction, the square and ChannelSums one after another,
+// without the squares' tensor.
+void ChannelDeviationSquareSums(const float* x, const float* mean, size_t samples, size_t channels, size_t positions,
+                                float* out);
 // Batch normalisation's gradient sums in one pass (core/backend/kernel_table.h,
 // ChannelNormSumsCall): dxhat = g * weight[c] (null weight: g), and per channel the sums, as
 // ChannelSums sums them, of dxhat, dxhat * xhat, g * xhat and g, each product one rounded

@@ -122,6 +122,11 @@ struct Cpu {
     simd::ChannelSums(x, samples, channels, positions, out);
     return 0;
   }
+  static int ChannelDeviationSquareSums(const float* x, const float* mean, size_t samples, size_t channels,
+                                        size_t positions, float* out) {
+    simd::ChannelDeviationSquareSums(x, mean, samples, channels, positions, out);
+    return 0;
+  }
   static int SumAxis(const float* x, size_t outer, size_t len, size_t inner, float* out) {
     simd::SumAxis(x, outer, len, inner, out);
     return 0;

@@ -86,6 +86,11 @@
   X(channel_sums, ChannelSums, "batch_norm", \
     (const float* x, size_t samples, size_t channels, size_t positions, float* out), \
     (x, samples, channels, positions, out)) \
+  /* channel_sums of (x - mean[c]) * (x - mean[c]), each operation rounded (batch normalisation's */ \
+  /* variance): the bits of the broadcast subtraction, the square and channel_sums, in one pass. */ \
+  X(channel_deviation_square_sums, ChannelDeviationSquareSums, "batch_norm", \
+    (const float* x, const float* mean, size_t samples, size_t channels, size_t positions, float* out), \
+    (x, mean, samples, channels, positions, out)) \
   /* Batch normalisation's gradient sums in one pass over g and xhat (ChannelNormSumsCall): the bits */ \
   /* of the products (each rounded, canonical) and the channel_sums calls they replace. */ \
   X(channel_norm_backward_sums, ChannelNormBackwardSums, "batch_norm backward", \

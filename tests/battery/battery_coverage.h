@@ -23,7 +23,7 @@ namespace battery {
 // (`total-fused-1`: clamp, grouped convolutions in one call; `total-fused-2`: batch
 // normalisation's channel sums read in place; `total-fused-3`: the forward convolution's epilogue;
 // `total-fused-4`: Clip's gradient in one pass, batch normalisation's gradient sums in one pass;
-// `total-fused-5`: SiLU's gradient in one pass).
+// `total-fused-5`: SiLU's gradient in one pass, batch normalisation's variance sums in one pass).
 enum class GoldenSection { kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1, kFused2, kFused3, kFused4, kFused5 };
 constexpr int kGoldenSections = 9;
 
@@ -149,6 +149,7 @@ inline constexpr CaseCoverage kCaseCoverage[] = {
     {"conv2d_epilogue", kFused3, "conv2d_forward"},
     {"channel_norm_backward_sums", kFused4, "channel_norm_backward_sums"},
     {"silu_backward", kFused5, "silu_backward"},
+    {"channel_deviation_square_sums", kFused5, "channel_deviation_square_sums"},
 };
 
 // The row of a case, or null.

@@ -84,7 +84,8 @@ const SectionText kSectionText[kGoldenSections] = {
      "# gradient sums, the bits of its products and channel sums in one pass), hashed into their own total\n"},
     {"total-fused-5",
      "# section 9: SiLU's gradient in one pass (silu_backward: the bits of the gradients of Mul and Sigmoid\n"
-     "# and their sum), hashed into its own total\n"},
+     "# and their sum) and batch normalisation's variance sums in one pass (channel_deviation_square_sums:\n"
+     "# the bits of the subtraction, the square and channel_sums), hashed into their own total\n"},
 };
 
 struct Hashes {

@@ -95,11 +95,35 @@ void SiluBackwardCases(Runner& r, std::vector<KernelOutput>& outputs) {
   outputs.push_back(std::move(k));
 }
 
+// Batch normalisation's variance sums in one pass: the shapes of channel_sums and planes of whole
+// rows of the reduction's lanes (read in place), around moderate and mixed centres (NaN and
+// infinite means among them), over moderate values and values with every special class.
+void ChannelDeviationSquareSumsCases(Runner& r, std::vector<KernelOutput>& outputs) {
+  const size_t length = 32 * 3 * 300 + 16;
+  const float* moderate = r.Upload(ModerateInputs(length, 84)) + 1;  // misaligned
+  const float* mixed = r.Upload(MixedInputs(length, 85)) + 3;
+  const float* centers[2] = {r.Upload(ModerateInputs(64, 86)), r.Upload(MixedInputs(64, 87))};
+  float* out = r.Alloc<float>(64);
+  const size_t shapes[][3] = {{32, 40, 4}, {3, 5, 7},   {2, 3, 4097}, {32, 3, 300}, {1, 64, 1},
+                              {5, 2, 33},  {4, 6, 0},   {9, 2, 1024}, {3, 4, 192},  {32, 20, 16}};
+  KernelOutput k{"channel_deviation_square_sums", {}};
+  for (const auto& s : shapes) {
+    for (const float* x : {moderate, mixed}) {
+      for (const float* center : centers) {
+        r.Check(r.k.channel_deviation_square_sums(x, center, s[0], s[1], s[2], out), "channel_deviation_square_sums");
+        r.Fetch(k, out, s[1]);
+      }
+    }
+  }
+  outputs.push_back(std::move(k));
+}
+
 }  // namespace
 
 void TrainingCases(Runner& r, std::vector<KernelOutput>& outputs) {
   ChannelNormBackwardSumsCases(r, outputs);  // golden section 8
   SiluBackwardCases(r, outputs);             // golden section 9
+  ChannelDeviationSquareSumsCases(r, outputs);
 }
 
 }  // namespace battery

@@ -51,6 +51,7 @@ const std::vector<Checked> kGradientChecked = {
     {"layer_norm_rows_backward", {"layer_norm", "layer_norm without weight and bias"}},
     {"channel_normalize", {"batch_norm train", "batch_norm eval", "batch_norm train without weight and bias, [N, C]"}},
     {"channel_normalize_backward", {"batch_norm train", "batch_norm train without weight and bias, [N, C]"}},
+    {"channel_deviation_square_sums", {"batch_norm train", "batch_norm train without weight and bias, [N, C]"}},
     {"channel_norm_backward_sums",
      {"batch_norm train", "batch_norm eval", "batch_norm train without weight and bias, [N, C]"}},
     {"sum_axis", {"sum all", "sum dim"}},

@@ -178,7 +178,8 @@ TEST_CASE("mean and variance use the documented formulas") {
 }
 
 TEST_CASE(
-    "channel sums equal the canonical sum of each channel's values copied out, every target") {
+    "channel sums (of the values, of their squared deviations) equal the canonical sum of each channel's values "
+    "copied out, every target") {
   // [samples, channels, positions]: few positions, blocks crossed inside a sample and between
   // samples, specials, empty planes; planes of whole rows of the virtual lanes (read in place:
   // blocks ending at a sample's end and inside one); on 1 and 2 threads.
@@ -188,6 +189,8 @@ TEST_CASE(
   // With specials (most long sums NaN) and without (every sum finite: the order shows in the bits).
   const std::vector<float> with_specials = testing::MixedValues(32 * 3 * 300, 21);
   const std::vector<float> finite = testing::MixedValues(32 * 3 * 300, 22, 1u << 30);
+  // The centres of the squared deviations (ChannelDeviationSquareSums): a NaN and infinities among them.
+  const std::vector<float> means = testing::MixedValues(64, 23);
   const size_t threads_before = simd::DefaultThreadCount();
   for (size_t threads : {1, 2}) {
     simd::SetDefaultThreadCount(threads);
@@ -196,18 +199,25 @@ TEST_CASE(
         const std::vector<float>& x = *values;
         for (const auto& s : shapes) {
           const size_t samples = s[0], channels = s[1], positions = s[2];
-          std::vector<float> got(channels, 123.0f);
+          std::vector<float> got(channels, 123.0f), got_squares(channels, 123.0f);
           simd::ChannelSums(x.data(), samples, channels, positions, got.data());
+          simd::ChannelDeviationSquareSums(x.data(), means.data(), samples, channels, positions, got_squares.data());
           for (size_t c = 0; c < channels; ++c) {
-            std::vector<float> copied;
+            std::vector<float> copied, squares;
             for (size_t n = 0; n < samples; ++n) {
-              for (size_t p = 0; p < positions; ++p)
+              for (size_t p = 0; p < positions; ++p) {
                 copied.push_back(x[(n * channels + c) * positions + p]);
+                const float deviation = copied.back() - means[c];
+                squares.push_back(deviation * deviation);
+              }
             }
             const float want = simd::Sum(copied.data(), copied.size());
+            float want_squares = simd::Sum(squares.data(), squares.size());
+            if (want_squares != want_squares) want_squares = __builtin_nanf("");
             INFO("threads " << threads << " shape " << samples << "x" << channels << "x"
                             << positions << " channel " << c);
             REQUIRE(Bits(got[c]) == Bits(want));
+            REQUIRE(Bits(got_squares[c]) == Bits(want_squares));
           }
         }
       }
