@@ -282,6 +282,40 @@ HWY_INLINE void NormalizeRunBackwardImpl(const float* g, const float* xhat, floa
   memcpy(dx + i, out_buf, (n - i) * sizeof(float));
 }
 
+// NormalizeRunImpl and NormalizeRunBackwardImpl with per-element parameters (NormalizeTabled).
+HWY_INLINE void NormalizeTabledImpl(const float* x, const float* mean, const float* rstd, const float* weight,
+                                    const float* bias, float* xhat, float* out, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  auto step = [&](size_t at, const float* from, float* h_to, float* to) HWY_ATTR {
+    const auto h = hn::Mul(hn::Sub(hn::LoadU(d, from), hn::LoadU(d, mean + at)), hn::LoadU(d, rstd + at));
+    if (h_to != nullptr) hn::StoreU(Canonicalize(d, h), d, h_to);
+    const auto w = weight != nullptr ? hn::LoadU(d, weight + at) : hn::Set(d, 1.0f);
+    const auto b = bias != nullptr ? hn::LoadU(d, bias + at) : hn::Zero(d);
+    hn::StoreU(Canonicalize(d, hn::Add(hn::Mul(h, w), b)), d, to);
+  };
+  size_t i = 0;
+  for (; i + N <= n; i += N) step(i, x + i, xhat != nullptr ? xhat + i : nullptr, out + i);
+  for (; i < n; ++i) {  // the same operations one lane at a time
+    const float h = (x[i] - mean[i]) * rstd[i];
+    if (xhat != nullptr) xhat[i] = CanonicalScalar(h);
+    out[i] = CanonicalScalar(h * (weight != nullptr ? weight[i] : 1.0f) + (bias != nullptr ? bias[i] : 0.0f));
+  }
+}
+
+HWY_INLINE void NormalizeBackwardTabledImpl(const float* g, const float* xhat, const float* mean_g,
+                                            const float* mean_g_xhat, const float* rstd, float* dx, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto centred = SubFn()(d, hn::LoadU(d, g + i), hn::LoadU(d, mean_g + i));
+    const auto projected = MulFn()(d, hn::LoadU(d, xhat + i), hn::LoadU(d, mean_g_xhat + i));
+    hn::StoreU(MulFn()(d, SubFn()(d, centred, projected), hn::LoadU(d, rstd + i)), d, dx + i);
+  }
+  for (; i < n; ++i) dx[i] = CanonicalScalar((CanonicalScalar(g[i] - mean_g[i]) - CanonicalScalar(xhat[i] * mean_g_xhat[i])) * rstd[i]);
+}
+
 HWY_INLINE void ClampBackwardImpl(const float* x, float lo, float hi, const float* g, float* out, size_t n) {
   const hn::ScalableTag<float> d;
   MapBinary(d, x, g, out, n, ClampBackwardFn{lo, hi});

@@ -39,6 +39,14 @@ void NormalizeRunBackwardTarget(const float* g, const float* xhat, float mean_g,
                                 float* dx, size_t n) {
   NormalizeRunBackwardImpl(g, xhat, mean_g, mean_g_xhat, rstd, dx, n);
 }
+void NormalizeTabledTarget(const float* x, const float* mean, const float* rstd, const float* weight, const float* bias,
+                           float* xhat, float* out, size_t n) {
+  NormalizeTabledImpl(x, mean, rstd, weight, bias, xhat, out, n);
+}
+void NormalizeBackwardTabledTarget(const float* g, const float* xhat, const float* mean_g, const float* mean_g_xhat,
+                                   const float* rstd, float* dx, size_t n) {
+  NormalizeBackwardTabledImpl(g, xhat, mean_g, mean_g_xhat, rstd, dx, n);
+}
 
 }  // namespace HWY_NAMESPACE
 }  // namespace simd
@@ -58,6 +66,8 @@ HWY_EXPORT(ClampTarget);
 HWY_EXPORT(ClampBackwardTarget);
 HWY_EXPORT(NormalizeRunTarget);
 HWY_EXPORT(NormalizeRunBackwardTarget);
+HWY_EXPORT(NormalizeTabledTarget);
+HWY_EXPORT(NormalizeBackwardTabledTarget);
 
 // Every output depends on its own inputs alone: large arrays run on the thread pool in chunks
 // (out may alias an input exactly; each chunk reads and writes only its own range).
@@ -122,6 +132,14 @@ void NormalizeRun(const float* x, float mean, float rstd, float weight, float bi
 void NormalizeRunBackward(const float* g, const float* xhat, float mean_g, float mean_g_xhat, float rstd, float* dx,
                           size_t n) {
   HWY_DYNAMIC_DISPATCH(NormalizeRunBackwardTarget)(g, xhat, mean_g, mean_g_xhat, rstd, dx, n);
+}
+void NormalizeTabled(const float* x, const float* mean, const float* rstd, const float* weight, const float* bias,
+                     float* xhat, float* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(NormalizeTabledTarget)(x, mean, rstd, weight, bias, xhat, out, n);
+}
+void NormalizeBackwardTabled(const float* g, const float* xhat, const float* mean_g, const float* mean_g_xhat,
+                             const float* rstd, float* dx, size_t n) {
+  HWY_DYNAMIC_DISPATCH(NormalizeBackwardTabledTarget)(g, xhat, mean_g, mean_g_xhat, rstd, dx, n);
 }
 
 const char* BinaryOpName(BinaryOp op) {

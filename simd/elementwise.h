@@ -71,6 +71,15 @@ void ClampBackward(const float* x, float lo, float hi, const float* g, float* ou
 void NormalizeRun(const float* x, float mean, float rstd, float weight, float bias, float* xhat, float* out, size_t n);
 void NormalizeRunBackward(const float* g, const float* xhat, float mean_g, float mean_g_xhat, float rstd, float* dx,
                           size_t n);
+// The same arithmetic over whole samples of small planes, single-threaded: element i takes its
+// parameters from element i of per-element tables (each channel's values repeated over its plane),
+// so that planes narrower than a vector run at full width instead of a call each. Any argument of
+// the forward pass but x and out may be null where NormalizeRun's would be (weight 1, bias 0, xhat
+// not stored).
+void NormalizeTabled(const float* x, const float* mean, const float* rstd, const float* weight, const float* bias,
+                     float* xhat, float* out, size_t n);
+void NormalizeBackwardTabled(const float* g, const float* xhat, const float* mean_g, const float* mean_g_xhat,
+                             const float* rstd, float* dx, size_t n);
 
 const char* BinaryOpName(BinaryOp op);
 const char* UnaryOpName(UnaryOp op);

@@ -23,7 +23,8 @@ namespace battery {
 // (`total-fused-1`: clamp, grouped convolutions in one call; `total-fused-2`: batch
 // normalisation's channel sums read in place; `total-fused-3`: the forward convolution's epilogue;
 // `total-fused-4`: Clip's gradient in one pass, batch normalisation's gradient sums in one pass;
-// `total-fused-5`: SiLU's gradient in one pass, batch normalisation's variance sums in one pass).
+// `total-fused-5`: SiLU's gradient in one pass, batch normalisation's variance sums in one pass, its
+// arithmetic on small planes).
 enum class GoldenSection { kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1, kFused2, kFused3, kFused4, kFused5 };
 constexpr int kGoldenSections = 9;
 
@@ -150,6 +151,7 @@ inline constexpr CaseCoverage kCaseCoverage[] = {
     {"channel_norm_backward_sums", kFused4, "channel_norm_backward_sums"},
     {"silu_backward", kFused5, "silu_backward"},
     {"channel_deviation_square_sums", kFused5, "channel_deviation_square_sums"},
+    {"channel_normalize_small_planes", kFused5, "channel_normalize channel_normalize_backward"},
 };
 
 // The row of a case, or null.

@@ -85,7 +85,8 @@ const SectionText kSectionText[kGoldenSections] = {
     {"total-fused-5",
      "# section 9: SiLU's gradient in one pass (silu_backward: the bits of the gradients of Mul and Sigmoid\n"
      "# and their sum) and batch normalisation's variance sums in one pass (channel_deviation_square_sums:\n"
-     "# the bits of the subtraction, the square and channel_sums), hashed into their own total\n"},
+     "# the bits of the subtraction, the square and channel_sums), and its arithmetic on planes of 1 to 63\n"
+     "# positions, hashed into their own total\n"},
 };
 
 struct Hashes {

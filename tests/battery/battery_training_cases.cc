@@ -118,12 +118,65 @@ void ChannelDeviationSquareSumsCases(Runner& r, std::vector<KernelOutput>& outpu
   outputs.push_back(std::move(k));
 }
 
+// Batch normalisation's per-channel arithmetic on planes narrower than the kernel's per-plane runs
+// (samples at a time over whole vectors: shapes of many channels of 1 to 63 positions), with and
+// without the affine parameters, over moderate values and values with every special class; the
+// forward outputs (xhat and y) and the input gradient.
+void ChannelNormalizeSmallPlaneCases(Runner& r, std::vector<KernelOutput>& outputs) {
+  const size_t size = 4096 + 8;
+  const float* moderate = r.Upload(ModerateInputs(size, 88));
+  const float* mixed = r.Upload(MixedInputs(size, 89));
+  const float* parameters[2] = {r.Upload(ModerateInputs(4 * 64, 90)), r.Upload(MixedInputs(4 * 64, 91))};
+  std::vector<float> positive_host = ModerateInputs(64, 92);
+  for (float& v : positive_host) v = v < 0.0f ? -v : v;
+  const float* positive = r.Upload(positive_host);
+  float* xhat = r.Alloc<float>(size);
+  float* out = r.Alloc<float>(size);
+  const size_t shapes[][3] = {{3, 20, 4}, {2, 7, 9}, {5, 33, 1}, {4, 40, 16}, {2, 3, 63}, {3, 64, 2}};
+  KernelOutput k{"channel_normalize_small_planes", {}};
+  for (const auto& s : shapes) {
+    const size_t n = s[0] * s[1] * s[2];
+    for (int variant = 0; variant < 4; ++variant) {
+      const float* p = parameters[variant == 1 ? 1 : 0];
+      backend::ChannelNormCall c{};
+      c.outer = s[0];
+      c.channels = s[1];
+      c.inner = s[2];
+      c.x = variant == 1 ? mixed : moderate + variant;
+      c.mean = p;
+      c.rstd = variant == 1 ? p + 64 : positive;
+      c.weight = variant == 0 || variant == 2 ? p + 128 : nullptr;
+      c.bias = variant == 0 || variant == 3 ? p + 192 : nullptr;
+      c.xhat_out = variant == 3 ? nullptr : xhat;
+      c.out = out;
+      r.Check(r.k.channel_normalize(&c), "channel_normalize");
+      if (c.xhat_out != nullptr) r.Fetch(k, xhat, n);
+      r.Fetch(k, out, n);
+      backend::ChannelNormCall g{};
+      g.outer = s[0];
+      g.channels = s[1];
+      g.inner = s[2];
+      g.x = variant == 1 ? mixed + 1 : moderate + 2;  // the gradient of xhat
+      g.xhat = variant == 1 ? mixed + 5 : moderate + 3 + variant;
+      g.rstd = variant == 1 ? p + 64 : positive;
+      g.sum_x = p + 128;
+      g.sum_x_xhat = p + 192;
+      g.count = variant == 2 ? 3.0f : static_cast<float>(s[0] * s[2]);
+      g.out = out;
+      r.Check(r.k.channel_normalize_backward(&g), "channel_normalize_backward");
+      r.Fetch(k, out, n);
+    }
+  }
+  outputs.push_back(std::move(k));
+}
+
 }  // namespace
 
 void TrainingCases(Runner& r, std::vector<KernelOutput>& outputs) {
   ChannelNormBackwardSumsCases(r, outputs);  // golden section 8
   SiluBackwardCases(r, outputs);             // golden section 9
   ChannelDeviationSquareSumsCases(r, outputs);
+  ChannelNormalizeSmallPlaneCases(r, outputs);
 }
 
 }  // namespace battery
