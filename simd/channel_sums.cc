@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include <algorithm>
 #include <vector>
 
 #undef HWY_TARGET_INCLUDE
@@ -13,6 +14,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "simd/reduce-inl.h"
+#include "simd/scratch.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace lockstep {
@@ -62,6 +64,78 @@ HWY_INLINE void DeviationSquares(float* block, size_t n, float m) {
   }
 }
 
+// Planes of P positions with P dividing kReduceLanes (1 x 1 to 4 x 8: the late stages of mobile
+// networks at small image sizes): element (n, p) of a channel's sequence falls in lane
+// (n % G) * P + p of its block, G = kReduceLanes / P, and a block holds kReduceBlock / P whole
+// samples (a multiple of G). So the lanes of `count` channels are kept as G rows of [count][P],
+// and each sample's [count][P] values, contiguous, add into row n % G with whole vectors, where a
+// per-channel gather copied a few floats a call.
+bool SmallPlanes(size_t positions) { return positions != 0 && positions < kReduceLanes && kReduceLanes % positions == 0; }
+
+// Each channel's lanes gathered from the G rows of one block and folded; the block's sum appended
+// to the channel's partials.
+void FinishSmallPlaneBlock(const float* rows, size_t positions, size_t count, std::vector<float>* partials) {
+  const size_t groups = kReduceLanes / positions, width = count * positions;
+  HWY_ALIGN float lanes[kReduceLanes];
+  for (size_t j = 0; j < count; ++j) {
+    for (size_t g = 0; g < groups; ++g) {
+      for (size_t p = 0; p < positions; ++p) lanes[g * positions + p] = rows[g * width + j * positions + p];
+    }
+    partials[j].push_back(FinishLanes(lanes));
+  }
+}
+
+float CombinedPartials(std::vector<float>& p) { return p.size() == 1 ? p[0] : CombineBlocksPairwise(p.data(), p.size()); }
+
+// values[first + j] repeated `positions` times for j < count (null: `otherwise` throughout).
+const float* RepeatedPerChannel(const float* values, float otherwise, size_t first, size_t count, size_t positions,
+                                std::vector<float>* table) {
+  table->resize(count * positions);
+  for (size_t j = 0; j < count; ++j) {
+    const float v = values != nullptr ? values[first + j] : otherwise;
+    std::fill(table->begin() + j * positions, table->begin() + (j + 1) * positions, v);
+  }
+  return table->data();
+}
+
+// ChannelSums (center non-null: of the squared deviations) over small planes.
+void ChannelSumsSmallPlanes(const float* x, const float* center, size_t samples, size_t channels, size_t positions,
+                            size_t first, size_t count, float* out) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t groups = kReduceLanes / positions, width = count * positions, per_block = kReduceBlock / positions;
+  thread_local std::vector<float> rows_buffer, centers_buffer;
+  thread_local std::vector<std::vector<float>> partials;
+  float* const rows = AtLeast(&rows_buffer, groups * width);
+  const float* centers = center != nullptr ? RepeatedPerChannel(center, 0.0f, first, count, positions, &centers_buffer) : nullptr;
+  partials.resize(count);
+  for (std::vector<float>& p : partials) p.clear();
+  for (size_t start = 0; start < samples; start += per_block) {
+    const size_t end = samples - start < per_block ? samples : start + per_block;
+    std::fill(rows, rows + groups * width, -0.0f);
+    for (size_t n = start; n < end; ++n) {
+      const float* src = x + (n * channels + first) * positions;
+      float* row = rows + (n % groups) * width;
+      size_t i = 0;
+      if (centers != nullptr) {
+        for (; i + N <= width; i += N) {
+          const auto deviation = hn::Sub(hn::LoadU(d, src + i), hn::LoadU(d, centers + i));
+          hn::StoreU(hn::Add(hn::LoadU(d, row + i), hn::Mul(deviation, deviation)), d, row + i);
+        }
+        for (; i < width; ++i) {
+          const float deviation = src[i] - centers[i];
+          row[i] = row[i] + deviation * deviation;
+        }
+      } else {
+        for (; i + N <= width; i += N) hn::StoreU(hn::Add(hn::LoadU(d, row + i), hn::LoadU(d, src + i)), d, row + i);
+        for (; i < width; ++i) row[i] = row[i] + src[i];
+      }
+    }
+    FinishSmallPlaneBlock(rows, positions, count, partials.data());
+  }
+  for (size_t j = 0; j < count; ++j) out[first + j] = CombinedPartials(partials[j]);
+}
+
 }  // namespace
 
 // ChannelSums where a channel's plane is whole rows of the virtual lanes (positions a multiple of
@@ -103,6 +177,9 @@ void ChannelSumsTarget(const float* x, const float* center, size_t samples, size
   const size_t len = samples * positions;
   if (len != 0 && positions % kReduceLanes == 0) {
     return ChannelSumsInPlace(x, center, samples, channels, positions, first, count, out);
+  }
+  if (len != 0 && SmallPlanes(positions)) {
+    return ChannelSumsSmallPlanes(x, center, samples, channels, positions, first, count, out);
   }
   HWY_ALIGN float block[kReduceBlock];
   std::vector<float> partials;
@@ -177,6 +254,62 @@ void ChannelNormBackwardSumsInPlace(const ChannelNormSums& a, size_t first, size
   }
 }
 
+// ChannelNormBackwardSums over small planes (ChannelSumsSmallPlanes): four sets of G rows, dxhat
+// stored as it is formed.
+void ChannelNormBackwardSumsSmallPlanes(const ChannelNormSums& a, size_t first, size_t count) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t positions = a.positions;
+  const size_t groups = kReduceLanes / positions, width = count * positions, per_block = kReduceBlock / positions;
+  thread_local std::vector<float> rows_buffer, weights_buffer;
+  thread_local std::vector<std::vector<float>> partials[4];
+  float* const rows = AtLeast(&rows_buffer, 4 * groups * width);
+  const float* weights = RepeatedPerChannel(a.weight, 1.0f, first, count, positions, &weights_buffer);
+  float* const outs[4] = {a.sum_dxhat, a.sum_dxhat_xhat, a.sum_g_xhat, a.sum_g};
+  for (std::vector<std::vector<float>>& k : partials) {
+    k.resize(count);
+    for (std::vector<float>& p : k) p.clear();
+  }
+  const size_t set = groups * width;  // floats of one set of rows
+  for (size_t start = 0; start < a.samples; start += per_block) {
+    const size_t end = a.samples - start < per_block ? a.samples : start + per_block;
+    std::fill(rows, rows + 4 * set, -0.0f);
+    for (size_t n = start; n < end; ++n) {
+      const size_t at = (n * a.channels + first) * positions;
+      const float* g = a.g + at;
+      const float* xhat = a.xhat + at;
+      float* dxhat = a.dxhat_out != nullptr ? a.dxhat_out + at : nullptr;
+      float* r0 = rows + (n % groups) * width;
+      float *r1 = r0 + set, *r2 = r1 + set, *r3 = r2 + set;
+      size_t i = 0;
+      for (; i + N <= width; i += N) {
+        const auto vg = hn::LoadU(d, g + i), vx = hn::LoadU(d, xhat + i);
+        const auto dx = Canonicalize(d, hn::Mul(vg, hn::LoadU(d, weights + i)));
+        if (dxhat != nullptr) hn::StoreU(dx, d, dxhat + i);
+        hn::StoreU(hn::Add(hn::LoadU(d, r0 + i), dx), d, r0 + i);
+        hn::StoreU(hn::Add(hn::LoadU(d, r1 + i), hn::Mul(dx, vx)), d, r1 + i);
+        hn::StoreU(hn::Add(hn::LoadU(d, r2 + i), hn::Mul(vg, vx)), d, r2 + i);
+        hn::StoreU(hn::Add(hn::LoadU(d, r3 + i), vg), d, r3 + i);
+      }
+      for (; i < width; ++i) {
+        const float dx = CanonicalScalar(g[i] * weights[i]);
+        if (dxhat != nullptr) dxhat[i] = dx;
+        r0[i] = r0[i] + dx;
+        r1[i] = r1[i] + dx * xhat[i];
+        r2[i] = r2[i] + g[i] * xhat[i];
+        r3[i] = r3[i] + g[i];
+      }
+    }
+    for (int k = 0; k < 4; ++k) {
+      if (outs[k] != nullptr) FinishSmallPlaneBlock(rows + k * set, positions, count, partials[k].data());
+    }
+  }
+  for (int k = 0; k < 4; ++k) {
+    if (outs[k] == nullptr) continue;
+    for (size_t j = 0; j < count; ++j) outs[k][first + j] = CombinedPartials(partials[k][j]);
+  }
+}
+
 // Channels [first, first + count) of ChannelNormBackwardSums: a block at a time, g and xhat
 // gathered, the products formed, each of the four values summed as SumBlockContiguous sums a block.
 void ChannelNormBackwardSumsTarget(const ChannelNormSums& a, size_t first, size_t count) {
@@ -184,6 +317,7 @@ void ChannelNormBackwardSumsTarget(const ChannelNormSums& a, size_t first, size_
   const size_t N = hn::Lanes(d);
   const size_t len = a.samples * a.positions;
   if (len != 0 && a.positions % kReduceLanes == 0) return ChannelNormBackwardSumsInPlace(a, first, count);
+  if (len != 0 && SmallPlanes(a.positions)) return ChannelNormBackwardSumsSmallPlanes(a, first, count);
   // The block's values: g, xhat, dxhat, dxhat * xhat, g * xhat (on the heap: 80 KB would not fit
   // every thread's stack, WebAssembly's workers among them).
   thread_local std::vector<float> buffer;

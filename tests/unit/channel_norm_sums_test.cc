@@ -51,7 +51,10 @@ size_t DifferingBits(const std::vector<float>& a, const std::vector<float>& b) {
 
 TEST_CASE("batch normalisation's gradient sums in one pass equal the products and channel sums, bit for bit") {
   // [samples, channels, positions].
-  const size_t shapes[][3] = {{32, 5, 4}, {3, 4, 7}, {2, 3, 4097}, {9, 2, 1024}, {5, 2, 2560}, {40, 3, 64}, {1, 70, 1}};
+  // Planes of whole lane rows (read in place), of positions dividing the lanes (several blocks of
+  // samples too: {300, 2, 32}, {4500, 2, 2}), and of other positions (gathered).
+  const size_t shapes[][3] = {{32, 5, 4},  {3, 4, 7},   {2, 3, 4097}, {9, 2, 1024},  {5, 2, 2560},
+                              {40, 3, 64}, {1, 70, 1},  {300, 2, 32}, {4500, 2, 2},  {7, 33, 16}};
   testing::ForEachTarget([&](const simd::Target&) {
     testing::ForOneAndTwoThreads([&](size_t) {
       for (const auto& s : shapes) {

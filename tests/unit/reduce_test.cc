@@ -185,7 +185,7 @@ TEST_CASE(
   // blocks ending at a sample's end and inside one); on 1 and 2 threads.
   const size_t shapes[][3] = {{32, 40, 4}, {3, 5, 7},    {2, 3, 4097}, {32, 3, 300}, {1, 64, 1},
                               {5, 2, 33},  {4, 6, 0},    {9, 2, 1000}, {3, 4, 1024}, {9, 2, 1024},
-                              {5, 3, 192}, {5, 2, 2560}, {40, 3, 64}};
+                              {5, 3, 192}, {5, 2, 2560}, {40, 3, 64}, {300, 2, 32}, {4500, 2, 2}, {7, 33, 16}};
   // With specials (most long sums NaN) and without (every sum finite: the order shows in the bits).
   const std::vector<float> with_specials = testing::MixedValues(32 * 3 * 300, 21);
   const std::vector<float> finite = testing::MixedValues(32 * 3 * 300, 22, 1u << 30);
