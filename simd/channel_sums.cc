@@ -72,16 +72,29 @@ HWY_INLINE void DeviationSquares(float* block, size_t n, float m) {
 // per-channel gather copied a few floats a call.
 bool SmallPlanes(size_t positions) { return positions != 0 && positions < kReduceLanes && kReduceLanes % positions == 0; }
 
-// Each channel's lanes gathered from the G rows of one block and folded; the block's sum appended
-// to the channel's partials.
-void FinishSmallPlaneBlock(const float* rows, size_t positions, size_t count, std::vector<float>* partials) {
-  const size_t groups = kReduceLanes / positions, width = count * positions;
-  HWY_ALIGN float lanes[kReduceLanes];
-  for (size_t j = 0; j < count; ++j) {
-    for (size_t g = 0; g < groups; ++g) {
-      for (size_t p = 0; p < positions; ++p) lanes[g * positions + p] = rows[g * width + j * positions + p];
+// The halving tree of every channel's lanes over the G rows of one block, the block's sum appended
+// to each channel's partials: while the tree's width is a multiple of P it adds whole rows (lane
+// (g, p) += lane (g + width / P, p)), then each channel's first P lanes fold on their own. The same
+// additions in the same order as FinishLanes on each channel's 64 lanes.
+void FinishSmallPlaneBlock(float* rows, size_t positions, size_t count, std::vector<float>* partials) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t width = count * positions;
+  for (size_t step = kReduceLanes / positions / 2; step >= 1; step /= 2) {
+    for (size_t g = 0; g < step; ++g) {
+      float* to = rows + g * width;
+      const float* from = rows + (g + step) * width;
+      size_t i = 0;
+      for (; i + N <= width; i += N) hn::StoreU(hn::Add(hn::LoadU(d, to + i), hn::LoadU(d, from + i)), d, to + i);
+      for (; i < width; ++i) to[i] = to[i] + from[i];
     }
-    partials[j].push_back(FinishLanes(lanes));
+  }
+  for (size_t j = 0; j < count; ++j) {
+    float* lanes = rows + j * positions;
+    for (size_t step = positions / 2; step >= 1; step /= 2) {
+      for (size_t l = 0; l < step; ++l) lanes[l] = lanes[l] + lanes[l + step];
+    }
+    partials[j].push_back(lanes[0]);
   }
 }
 
