@@ -392,6 +392,31 @@ void DepthwiseInputGradTarget(const ConvShape& s, const float* dy, const float* 
   for (size_t g = 0; g < s.groups; ++g) {
     for (size_t t = 0; t < k; ++t) wt[t * cp + g] = w[g * k + t];
   }
+  // The taps that reach an output position from each input position, in increasing (kernel row,
+  // kernel column) order: the same for every sample, so listed once ([position][tap], reached[p]
+  // of them).
+  std::vector<size_t> reached(in_positions), reach_tap(in_positions * k), reach_at(in_positions * k);
+  for (size_t y = 0; y < s.h; ++y) {
+    for (size_t xx = 0; xx < s.w; ++xx) {
+      const size_t position = y * s.w + xx;
+      size_t count = 0;
+      for (size_t i = 0; i < s.kh; ++i) {
+        const int64_t ry = static_cast<int64_t>(y + s.pad_h) - static_cast<int64_t>(i * s.dilation_h);
+        if (ry < 0 || ry % static_cast<int64_t>(s.stride_h) != 0) continue;
+        const size_t oy = static_cast<size_t>(ry) / s.stride_h;
+        if (oy >= s.h_out) continue;
+        for (size_t j = 0; j < s.kw; ++j) {
+          const int64_t rx = static_cast<int64_t>(xx + s.pad_w) - static_cast<int64_t>(j * s.dilation_w);
+          if (rx < 0 || rx % static_cast<int64_t>(s.stride_w) != 0) continue;
+          const size_t ox = static_cast<size_t>(rx) / s.stride_w;
+          if (ox >= s.w_out) continue;
+          reach_tap[position * k + count] = (i * s.kw + j) * cp;
+          reach_at[position * k + count++] = (oy * s.w_out + ox) * cp;
+        }
+      }
+      reached[position] = count;
+    }
+  }
   // One sample a task: dY channels-last, each input position's sum over the taps that reach an
   // output position, then dx back in planes.
   ForEachItem(pool, s.samples, s.samples * in_positions * k * cp, [&](size_t n) {
@@ -400,36 +425,16 @@ void DepthwiseInputGradTarget(const ConvShape& s, const float* dy, const float* 
     float* const dxt = AtLeast(&dxt_buffer, in_positions * cp);
     if (cp != s.groups) std::fill(dyt, dyt + positions * cp, 0.0f);
     ToChannelsLast(dy + n * s.y_sample_stride, s.groups, positions, s.h_out, s.w_out, 0, 0, s.w_out, cp, dyt);
-    thread_local std::vector<size_t> reach_tap, reach_at;
-    reach_tap.resize(k);
-    reach_at.resize(k);
-    for (size_t y = 0; y < s.h; ++y) {
-      for (size_t xx = 0; xx < s.w; ++xx) {
-        // The taps that reach an output position, in increasing (kernel row, kernel column).
-        size_t reached = 0;
-        for (size_t i = 0; i < s.kh; ++i) {
-          const int64_t ry = static_cast<int64_t>(y + s.pad_h) - static_cast<int64_t>(i * s.dilation_h);
-          if (ry < 0 || ry % static_cast<int64_t>(s.stride_h) != 0) continue;
-          const size_t oy = static_cast<size_t>(ry) / s.stride_h;
-          if (oy >= s.h_out) continue;
-          for (size_t j = 0; j < s.kw; ++j) {
-            const int64_t rx = static_cast<int64_t>(xx + s.pad_w) - static_cast<int64_t>(j * s.dilation_w);
-            if (rx < 0 || rx % static_cast<int64_t>(s.stride_w) != 0) continue;
-            const size_t ox = static_cast<size_t>(rx) / s.stride_w;
-            if (ox >= s.w_out) continue;
-            reach_tap[reached] = (i * s.kw + j) * cp;
-            reach_at[reached++] = (oy * s.w_out + ox) * cp;
-          }
+    for (size_t position = 0; position < in_positions; ++position) {
+      const size_t* taps = reach_tap.data() + position * k;
+      const size_t* at = reach_at.data() + position * k;
+      float* out = dxt + position * cp;
+      for (size_t v = 0; v < vectors; ++v) {
+        auto sum = hn::Zero(d);
+        for (size_t r = 0; r < reached[position]; ++r) {
+          sum = hn::Add(sum, hn::Mul(hn::LoadU(d, wt.data() + taps[r] + v * lanes), hn::LoadU(d, dyt + at[r] + v * lanes)));
         }
-        float* out = dxt + (y * s.w + xx) * cp;
-        for (size_t v = 0; v < vectors; ++v) {
-          auto sum = hn::Zero(d);
-          for (size_t r = 0; r < reached; ++r) {
-            sum = hn::Add(sum, hn::Mul(hn::LoadU(d, wt.data() + reach_tap[r] + v * lanes),
-                                       hn::LoadU(d, dyt + reach_at[r] + v * lanes)));
-          }
-          hn::StoreU(Canonicalize(d, sum), d, out + v * lanes);
-        }
+        hn::StoreU(Canonicalize(d, sum), d, out + v * lanes);
       }
     }
     FromChannelsLast(dxt, in_positions, cp, s.groups, in_positions, dx + n * s.x_sample_stride);
