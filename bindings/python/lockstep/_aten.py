@@ -434,6 +434,11 @@ class _Converter:
             fn = _OPS.get(name)
             if fn is None:
                 raise self.fail("calls aten.%s, which lockstep cannot convert (yet)" % name, n)
+            if name == "silu.default" and isinstance(n.args[0], torch.fx.Node) and len(users[n.args[0]]) == 1:
+                # SiLU as one op (its gradient one pass): the bits of x * sigmoid(x) and its gradient
+                # when nothing else reads x, so that x's two gradients are all its gradient (the ONNX
+                # export's Sigmoid and Mul give the same bits wherever it runs).
+                fn = F.silu
             program.append(_Instr(name=n.name, op=name, fn=fn, args=args, kwargs=kwargs, kind="call", path=path,
                                   shape=shape))
         out.__dict__["_programs"][training] = program
