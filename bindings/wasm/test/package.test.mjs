@@ -79,14 +79,16 @@ test('the tarball installs into a fresh project and trains with the golden hashe
 // receipt's writer and reader, re-execution and verifyRun; about 135 KB, 46 KB gzipped) took the
 // threads module past 1.7 MB. 2.0 MB since inference's fused convolution blocks (the convolution's
 // epilogue in the direct and GEMM kernels with SiLU's pass, core's Conv2dNormActivation and the
-// importer's fused blocks; about 12 KB) took the threads module past 1.9 MB. ONNX Runtime Web's
-// module is 14 MB.
-test('each .wasm is at most 2.0 MB', () => {
+// importer's fused blocks; about 12 KB) took the threads module past 1.9 MB. 2.1 MB since the
+// training kernels for EfficientNet-like models (SiLU's one-pass gradient, batch normalisation's
+// variance pass, its small-plane arithmetic and sums; about 40 KB, 11 KB gzipped) took the threads
+// module past 2.0 MB. ONNX Runtime Web's module is 14 MB.
+test('each .wasm is at most 2.1 MB', () => {
   for (const flavour of ['simd', 'scalar', 'threads']) {
     const file = path.join(packageDir, `lockstep-${flavour}.wasm`);
     const bytes = statSync(file).size;
     const gzipped = gzipSync(readFileSync(file), { level: 9 }).length;
     console.log(`  lockstep-${flavour}.wasm: ${bytes} bytes, ${gzipped} gzipped`);
-    assert.ok(bytes <= 2.0 * 1024 * 1024, `${file} is ${bytes} bytes, over 2.0 MB`);
+    assert.ok(bytes <= 2.1 * 1024 * 1024, `${file} is ${bytes} bytes, over 2.1 MB`);
   }
 });
