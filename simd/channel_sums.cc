@@ -100,17 +100,6 @@ void FinishSmallPlaneBlock(float* rows, size_t positions, size_t count, std::vec
 
 float CombinedPartials(std::vector<float>& p) { return p.size() == 1 ? p[0] : CombineBlocksPairwise(p.data(), p.size()); }
 
-// values[first + j] repeated `positions` times for j < count (null: `otherwise` throughout).
-const float* RepeatedPerChannel(const float* values, float otherwise, size_t first, size_t count, size_t positions,
-                                std::vector<float>* table) {
-  table->resize(count * positions);
-  for (size_t j = 0; j < count; ++j) {
-    const float v = values != nullptr ? values[first + j] : otherwise;
-    std::fill(table->begin() + j * positions, table->begin() + (j + 1) * positions, v);
-  }
-  return table->data();
-}
-
 // ChannelSums (center non-null: of the squared deviations) over small planes.
 void ChannelSumsSmallPlanes(const float* x, const float* center, size_t samples, size_t channels, size_t positions,
                             size_t first, size_t count, float* out) {
@@ -120,7 +109,7 @@ void ChannelSumsSmallPlanes(const float* x, const float* center, size_t samples,
   thread_local std::vector<float> rows_buffer, centers_buffer;
   thread_local std::vector<std::vector<float>> partials;
   float* const rows = AtLeast(&rows_buffer, groups * width);
-  const float* centers = center != nullptr ? RepeatedPerChannel(center, 0.0f, first, count, positions, &centers_buffer) : nullptr;
+  const float* centers = center != nullptr ? RepeatEach(center + first, 0.0f, count, positions, &centers_buffer) : nullptr;
   partials.resize(count);
   for (std::vector<float>& p : partials) p.clear();
   for (size_t start = 0; start < samples; start += per_block) {
@@ -277,7 +266,7 @@ void ChannelNormBackwardSumsSmallPlanes(const ChannelNormSums& a, size_t first, 
   thread_local std::vector<float> rows_buffer, weights_buffer;
   thread_local std::vector<std::vector<float>> partials[4];
   float* const rows = AtLeast(&rows_buffer, 4 * groups * width);
-  const float* weights = RepeatedPerChannel(a.weight, 1.0f, first, count, positions, &weights_buffer);
+  const float* weights = RepeatEach(a.weight != nullptr ? a.weight + first : nullptr, 1.0f, count, positions, &weights_buffer);
   float* const outs[4] = {a.sum_dxhat, a.sum_dxhat_xhat, a.sum_g_xhat, a.sum_g};
   for (std::vector<std::vector<float>>& k : partials) {
     k.resize(count);

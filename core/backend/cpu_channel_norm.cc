@@ -4,11 +4,11 @@
 // at a time, with each channel's parameters repeated over its plane (simd::NormalizeTabled): a
 // call per plane of four floats cost more than its arithmetic.
 
-#include <algorithm>
 #include <vector>
 
 #include "core/backend/cpu_layers.h"
 #include "simd/elementwise.h"
+#include "simd/scratch.h"
 #include "simd/thread_pool.h"
 
 namespace lockstep {
@@ -20,10 +20,7 @@ constexpr size_t kTabledBelow = 64;
 
 // values[c] repeated `inner` times, channel after channel; null stays null.
 const float* Repeated(const float* values, size_t channels, size_t inner, std::vector<float>* table) {
-  if (values == nullptr) return nullptr;
-  table->resize(channels * inner);
-  for (size_t c = 0; c < channels; ++c) std::fill(table->begin() + c * inner, table->begin() + (c + 1) * inner, values[c]);
-  return table->data();
+  return values != nullptr ? simd::RepeatEach(values, 0.0f, channels, inner, table) : nullptr;
 }
 
 }  // namespace

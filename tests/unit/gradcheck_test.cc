@@ -114,6 +114,7 @@ std::vector<OpCase> OpTable() {
       {"relu6", {{9}}, [](auto& x) { return Relu6(x[0]); }, -2.0f, 8.0f},
       {"hardsigmoid", {{9}}, [](auto& x) { return Hardsigmoid(x[0]); }, -5.0f, 5.0f},
       {"hardswish", {{9}}, [](auto& x) { return Hardswish(x[0]); }, -5.0f, 5.0f},
+      // SiLU, one op since its gradient became one kernel (silu_backward).
       {"silu", {{7}}, [](auto& x) { return Silu(x[0]); }, -3.0f, 3.0f},
       {"mean over dims", {{3, 4, 5}}, [](auto& x) { return Mean(x[0], {0, 2}); }},
       {"adaptive_avg_pool2d uneven windows", {{1, 2, 5, 7}}, [](auto& x) { return AdaptiveAvgPool2d(x[0], 3, 4); }},
