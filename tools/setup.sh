@@ -13,7 +13,7 @@ debian_packages=(
   g++-aarch64-linux-gnu g++-s390x-linux-gnu qemu-user
   python3 python3-torch python3-torchvision python3-numpy
   python3-onnx libonnx-testdata
-  python3-dev pybind11-dev python3-pybind11 python3-pytest python3-venv python3-setuptools python3-wheel
+  python3-dev pybind11-dev python3-pybind11 python3-pytest python3-pytest-xdist python3-venv python3-setuptools python3-wheel
   libopenblas0-openmp libopenblas-dev
   libopenmpi-dev openmpi-bin
   chromium firefox-esr

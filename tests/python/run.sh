@@ -12,4 +12,6 @@ ninja -C "$build/native" lockstep_python lockstep_py_models
 ninja -C "$build/wasm-simd" lockstep_py_models
 export NODE_PATH=/usr/share/nodejs PYTHONDONTWRITEBYTECODE=1 LOCKSTEP_BUILD="$build"
 unset PYTHONPATH
-exec /usr/bin/python3 -m pytest -q -p no:cacheprovider "$root/tests/python"
+# One worker per CPU (pytest-xdist): each test builds its own models and temporary folders, and the
+# suite's 270-odd tests spend much of their time in one thread (conversions, Node start-up).
+exec /usr/bin/python3 -m pytest -q -p no:cacheprovider -n "$(nproc)" "$root/tests/python"
