@@ -135,6 +135,42 @@ HWY_INLINE void SumBlockColumns(D d, const float* x, size_t rows, size_t stride,
   hn::StoreU(hn::Load(d, lanes), d, out);
 }
 
+// a[k] = a[k] + b[k] for k < n (b's run starts past a's, or lies elsewhere).
+HWY_INLINE void AddRun(float* a, const float* b, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  size_t k = 0;
+  for (; k + N <= n; k += N) hn::StoreU(hn::Add(hn::LoadU(d, a + k), hn::LoadU(d, b + k)), d, a + k);
+  for (; k < n; ++k) a[k] = a[k] + b[k];
+}
+
+// The canonical sums of the columns of one block (rows <= kReduceBlock) of a [rows, inner] slice
+// whose rows are contiguous, into out[0, inner). Column j's lane l is a[l * inner + j]: the rows
+// past the 64th add into lane i % 64 a whole run of 64 rows at a time, and each step of the
+// halving tree adds lanes [width, live) onto lanes [0, live - width) as one contiguous run (live
+// <= 2 * width, so the runs never overlap). Every column gets SumBlockColumns' additions in its
+// order, with the vectors over (lane, column) pairs: a squeeze-and-excitation gate's gradient sums
+// [H, W] planes over H with W = 2 to 8, which filled 2 to 8 of a vector's lanes.
+HWY_INLINE void SumBlockRuns(const float* x, size_t rows, size_t inner, float* a, float* out) {
+  const size_t used = rows < kReduceLanes ? rows : kReduceLanes;
+  memcpy(a, x, used * inner * sizeof(float));
+  for (size_t start = kReduceLanes; start < rows; start += kReduceLanes) {
+    const size_t n = rows - start < kReduceLanes ? rows - start : kReduceLanes;
+    AddRun(a, x + start * inner, n * inner);
+  }
+  size_t live = used;  // lanes [0, live) may differ from -0.0
+  for (size_t width = kReduceLanes / 2; width >= 1; width /= 2) {
+    if (live > width) {
+      AddRun(a, a + width * inner, (live - width) * inner);
+      live = width;
+    }
+  }
+  memcpy(out, a, inner * sizeof(float));
+}
+
+// Columns this narrow (lanes of 64 rows: 16 KB) are summed by SumBlockRuns.
+constexpr size_t kRunColumns = 64;
+
 // out[j] for j in [0, inner): canonical sum over len rows of a [len, inner] slice. The columns
 // past the last whole vector are copied into rows of N floats and summed by the same vector code
 // (each lane in the order of CanonicalSumReference): summed one by one with a stride, the gates'
@@ -148,6 +184,23 @@ HWY_INLINE void SumColumns(const float* x, size_t len, size_t inner, float* out)
     return;
   }
   const size_t num_blocks = (len + kReduceBlock - 1) / kReduceBlock;
+  if (inner <= kRunColumns) {
+    thread_local std::vector<float> lane_runs, run_sums, run_column;
+    if (lane_runs.size() < kReduceLanes * inner) lane_runs.resize(kReduceLanes * inner);
+    if (num_blocks == 1) return SumBlockRuns(x, len, inner, lane_runs.data(), out);
+    if (run_sums.size() < num_blocks * inner) run_sums.resize(num_blocks * inner);
+    if (run_column.size() < num_blocks) run_column.resize(num_blocks);
+    for (size_t b = 0; b < num_blocks; ++b) {
+      const size_t start = b * kReduceBlock;
+      const size_t rows = len - start < kReduceBlock ? len - start : kReduceBlock;
+      SumBlockRuns(x + start * inner, rows, inner, lane_runs.data(), &run_sums[b * inner]);
+    }
+    for (size_t j = 0; j < inner; ++j) {
+      for (size_t b = 0; b < num_blocks; ++b) run_column[b] = run_sums[b * inner + j];
+      out[j] = CombineBlocksPairwise(run_column.data(), num_blocks);
+    }
+    return;
+  }
   HWY_ALIGN float aligned_lanes[kReduceLanes * hn::MaxLanes(hn::ScalableTag<float>())];
   thread_local std::vector<float> block_sums, column, tail_rows;
   if (block_sums.size() < num_blocks * N) block_sums.resize(num_blocks * N);
@@ -181,7 +234,47 @@ HWY_INLINE void SumColumns(const float* x, size_t len, size_t inner, float* out)
   }
 }
 
+// Slices this short (at most 64 rows, so one lane a row, of at most 8 columns) are summed many
+// at a time by SumShortSlices, in pieces of up to 32 KB.
+constexpr size_t kShortSliceColumns = 8;
+constexpr size_t kShortSlicesFloats = 8192;
+
+// The canonical sums of `outer` [len, inner] slices with 1 <= len <= 64: lane i of every column is
+// row i alone, so the halving tree is the whole sum. A piece of k slices is copied as rows of
+// [k][inner] (row i of every slice together), and each step of the tree adds lanes [width, live)
+// onto [0, live - width) as one contiguous run over all of them: each column gets
+// SumShortContiguous' and SumBlockColumns' additions in their order. A squeeze-and-excitation gate's
+// gradient sums 36,864 planes of 2 x 2 (over H, then over W) in EfficientNet-B0's last stage at
+// batch 32: summed a plane at a time, the calls cost more than the additions.
+HWY_INLINE void SumShortSlices(const float* x, size_t outer, size_t len, size_t inner, float* out) {
+  const size_t per_slice = len * inner;
+  const size_t piece = kShortSlicesFloats / per_slice > 1 ? kShortSlicesFloats / per_slice : 1;
+  thread_local std::vector<float> rows;
+  if (rows.size() < piece * per_slice) rows.resize(piece * per_slice);
+  float* const a = rows.data();
+  for (size_t first = 0; first < outer; first += piece) {
+    const size_t k = outer - first < piece ? outer - first : piece, run = k * inner;
+    const float* slices = x + first * per_slice;
+    for (size_t o = 0; o < k; ++o) {
+      for (size_t i = 0; i < len; ++i) {
+        for (size_t j = 0; j < inner; ++j) a[i * run + o * inner + j] = slices[o * per_slice + i * inner + j];
+      }
+    }
+    size_t live = len;  // lanes [0, live) may differ from -0.0
+    for (size_t width = kReduceLanes / 2; width >= 1; width /= 2) {
+      if (live > width) {
+        AddRun(a, a + width * run, (live - width) * run);
+        live = width;
+      }
+    }
+    memcpy(out + first * inner, a, run * sizeof(float));
+  }
+}
+
 HWY_INLINE void SumAxisImpl(const float* x, size_t outer, size_t len, size_t inner, float* out) {
+  if (outer > 1 && len >= 1 && len <= kReduceLanes && inner <= kShortSliceColumns) {
+    return SumShortSlices(x, outer, len, inner, out);
+  }
   for (size_t o = 0; o < outer; ++o) {
     if (inner == 1) {
       out[o] = SumContiguous(x + o * len, len);

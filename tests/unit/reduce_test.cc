@@ -78,7 +78,12 @@ TEST_CASE("axis sums equal the contiguous sums of the same columns") {
 // Column blocks shorter than the virtual lanes (a batch group of 32 rows) skip the lanes that stay
 // -0.0: exact for every value, signed zeros and NaN included.
 TEST_CASE("short column sums with special values equal the canonical order") {
-  const size_t shapes[][3] = {{1, 33, 32}, {2, 17, 48}, {1, 32, 16}, {3, 2, 20}, {1, 63, 40}, {1, 65, 40}};
+  // Narrow columns (squeeze-and-excitation planes: 2 x 2 to 32 x 32), past one block of rows, and
+  // short slices by the thousand (several pieces of the many-slices path).
+  const size_t shapes[][3] = {{1, 33, 32}, {2, 17, 48}, {1, 32, 16}, {3, 2, 20}, {1, 63, 40}, {1, 65, 40},
+                              {9, 2, 2},   {7, 4, 4},   {5, 8, 8},   {3, 16, 16}, {2, 32, 32}, {4, 3, 5},
+                              {2, 200, 3}, {1, 4100, 6}, {1, 129, 64}, {2, 70, 65}, {2100, 2, 2},
+                              {300, 64, 1}, {130, 63, 1}, {70, 64, 8}, {3, 65, 8}, {5, 1, 9}};
   for (const auto& s : shapes) {
     const size_t outer = s[0], len = s[1], inner = s[2];
     std::vector<float> x = testing::MixedValues(outer * len * inner, 23);
