@@ -31,8 +31,25 @@ constexpr size_t kTransposeBlock = 16;
 
 // dst[i * dst_stride + j] = src[j * src_stride + i] for i < rows, j < cols (a block of at most
 // kTransposeBlock x kTransposeBlock, so that its reads and writes stay in the cache).
+// Eight columns at a time in 8 x 8 blocks where the target has 8-lane vectors (the transposes of
+// EfficientNet-B0's depthwise layers took 9% of its training step in 4 x 4 blocks).
 void TransposeBlock(const float* src, size_t src_stride, size_t rows, size_t cols, float* dst, size_t dst_stride) {
   size_t j = 0;
+  for (; j + 8 <= cols && rows >= 8; j += 8) {
+    size_t i = 0;
+    for (; i + 8 <= rows; i += 8) {
+      if (!Transpose8x8(src + j * src_stride + i, src_stride, dst + i * dst_stride + j, dst_stride)) break;
+    }
+    if (i == 0) break;  // no 8-lane vectors: the loops below do it all
+    for (; i + 4 <= rows; i += 4) {
+      for (size_t jj = j; jj < j + 8; jj += 4) {
+        Transpose4x4(src + jj * src_stride + i, src_stride, dst + i * dst_stride + jj, dst_stride);
+      }
+    }
+    for (; i < rows; ++i) {
+      for (size_t jj = j; jj < j + 8; ++jj) dst[i * dst_stride + jj] = src[jj * src_stride + i];
+    }
+  }
   for (; j + 4 <= cols; j += 4) {
     size_t i = 0;
     for (; i + 4 <= rows; i += 4) Transpose4x4(src + j * src_stride + i, src_stride, dst + i * dst_stride + j, dst_stride);
