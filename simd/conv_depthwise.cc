@@ -359,18 +359,42 @@ void DepthwiseInputGradPlanes(const ConvShape& s, const float* dy, const float* 
   const size_t k = s.kh * s.kw;
   const size_t reach_h = (s.kh - 1) * s.dilation_h, reach_w = (s.kw - 1) * s.dilation_w;
   const size_t top = reach_h - s.pad_h, left = reach_w - s.pad_w;
-  const size_t rows = s.h + reach_h, row = (s.w + N - 1) / N * N + reach_w;  // the frame
+  // Planes narrower than a vector (EfficientNet-B0's 2 x 2 to 8 x 8) run their vectors over the
+  // frame's positions row after row, in a frame just w + reach_w wide: an output at (y, x) is frame
+  // position y * row + x, and the sums that land on the frame's last reach_w columns are dropped.
+  // Each kept sum reads the same frame values in the same order as with one vector a row, which
+  // filled 2 to 8 of 16 lanes.
+  const bool flat = s.w < N;
+  const size_t rows = s.h + reach_h, row = flat ? s.w + reach_w : (s.w + N - 1) / N * N + reach_w;  // the frame
+  const size_t span = (s.h - 1) * row + s.w;  // flattened: the first to the last output's position
+  const size_t frame_size = rows * row + (flat ? N : 0);  // a last vector reads up to N - 1 past it
   ForEachItem(pool, s.samples * s.groups, s.samples * s.groups * s.h * s.w * k, [&](size_t item) {
     const size_t n = item / s.groups, g = item % s.groups;
-    thread_local std::vector<float> frame_buffer;
-    float* const frame = AtLeast(&frame_buffer, rows * row);
-    std::fill(frame, frame + rows * row, 0.0f);
+    thread_local std::vector<float> frame_buffer, sums_buffer;
+    float* const frame = AtLeast(&frame_buffer, frame_size);
+    std::fill(frame, frame + frame_size, 0.0f);
     const float* plane = dy + n * s.y_sample_stride + g * s.h_out * s.w_out;
     for (size_t oy = 0; oy < s.h_out; ++oy) {
       memcpy(frame + (oy + top) * row + left, plane + oy * s.w_out, s.w_out * sizeof(float));
     }
     const float* wg = w + g * k;
     float* out = dx + n * s.x_sample_stride + g * s.h * s.w;
+    if (flat) {
+      float* const sums = AtLeast(&sums_buffer, (span + N - 1) / N * N);
+      const float* const base = frame + reach_h * row + reach_w;
+      for (size_t f = 0; f < span; f += N) {
+        auto sum = hn::Zero(d);
+        for (size_t i = 0; i < s.kh; ++i) {
+          const float* r = base + f - i * s.dilation_h * row;
+          for (size_t j = 0; j < s.kw; ++j) {
+            sum = hn::Add(sum, hn::Mul(hn::Set(d, wg[i * s.kw + j]), hn::LoadU(d, r - j * s.dilation_w)));
+          }
+        }
+        hn::StoreU(Canonicalize(d, sum), d, sums + f);
+      }
+      for (size_t y = 0; y < s.h; ++y) memcpy(out + y * s.w, sums + y * row, s.w * sizeof(float));
+      return;
+    }
     HWY_ALIGN float last[hn::MaxLanes(d)];
     for (size_t y = 0; y < s.h; ++y) {
       for (size_t x = 0; x < s.w; x += N) {
