@@ -144,13 +144,25 @@ HWY_INLINE void AddRun(float* a, const float* b, size_t n) {
   for (; k < n; ++k) a[k] = a[k] + b[k];
 }
 
+// The halving tree over lanes [0, live) of `run` floats each at a (lane l is a[l * run, (l + 1) *
+// run)): each step adds lanes [width, live) onto [0, live - width) as one contiguous run (live <=
+// 2 * width, so the runs never overlap). Lane 0 ends as the sums, in SumBlockColumns' order; the
+// tree's lanes at or past `live` are -0.0 (not stored), whose additions change nothing.
+HWY_INLINE void HalveLaneRuns(float* a, size_t live, size_t run) {
+  for (size_t width = kReduceLanes / 2; width >= 1; width /= 2) {
+    if (live > width) {
+      AddRun(a, a + width * run, (live - width) * run);
+      live = width;
+    }
+  }
+}
+
 // The canonical sums of the columns of one block (rows <= kReduceBlock) of a [rows, inner] slice
 // whose rows are contiguous, into out[0, inner). Column j's lane l is a[l * inner + j]: the rows
 // past the 64th add into lane i % 64 a whole run of 64 rows at a time, and each step of the
-// halving tree adds lanes [width, live) onto lanes [0, live - width) as one contiguous run (live
-// <= 2 * width, so the runs never overlap). Every column gets SumBlockColumns' additions in its
-// order, with the vectors over (lane, column) pairs: a squeeze-and-excitation gate's gradient sums
-// [H, W] planes over H with W = 2 to 8, which filled 2 to 8 of a vector's lanes.
+// halving tree adds whole runs of lanes (HalveLaneRuns). Every column gets SumBlockColumns'
+// additions in its order, with the vectors over (lane, column) pairs: a squeeze-and-excitation
+// gate's gradient sums [H, W] planes over H with W = 2 to 8, which filled 2 to 8 of a vector's lanes.
 HWY_INLINE void SumBlockRuns(const float* x, size_t rows, size_t inner, float* a, float* out) {
   const size_t used = rows < kReduceLanes ? rows : kReduceLanes;
   memcpy(a, x, used * inner * sizeof(float));
@@ -158,13 +170,7 @@ HWY_INLINE void SumBlockRuns(const float* x, size_t rows, size_t inner, float* a
     const size_t n = rows - start < kReduceLanes ? rows - start : kReduceLanes;
     AddRun(a, x + start * inner, n * inner);
   }
-  size_t live = used;  // lanes [0, live) may differ from -0.0
-  for (size_t width = kReduceLanes / 2; width >= 1; width /= 2) {
-    if (live > width) {
-      AddRun(a, a + width * inner, (live - width) * inner);
-      live = width;
-    }
-  }
+  HalveLaneRuns(a, used, inner);
   memcpy(out, a, inner * sizeof(float));
 }
 
@@ -173,9 +179,8 @@ constexpr size_t kRunColumns = 64;
 
 // out[j] for j in [0, inner): canonical sum over len rows of a [len, inner] slice. The columns
 // past the last whole vector are copied into rows of N floats and summed by the same vector code
-// (each lane in the order of CanonicalSumReference): summed one by one with a stride, the gates'
-// gradients of squeeze-and-excitation blocks (a [H, W] plane summed over H first, W = 2 to 8)
-// took 10% of EfficientNet-B0's training step.
+// (each lane in the order of CanonicalSumReference) rather than one by one with a stride. Columns
+// of at most kRunColumns go to SumBlockRuns instead.
 HWY_INLINE void SumColumns(const float* x, size_t len, size_t inner, float* out) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
@@ -241,8 +246,8 @@ constexpr size_t kShortSlicesFloats = 8192;
 
 // The canonical sums of `outer` [len, inner] slices with 1 <= len <= 64: lane i of every column is
 // row i alone, so the halving tree is the whole sum. A piece of k slices is copied as rows of
-// [k][inner] (row i of every slice together), and each step of the tree adds lanes [width, live)
-// onto [0, live - width) as one contiguous run over all of them: each column gets
+// [k][inner] (row i of every slice together), and each step of the tree adds one contiguous run
+// over all of them (HalveLaneRuns): each column gets
 // SumShortContiguous' and SumBlockColumns' additions in their order. A squeeze-and-excitation gate's
 // gradient sums 36,864 planes of 2 x 2 (over H, then over W) in EfficientNet-B0's last stage at
 // batch 32: summed a plane at a time, the calls cost more than the additions.
@@ -260,13 +265,7 @@ HWY_INLINE void SumShortSlices(const float* x, size_t outer, size_t len, size_t 
         for (size_t j = 0; j < inner; ++j) a[i * run + o * inner + j] = slices[o * per_slice + i * inner + j];
       }
     }
-    size_t live = len;  // lanes [0, live) may differ from -0.0
-    for (size_t width = kReduceLanes / 2; width >= 1; width /= 2) {
-      if (live > width) {
-        AddRun(a, a + width * run, (live - width) * run);
-        live = width;
-      }
-    }
+    HalveLaneRuns(a, len, run);
     memcpy(out + first * inner, a, run * sizeof(float));
   }
 }

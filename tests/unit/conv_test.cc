@@ -228,6 +228,11 @@ std::vector<Case> AllCases() {
   // lanes: 32 columns and more), odd and even widths and paddings.
   cases.push_back({1, 2, 5, 37, 3, 3, 3, 2, 1, 1, 1});
   cases.push_back({2, 3, 4, 70, 2, 3, 3, 2, 0, 2, 1});
+  // Taps that read some phases only, which alone are filled (1x1 at stride 2 reads one of four;
+  // a padding of 1 puts the odd rows and columns there); rows wide enough for the vector split.
+  cases.push_back({1, 3, 6, 70, 5, 1, 1, 2, 1, 1, 1});
+  cases.push_back({2, 5, 9, 41, 4, 1, 1, 2, 0, 0, 1});
+  cases.push_back({1, 2, 10, 50, 3, 1, 1, 3, 0, 0, 1});
   return cases;
 }
 
