@@ -8,6 +8,14 @@
 // the objdump check in bench/run-gemm.sh confirms there is no vfmadd). Flops = 2 * lanes * C per
 // step. Reports, per target and thread count, the best over chain counts (and each count).
 //
+// Built a second time as lockstep_fused_peak_flops (LOCKSTEP_PEAK_FUSED=1), each step is one
+// fused multiply-add instead (Highway's MulAdd: FMA where the target has it): the rate a peer's
+// kernels built on FMA can reach, which the contract's cannot use. Where the FMA units also do the
+// separate multiplies and adds (Intel's cores with 512-bit vectors) it is twice the
+// multiply-then-add rate; where adders of their own run beside them (AMD's Zen) about the same.
+// The real-models table prints both. (A binary of its own: lockstep_peak_flops stays free of FMA
+// instructions, which bench/run-gemm.sh checks.)
+//
 //   lockstep_peak_flops [--targets LIST|best|all] [--threads LIST] [--ms MS] [--clock wall|cpu] [--tsv]
 //
 // --clock cpu: each thread divides its flops by its own CPU time (CLOCK_THREAD_CPUTIME_ID) and the
@@ -23,6 +31,10 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#ifndef LOCKSTEP_PEAK_FUSED
+#define LOCKSTEP_PEAK_FUSED 0
+#endif
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "bench/peak_flops.cc"
@@ -51,8 +63,13 @@ HWY_NOINLINE float ChainsT(uint64_t steps, float seed) {
   LOCKSTEP_PEAK_DECL(20) LOCKSTEP_PEAK_DECL(21) LOCKSTEP_PEAK_DECL(22) LOCKSTEP_PEAK_DECL(23)
 #undef LOCKSTEP_PEAK_DECL
   for (uint64_t s = 0; s < steps; ++s) {
+#if LOCKSTEP_PEAK_FUSED
+#define LOCKSTEP_PEAK_STEP(i) \
+  if (C > i) v##i = hn::MulAdd(v##i, m, v##i);
+#else
 #define LOCKSTEP_PEAK_STEP(i) \
   if (C > i) v##i = hn::Add(v##i, hn::Mul(v##i, m));
+#endif
     LOCKSTEP_PEAK_STEP(0) LOCKSTEP_PEAK_STEP(1) LOCKSTEP_PEAK_STEP(2) LOCKSTEP_PEAK_STEP(3)
     LOCKSTEP_PEAK_STEP(4) LOCKSTEP_PEAK_STEP(5) LOCKSTEP_PEAK_STEP(6) LOCKSTEP_PEAK_STEP(7)
     LOCKSTEP_PEAK_STEP(8) LOCKSTEP_PEAK_STEP(9) LOCKSTEP_PEAK_STEP(10) LOCKSTEP_PEAK_STEP(11)
@@ -202,7 +219,9 @@ int main(int argc, char** argv) {
     printf("# lockstep_peak_flops clock=%s\n", g_cpu_clock ? "cpu" : "wall");
     printf("impl\ttarget\tthreads\tlanes\tchains\tgflops\n");
   } else {
-    printf("peak float32 multiply-then-add (no FMA), independent chains, %g ms per measurement (%s clock)\n",
+    printf("peak float32 %s, independent chains, %g ms per measurement (%s clock)\n",
+           LOCKSTEP_PEAK_FUSED ? "fused multiply-add (FMA where the target has it: not the contract's)"
+                               : "multiply-then-add (no FMA)",
            ms, g_cpu_clock ? "thread CPU" : "wall");
     printf("%-8s %7s %5s  %s\n", "target", "threads", "lanes", "GFLOP/s for 8 / 12 / 14 / 16 / 24 chains -> best");
   }

@@ -28,7 +28,7 @@ if [ ! -f "$build/build.ninja" ]; then
   cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLOCKSTEP_BUILD_BENCH=ON \
     -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_TOOLS=OFF >/dev/null
 fi
-nice ninja -C "$build" lockstep_gemm_bench lockstep_peak_flops lockstep_train_bench lockstep_data_parallel_bench \
+nice ninja -C "$build" lockstep_gemm_bench lockstep_peak_flops lockstep_fused_peak_flops lockstep_train_bench lockstep_data_parallel_bench \
   lockstep_cli lockstep_python >/dev/null
 # The npm package every time (ninja rebuilds what changed): the WebAssembly rows measure this tree.
 "$root/tools/build-npm-package" >/dev/null
@@ -47,4 +47,5 @@ echo "== data-parallel training (Open MPI)"
 echo
 echo "== real models (torchvision through ONNX import)"
 /usr/bin/python3 "$root/bench/run_real_models.py" --package "$build/python" --train-bench "$build/bench/lockstep_train_bench" \
+  --peak-flops "$build/bench/lockstep_peak_flops" \
   "${quick[@]}"

@@ -256,6 +256,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "real-models.md"))
     ap.add_argument("--train-bench", default=os.path.join(ROOT, "build", "native", "bench", "lockstep_train_bench"),
                     help="lockstep_train_bench, for the GPT-2-small rows")
+    ap.add_argument("--peak-flops", default=os.path.join(ROOT, "build", "native", "bench", "lockstep_peak_flops"),
+                    help="lockstep_peak_flops (lockstep_fused_peak_flops beside it), for this CPU's multiply-then-add "
+                         "and FMA peaks in the table's header")
     ap.add_argument("--gpt2-out", default=os.path.join(ROOT, "bench", "results", "gpt2-small.md"))
     ap.add_argument("--npm-package", default=os.path.join(ROOT, "build", "npm", "package"),
                     help="lockstep's npm package, for the WebAssembly rows")
@@ -269,6 +272,8 @@ def main():
     started = time.time()
     table = []
     vision_rows = [] if args.only in ("gpt2", "wasm") else rows(args.quick)
+    gpt2_rows = not args.quick and args.only in (None, "gpt2")
+    peaks = peak_rates(args.peak_flops) if vision_rows or gpt2_rows else None
     for threads in thread_counts if vision_rows else []:
         best = {}
         for row in vision_rows:
@@ -299,26 +304,26 @@ def main():
                   % (NAMES[model], mode, batch, size, size, threads, a, b, ratio, TARGET[mode],
                      "met" if ratio >= TARGET[mode] else "not met"), flush=True)
             # Written after every row: a run stopped early leaves the rows it measured, marked so.
-            write(args, table, rounds, time.time() - started, len(vision_rows) * len(thread_counts))
+            write(args, table, rounds, time.time() - started, len(vision_rows) * len(thread_counts), peaks)
     if vision_rows:
         print("run_real_models: wrote %s" % args.out)
     if args.only in (None, "wasm"):  # not for --only native
         started = time.time()
         write_wasm(args, wasm_table(args, thread_counts, rounds), rounds, time.time() - started)
         print("run_real_models: wrote %s" % args.wasm_out)
-    if not args.quick and args.only in (None, "gpt2"):
+    if gpt2_rows:
         started = time.time()
-        write_gpt2(args, gpt2_table(args.train_bench, thread_counts, rounds), rounds, time.time() - started)
+        write_gpt2(args, gpt2_table(args.train_bench, thread_counts, rounds), rounds, time.time() - started, peaks)
         print("run_real_models: wrote %s" % args.gpt2_out)
 
 
-def write_gpt2(args, gpt2, rounds, seconds):
+def write_gpt2(args, gpt2, rounds, seconds, peaks):
     import torch
     lines = ["# GPT-2-small: lockstep against PyTorch", "",
              "Written by `bench/run_real_models.py` (part of `make bench`) on %s, %d CPUs, %s; PyTorch %s; %d round%s, "
-             "lockstep and PyTorch alternating, medians of each side's per-process medians. The run took %.0f minutes."
+             "lockstep and PyTorch alternating, medians of each side's per-process medians. The run took %.0f minutes. %s"
              % (platform.processor() or platform.machine(), os.cpu_count(), cpu_name(), torch.__version__, rounds,
-                "" if rounds == 1 else "s", seconds / 60.0), "",
+                "" if rounds == 1 else "s", seconds / 60.0, peak_sentence(peaks)), "",
              "nanoGPT's architecture at GPT-2-small's shape (12 layers, 12 heads, 768 channels; a 256-token block "
              "and bytes as its vocabulary, dropout off): lockstep's own model (`lockstep_train_bench --model gpt2`) "
              "against the same module in PyTorch (`bench/peers/train_peers.py --model gpt2`). Training: "
@@ -343,7 +348,34 @@ def write_gpt2(args, gpt2, rounds, seconds):
     os.replace(tmp, args.gpt2_out)
 
 
-def write(args, table, rounds, seconds, planned):
+def peak_rates(binary):
+    """This CPU's float32 peaks at 1 thread on its best target, (multiply-then-add, fused multiply-add)
+    in GFLOP/s: lockstep_peak_flops and lockstep_fused_peak_flops beside it; None where not built."""
+    rates = []
+    for exe in (binary, os.path.join(os.path.dirname(binary), "lockstep_fused_peak_flops")):
+        try:
+            out = subprocess.run([exe, "--targets", "best", "--threads", "1", "--ms", "100", "--tsv"],
+                                 capture_output=True, text=True, check=True).stdout
+        except (OSError, subprocess.CalledProcessError) as e:
+            print("run_real_models: no peak rates (%s)" % e, flush=True)
+            return None
+        best = [line.split("\t") for line in out.splitlines() if line.split("\t")[4:5] == ["best"]]
+        rates.append(float(best[0][5]))
+    print("this CPU's peaks at 1 thread: multiply-then-add %.1f GFLOP/s, fused multiply-add %.1f" % tuple(rates),
+          flush=True)
+    return tuple(rates)
+
+
+def peak_sentence(peaks):
+    if peaks is None:
+        return "This CPU's multiply-then-add and FMA peaks were not measured (lockstep_peak_flops not built)."
+    return ("This CPU's float32 peaks at 1 thread (`lockstep_peak_flops`, its best target): %.0f GFLOP/s multiplying "
+            "then adding, the contract's two roundings, and %.0f with fused multiply-adds, which PyTorch's kernels "
+            "use: where both sides' time is products (convolutions, matrix products) at the same share of their peak, the ratio is %.2fx "
+            "(docs/performance.md, \"Machines differ\")." % (peaks[0], peaks[1], peaks[0] / peaks[1]))
+
+
+def write(args, table, rounds, seconds, planned, peaks):
     import torch
     lines = ["# Real models: lockstep against PyTorch", "",
              "Written by `bench/run_real_models.py`%s (part of `make bench`) on %s, %d CPUs, %s; PyTorch %s. "
@@ -353,9 +385,9 @@ def write(args, table, rounds, seconds, planned):
              "labels, 64x64. lockstep runs the model's ONNX export (lockstep.onnx.load); PyTorch the same module "
              "and weights, eager, float32, at its best setting for the thread count and kind of row (screened on "
              "ResNet-18: bench/peers/torch_settings.py) in the faster memory layout (contiguous or channels-last). Peak RSS: the process's maximum resident memory. The run took "
-             "%.0f minutes." % (" --quick" if args.quick else "", platform.processor() or platform.machine(),
+             "%.0f minutes. %s" % (" --quick" if args.quick else "", platform.processor() or platform.machine(),
                                 os.cpu_count(), cpu_name(), torch.__version__, rounds, "" if rounds == 1 else "s",
-                                seconds / 60.0), "",
+                                seconds / 60.0, peak_sentence(peaks)), "",
              "| model | mode | batch | threads | lockstep ms | PyTorch ms | ratio | target | met | lockstep peak RSS MB "
              "| PyTorch peak RSS MB | PyTorch setting |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
