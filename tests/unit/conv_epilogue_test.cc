@@ -39,8 +39,10 @@ struct Layer {
 
 // A 3x3 layer (direct kernels), a 1x1 on a 7x7 plane and a 3x3 on 4x4 (the GEMM, weights as B
 // and, with few positions against many channels, as A), depthwise 3x3 at stride 1 and 2, a
-// batch of 2 across the tiles.
+// batch of 2 across the tiles; a 1x1 on 8 x 6 (48 positions, whole vectors on every target, rows
+// that end inside a vector: summed into y and finished in place).
 const Layer kLayers[] = {
+    {"1x1 in place", 2, 7, 8, 6, 11, 1, 1, 0, 1},
     {"3x3 direct", 1, 5, 11, 13, 10, 3, 1, 1, 1},        {"1x1 on 7x7 (GEMM)", 2, 24, 7, 7, 16, 1, 1, 0, 1},
     {"3x3 on 4x4 (GEMM, A)", 1, 16, 4, 4, 40, 3, 1, 1, 1}, {"depthwise 3x3", 1, 12, 9, 10, 12, 3, 1, 1, 12},
     {"depthwise 3x3 stride 2", 2, 8, 12, 11, 8, 3, 2, 1, 8}, {"2 groups, stride 2", 2, 6, 9, 9, 4, 3, 2, 0, 2},
