@@ -81,6 +81,18 @@ HWY_INLINE hn::Vec<DF> Lookup64(DF df, const float* HWY_RESTRICT table, VI idx) 
   return hn::GatherIndex(df, table, idx);
 }
 
+// table[idx] for a 32-entry table (64-byte aligned), idx in [0, 31]: one two-register permute on
+// AVX-512.
+template <class DF, class VI>
+HWY_INLINE hn::Vec<DF> Lookup32(DF df, const float* HWY_RESTRICT table, VI idx) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if constexpr (hn::MaxLanes(DF()) == 16) {
+    return hn::Vec<DF>{_mm512_permutex2var_ps(_mm512_load_ps(table), idx.raw, _mm512_load_ps(table + 16))};
+  }
+#endif
+  return hn::GatherIndex(df, table, idx);
+}
+
 // table[idx] for a 128-entry table (64-byte aligned), idx in [0, 127].
 template <class DF, class VI>
 HWY_INLINE hn::Vec<DF> Lookup128(DF df, const float* HWY_RESTRICT table, VI idx) {
@@ -254,26 +266,36 @@ struct GeluErfFast {
   }
 };
 
-// sigmoid(x) = 1 / (1 + e^-x) for kSigmoidLow <= x < kSigmoidHigh (-4.0625 <= x < 3.9375): 64
-// pieces i = round(8 x), h = x - i/8 (exact, |h| <= 1/16), s + l as for erf (PieceSum, degree 5),
-// the bound |s| times the piece's relative bound. Outside: NaN for NaN; the rest (both tails) goes
-// to float64.
+// sigmoid(x) = 1 / (1 + e^-x) for |x| < kSigmoidReach (3.9375), from sigmoid(a), a = -|x|: 32
+// pieces i = round(8 a), -31 <= i <= 0, h = a - i/8 (exact, |h| <= 1/16), s + l as for erf
+// (PieceSum, degree 5), the bound B = |s| times the piece's relative bound. For x > 0,
+// sigmoid(x) = 1 - sigmoid(a): T + E = 1 - s exactly (Fast2Sum, 1 >= s), L = RN(E - l), and the
+// bound grows by 2^-46 for L's rounding (|L| < 2^-23, so it errs by at most 2^-48). Outside: NaN for
+// NaN; the rest (both tails) goes to float64. (With pieces over all of [-4, 4) the tables had 64
+// entries, two permutes and a blend a lookup: 1,187 -> 1,353 million elements a second on AVX3_DL.)
 struct SigmoidFast {
   template <class DF, class V = hn::Vec<DF>>
   HWY_INLINE V Eval(DF df, V x, hn::Mask<DF>& undecided) const {
     const hn::RebindToSigned<DF> di;
-    const auto in_domain = hn::And(hn::Ge(x, hn::Set(df, ft::kSigmoidLow)), hn::Lt(x, hn::Set(df, ft::kSigmoidHigh)));
-    const V a = hn::IfThenElseZero(in_domain, x);
+    const auto in_domain = hn::Lt(hn::Abs(x), hn::Set(df, ft::kSigmoidReach));
+    const V a = hn::IfThenElseZero(in_domain, hn::Neg(hn::Abs(x)));
     hn::Vec<decltype(di)> i;
     const V kf = RoundToInt(df, hn::Mul(a, hn::Set(df, ft::kSigmoidPerUnit)), i);
     const auto j = hn::Sub(i, hn::Set(di, ft::kSigmoidFirstPiece));
     const V h = hn::Sub(a, hn::Mul(kf, hn::Set(df, ft::kSigmoidWidth)));
     const float(*coef)[ft::kSigmoidPieces] = ft::kSigmoidCoef;
-    static_assert(ft::kSigmoidPieces == 64, "Lookup64 reads the tables");
     V s, l;
-    PieceSum<ft::kSigmoidDegree>(df, [&](int row) HWY_ATTR { return Lookup64(df, coef[row], j); }, h, s, l);
+    static_assert(ft::kSigmoidPieces == 32, "Lookup32 reads the tables");
+    PieceSum<ft::kSigmoidDegree>(df, [&](int row) HWY_ATTR { return Lookup32(df, coef[row], j); }, h, s, l);
+    const V bound = hn::Mul(s, Lookup32(df, coef[ft::kSigmoidRows - 1], j));
+    V t, e;
+    FastTwoSum(hn::Set(df, 1.0f), hn::Neg(s), t, e);
+    const auto positive = hn::Gt(x, hn::Zero(df));
+    const V top = hn::IfThenElse(positive, t, s);
+    const V low = hn::IfThenElse(positive, hn::Sub(e, l), l);
+    const V b = hn::IfThenElse(positive, hn::Add(bound, hn::Set(df, 0x1p-46f)), bound);
     hn::Mask<DF> undecided_test;
-    const V r = Decide(df, s, l, hn::Mul(s, Lookup64(df, coef[ft::kSigmoidRows - 1], j)), undecided_test);
+    const V r = Decide(df, top, low, b, undecided_test);
     const auto nan = IsNaNMask(df, x);
     undecided = hn::Or(hn::And(in_domain, undecided_test), hn::Not(hn::Or(in_domain, nan)));
     return hn::IfThenElse(in_domain, r, CanonicalNaN(df));

@@ -340,12 +340,14 @@ void EmitGelu() {
   EmitCoefTable("kGeluCoef", rows);
 }
 
-// ---- sigmoid: 64 pieces of width 1/8 centred at i/8, -32 <= i <= 31 ----
-// 64 entries a table: two two-register permutes and a blend a lookup on AVX-512 (128 entries took
-// four and three blends); degree 5 keeps the approximation error far below the roundings'.
-constexpr int kSigmoidPieces = 64;
+// ---- sigmoid: 32 pieces of width 1/8 centred at i/8, -31 <= i <= 0 ----
+// The first step evaluates sigmoid(-|x|) and takes x > 0 as 1 - sigmoid(-x) (simd/math_fast-inl.h),
+// so the pieces cover -3.9375 <= a <= 0 only: 32 entries a table, one two-register permute a lookup
+// on AVX-512 (64 entries took two and a blend); degree 5 keeps the approximation error far below
+// the roundings'.
+constexpr int kSigmoidPieces = 32;
 constexpr int kSigmoidPerUnit = 8;
-constexpr int kSigmoidFirstPiece = -32;
+constexpr int kSigmoidFirstPiece = -31;
 constexpr int kSigmoidDegree = 5;
 
 M Sigmoid(const M& x) {  // 1 / (1 + e^-x)
@@ -372,8 +374,8 @@ void EmitSigmoid() {
   const double lo = (kSigmoidFirstPiece - 0.5) / kSigmoidPerUnit;
   const double hi = (kSigmoidFirstPiece + kSigmoidPieces - 0.5) / kSigmoidPerUnit;
   fprintf(out,
-          "// ---- sigmoid, %g <= x < %g ----\n"
-          "// piece i = round(%d x), h = x - i/%d (exact), |h| <= 1/%d, table index i + %d;\n"
+          "// ---- sigmoid(a), a = -|x|, %g < a <= 0 (the pieces reach %g) ----\n"
+          "// piece i = round(%d a), h = a - i/%d (exact), |h| <= 1/%d, table index i + %d;\n"
           "// sigmoid = S0 + S1 h + h^2 (S2 + ... + S%d h^%d), Chebyshev interpolants (MPFR);\n"
           "// S0 = S0Hi + S0Lo, S1 = S1Hi (12 bits) + S1Lo. Rows of kSigmoidCoef: S0Hi, S0Lo, S1Hi, S1Lo,\n"
           "// S2 .. S%d, then the piece's relative error bound of s + l (analysis times %g).\n"
@@ -384,12 +386,10 @@ void EmitSigmoid() {
   fprintf(out, "constexpr int kSigmoidPieces = %d;\nconstexpr int kSigmoidFirstPiece = %d;\n"
                "constexpr int kSigmoidDegree = %d;\nconstexpr int kSigmoidRows = %d;\n",
           kSigmoidPieces, kSigmoidFirstPiece, kSigmoidDegree, kRows);
-  fprintf(out, "constexpr float kSigmoidPerUnit = %d.0f;  // pieces per unit of x\n"
+  fprintf(out, "constexpr float kSigmoidPerUnit = %d.0f;  // pieces per unit of a\n"
                "constexpr float kSigmoidWidth = %s;  // 1 / kSigmoidPerUnit\n"
-               "constexpr float kSigmoidLow = %s;  // the domain: kSigmoidLow <= x < kSigmoidHigh\n"
-               "constexpr float kSigmoidHigh = %s;\n",
-          kSigmoidPerUnit, HexF(1.0f / kSigmoidPerUnit).c_str(), HexF(static_cast<float>(lo)).c_str(),
-          HexF(static_cast<float>(hi)).c_str());
+               "constexpr float kSigmoidReach = %s;  // the first step's domain: |x| < kSigmoidReach\n",
+          kSigmoidPerUnit, HexF(1.0f / kSigmoidPerUnit).c_str(), HexF(static_cast<float>(-lo)).c_str());
   EmitCoefTable("kSigmoidCoef", rows);
 }
 
