@@ -321,7 +321,8 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
     thread_local uint64_t prepared = 0;
     thread_local size_t plane_in_source = 0;
     if (prepared != call && !in_place) {
-      // Every item's FillPhases writes the planes whole: only the slack is zeroed here.
+      // Every item's FillPhases writes every phase a tap reads (a vector past a read phase's end
+      // reaches the others only for dropped columns): only the slack is zeroed here.
       const size_t interior = s.c_in * ph.plane;
       float* const at = AtLeast(&source, interior + Slack(d));
       std::fill(at + interior, at + interior + Slack(d), 0.0f);

@@ -55,7 +55,7 @@ struct ConvShape {
 };
 
 // y[n, co, p] = canonical(epilogue(sum + bias[co])) (bias and epilogue may be null); w [c_out,
-// c_in, kh, kw]; every group.
+// c_in, kh, kw]; every group. y must not overlap x (a pointwise layer sums into y as it reads x).
 void ConvForward(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
                  ThreadPool* pool = nullptr);
 // Writes every element of dx (no zero-fill needed). Every group (depthwise layers' in one pass:

@@ -270,9 +270,10 @@ struct GeluErfFast {
 // pieces i = round(8 a), -31 <= i <= 0, h = a - i/8 (exact, |h| <= 1/16), s + l as for erf
 // (PieceSum, degree 5), the bound B = |s| times the piece's relative bound. For x > 0,
 // sigmoid(x) = 1 - sigmoid(a): T + E = 1 - s exactly (Fast2Sum, 1 >= s), L = RN(E - l), and the
-// bound grows by 2^-46 for L's rounding (|L| < 2^-23, so it errs by at most 2^-48). Outside: NaN for
-// NaN; the rest (both tails) goes to float64. (With pieces over all of [-4, 4) the tables had 64
-// entries, two permutes and a blend a lookup: 1,187 -> 1,353 million elements a second on AVX3_DL.)
+// bound grows by |L| 2^-21 + 2^-100: L's rounding and Decide's of L -+ B each err by at most half an
+// ulp of a value below |L| + B (l holds h^2 Q(h), so |L| reaches 2^-12.4, far above B), which the
+// safety factor alone would have to absorb. Outside: NaN for NaN; the rest (both tails) goes to
+// float64. (Tables over -4.0625 <= x < 3.9375 had 64 entries, two permutes and a blend a lookup.)
 struct SigmoidFast {
   template <class DF, class V = hn::Vec<DF>>
   HWY_INLINE V Eval(DF df, V x, hn::Mask<DF>& undecided) const {
@@ -292,8 +293,10 @@ struct SigmoidFast {
     FastTwoSum(hn::Set(df, 1.0f), hn::Neg(s), t, e);
     const auto positive = hn::Gt(x, hn::Zero(df));
     const V top = hn::IfThenElse(positive, t, s);
-    const V low = hn::IfThenElse(positive, hn::Sub(e, l), l);
-    const V b = hn::IfThenElse(positive, hn::Add(bound, hn::Set(df, 0x1p-46f)), bound);
+    const V tail = hn::Sub(e, l);
+    const V tail_rounding = hn::Add(hn::Mul(hn::Abs(tail), hn::Set(df, 0x1p-21f)), hn::Set(df, 0x1p-100f));
+    const V low = hn::IfThenElse(positive, tail, l);
+    const V b = hn::IfThenElse(positive, hn::Add(bound, tail_rounding), bound);
     hn::Mask<DF> undecided_test;
     const V r = Decide(df, top, low, b, undecided_test);
     const auto nan = IsNaNMask(df, x);
