@@ -187,11 +187,21 @@ Tensor StochasticDepth(const Tensor& x, float p, bool row_mode, bool training, u
 Tensor LayerNorm(const Tensor& x, int64_t normalized_dims, const Tensor& weight, const Tensor& bias,
                  float eps);
 
+// The activation BatchNorm may apply to its output: Relu, or Clamp(lo, hi).
+struct BatchNormActivation {
+  enum class Kind { kNone, kRelu, kClamp } kind = Kind::kNone;
+  float lo = 0.0f, hi = 0.0f;  // kClamp's bounds
+};
+
 // x [N, C] or [N, C, H, W]. In training, batch statistics are used and the running statistics
 // (when defined) are updated in place: running = (1 - momentum) * running + momentum * batch
-// (unbiased variance), as PyTorch does.
+// (unbiased variance), as PyTorch does. With `after`, the activation is applied as the output is
+// stored and its gradient folded into the normalisation's backward passes: the bits and gradients
+// of BatchNorm, then Relu or Clamp, with two passes over memory fewer each way (the trace names
+// the op batch_norm_relu or batch_norm_clip).
 Tensor BatchNorm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
-                 const Tensor& weight, const Tensor& bias, bool training, float momentum, float eps);
+                 const Tensor& weight, const Tensor& bias, bool training, float momentum, float eps,
+                 const BatchNormActivation& after = {});
 
 // Inference's convolution block in one pass over its output: the bits of Conv2d, then (when
 // `normalize`) BatchNorm with the running statistics (training false), then Relu, Clamp(lo, hi) or SiLU,

@@ -121,8 +121,17 @@ Tensor BatchNormRstd(const Tensor& var, float eps) {
 }
 
 Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& running_var,
-                 const Tensor& weight, const Tensor& bias, bool training, float momentum, float eps) {
-  return trace::Op("batch_norm", [&]() -> Tensor {
+                 const Tensor& weight, const Tensor& bias, bool training, float momentum, float eps,
+                 const BatchNormActivation& after) {
+  using Kind = BatchNormActivation::Kind;
+  if (after.kind != Kind::kNone && parallel::CurrentBatch() != nullptr) {
+    // Across ranks the gradient sums are the separate ops (BatchNormGradSumsOf): so are the two ops.
+    const Tensor y = BatchNorm(a, running_mean, running_var, weight, bias, training, momentum, eps);
+    return after.kind == Kind::kRelu ? Relu(y) : Clamp(y, after.lo, after.hi);
+  }
+  const char* name = after.kind == Kind::kRelu ? "batch_norm_relu" : after.kind == Kind::kClamp ? "batch_norm_clip"
+                                                                                                 : "batch_norm";
+  return trace::Op(name, [&]() -> Tensor {
     const Tensor x = ContiguousData(a, "batch_norm");
     LOCKSTEP_REQUIRE(x.dim() == 2 || x.dim() == 4,
                      "batch_norm: expected [N, C] or [N, C, H, W], got " << ShapeString(x.shape()));
@@ -182,11 +191,17 @@ Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& runn
     call.bias = b.defined() ? b.data_f32() : nullptr;
     call.xhat_out = keeps_graph ? xhat.data_f32() : nullptr;
     call.out = out.data_f32();
+    call.activation = after.kind == Kind::kRelu ? backend::kConvRelu
+                      : after.kind == Kind::kClamp ? backend::kConvClamp
+                                                   : backend::kConvNoActivation;
+    call.lo = after.lo;
+    call.hi = after.hi;
     kernels.ChannelNormalize(&call);
     if (keeps_graph) {
       Node& node = RecordNode(out, OpKind::kBatchNorm, {a, weight, bias});
       node.saved = {xhat, rstd};
-      node.ints = {training ? 1 : 0, count};
+      node.ints = {training ? 1 : 0, count, call.activation};
+      node.floats = {after.lo, after.hi};
     }
     return out;
   });

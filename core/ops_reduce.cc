@@ -113,12 +113,30 @@ Tensor ChannelDeviationSquareSums(const Tensor& t, const Tensor& mean, int64_t n
 }
 
 BatchNormGradSums BatchNormGradSumsOf(const Tensor& g_in, const Tensor& xhat_in, const Tensor& weight, int64_t n,
-                                      int64_t c, int64_t p, bool dxhat, bool dx_sums, bool g_xhat, bool g_sum) {
+                                      int64_t c, int64_t p, bool dxhat, bool dx_sums, bool g_xhat, bool g_sum,
+                                      const Tensor& bias, const BatchNormActivation& after) {
+  using Kind = BatchNormActivation::Kind;
   BatchNormGradSums r;
-  const Tensor g = ContiguousData(g_in, "batch_norm").Reshape({n, c, p});
+  Tensor g = ContiguousData(g_in, "batch_norm").Reshape({n, c, p});
   const Tensor xhat = ContiguousData(xhat_in, "batch_norm").Reshape({n, c, p});
   const Tensor w = weight.defined() ? ContiguousData(weight, "batch_norm").Detach() : Tensor();
+  const Tensor b = bias.defined() && after.kind != Kind::kNone ? ContiguousData(bias, "batch_norm").Detach() : Tensor();
   if (parallel::CurrentBatch() != nullptr || n * p == 0) {  // the separate ops
+    if (after.kind != Kind::kNone && n * p != 0) {
+      // y again as the forward pass formed it, then Relu's or Clip's rule (BatchNorm runs the two
+      // ops inside a data-parallel batch; this is a graph recorded outside one).
+      const NoGradGuard values_only;
+      Tensor y = Mul(xhat, w.defined() ? w.Reshape({1, c, 1}) : Tensor::Ones({1, c, 1}));
+      y = Add(y, b.defined() ? b.Reshape({1, c, 1}) : Tensor::Zeros({1, c, 1}));
+      if (after.kind == Kind::kRelu) {
+        g = Mul(g, Greater(y, Tensor::Scalar(0.0f)));
+      } else {
+        Tensor masked = Tensor::Empty(g.shape());
+        Kernels().ClampBackward(y.data_f32(), after.lo, after.hi, g.data_f32(), masked.data_f32(),
+                                static_cast<size_t>(g.numel()));
+        g = masked;
+      }
+    }
     const Tensor dx = Mul(g, w.defined() ? w.Reshape({1, c, 1}) : Tensor::Ones({1, c, 1}));
     if (dxhat) r.dxhat = dx;
     if (dx_sums) {
@@ -147,6 +165,12 @@ BatchNormGradSums BatchNormGradSumsOf(const Tensor& g_in, const Tensor& xhat_in,
     call.g = g.data_f32() + first * c * p;
     call.xhat = xhat.data_f32() + first * c * p;
     call.weight = w.defined() ? w.data_f32() : nullptr;
+    call.bias = b.defined() ? b.data_f32() : nullptr;
+    call.activation = after.kind == Kind::kRelu    ? backend::kConvRelu
+                      : after.kind == Kind::kClamp ? backend::kConvClamp
+                                                   : backend::kConvNoActivation;
+    call.lo = after.lo;
+    call.hi = after.hi;
     call.dxhat_out = dxhat ? r.dxhat.data_f32() + first * c * p : nullptr;
     call.sum_dxhat = row(r.sum_dxhat);
     call.sum_dxhat_xhat = row(r.sum_dxhat_xhat);

@@ -293,9 +293,20 @@ struct TableImpl {
     if (status != 0) return status;
     return SumAxis(channel_major.f(), channels, samples * positions, 1, out);
   }
-  // The products into scratch (dxhat into dxhat_out when given), then channel_sums of each.
-  static int ChannelNormBackwardSums(const backend::ChannelNormSumsCall* c) {
-    const size_t n = c->samples * c->channels * c->positions;
+  // The products into scratch (dxhat into dxhat_out when given), then channel_sums of each; with
+  // an activation, its gradient of g first, into scratch, as the g of the rest.
+  static int ChannelNormBackwardSums(const backend::ChannelNormSumsCall* given) {
+    const size_t n = given->samples * given->channels * given->positions;
+    const bool activated = given->activation != backend::kConvNoActivation;
+    Scratch gradient(activated ? n * sizeof(float) : 0);
+    if (activated && n != 0 && gradient.ptr == nullptr) return Dev::Fail("out of device memory for batch_norm gradient sums");
+    backend::ChannelNormSumsCall masked = *given;
+    if (activated) {
+      const int status = Dev::Launch(n, NormActivationGradientBody{*given, gradient.f()});
+      if (status != 0) return status;
+      masked.g = gradient.f();
+    }
+    const backend::ChannelNormSumsCall* const c = &masked;
     Scratch dxhat_scratch(c->dxhat_out == nullptr ? n * sizeof(float) : 0), product(n * sizeof(float));
     if ((c->dxhat_out == nullptr && dxhat_scratch.ptr == nullptr) || product.ptr == nullptr) {
       return Dev::Fail("out of device memory for batch_norm gradient sums");

@@ -82,9 +82,20 @@ Kernel ConvBlockKernel(const ConvBlockNodes& nodes, const ConvNormActivation& ac
   const Kernel conv_kernel = nodes.conv_kernel;
   const Kernel norm_kernel = nodes.norm != nullptr ? nodes.norm_kernel : Kernel();
   const Kernel activation_kernel = nodes.activation != nullptr ? nodes.activation_kernel : Kernel();
+  // Node by node, a Relu or Clip after the normalisation runs inside its passes (float32 values).
+  Kernel norm_activation_kernel;
+  using Activation = ConvNormActivation::Activation;
+  if (nodes.norm != nullptr && (after.activation == Activation::kRelu || after.activation == Activation::kClamp)) {
+    BatchNormActivation fused;
+    fused.kind = after.activation == Activation::kRelu ? BatchNormActivation::Kind::kRelu
+                                                       : BatchNormActivation::Kind::kClamp;
+    fused.lo = after.lo;
+    fused.hi = after.hi;
+    norm_activation_kernel = BatchNormActivationKernel(ViewOf(*nodes.norm, nodes.opset), fused);
+  }
   const size_t inputs = 3 + norm_inputs + nodes.activation_inputs;
-  return [conv_kernel, norm_kernel, activation_kernel, window, group, after, inputs](const Values& in,
-                                                                                   RunContext& context) -> Values {
+  return [conv_kernel, norm_kernel, activation_kernel, norm_activation_kernel, window, group, after, inputs](
+             const Values& in, RunContext& context) -> Values {
     LOCKSTEP_ASSERT(in.size() == inputs);
     const Value& x = Input(in, 0, "Conv");
     const Value& weight = Input(in, 1, "Conv");
@@ -103,6 +114,11 @@ Kernel ConvBlockKernel(const ConvBlockNodes& nodes, const ConvNormActivation& ac
     }
     // Node by node, each kernel as it runs alone.
     Values y = conv_kernel(Values(in.begin(), in.begin() + 3), context);
+    if (norm_activation_kernel && AllFloat32(in)) {
+      Values norm_in{y.at(0)};
+      norm_in.insert(norm_in.end(), in.begin() + 3, in.begin() + 7);
+      return norm_activation_kernel(norm_in, context);
+    }
     size_t next = 3;
     if (norm_kernel) {
       Values norm_in{y.at(0)};

@@ -4,7 +4,8 @@
 // core's Conv2dNormActivation (the other nodes' steps applied as each output leaves the
 // convolution's registers). The same bits as the nodes one after another, which is what runs
 // where the block cannot be fused: while the module trains, for narrow float or float64 values,
-// 3-D convolutions, and (inside Conv2dNormActivation) where a gradient is needed.
+// 3-D convolutions, and (inside Conv2dNormActivation) where a gradient is needed; there, a Relu or
+// Clip runs inside the BatchNormalization's passes (BatchNormActivationKernel).
 #ifndef LOCKSTEP_ONNX_CONV_BLOCK_H_
 #define LOCKSTEP_ONNX_CONV_BLOCK_H_
 
@@ -34,6 +35,11 @@ struct ConvBlockNodes {
   Kernel conv_kernel, norm_kernel, activation_kernel;
   size_t activation_inputs = 0;  // the activation's inputs after its X (Clip's bounds)
 };
+
+// BatchNormalization's kernel (ops_network.cc), with `after` applied by core's BatchNorm as the
+// output is stored (the bits of the Relu or Clip node after it, and of its gradient): what a block
+// runs while the module trains, its convolution's output read by the normalisation alone.
+Kernel BatchNormActivationKernel(const NodeView& node, const BatchNormActivation& after);
 
 // Whether `node` can close a block: a Relu, or a Clip (opset 11 or later) whose bounds are absent
 // or constants (`constants`: the node's inputs' values known at load). Sets the activation of *after.

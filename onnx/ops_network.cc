@@ -301,7 +301,11 @@ Kernel GlobalPoolKernel(const NodeView& node, bool max) {
   };
 }
 
-Kernel BatchNormKernel(const NodeView& node) {
+Kernel BatchNormKernel(const NodeView& node) { return BatchNormActivationKernel(node, BatchNormActivation()); }
+
+}  // namespace
+
+Kernel BatchNormActivationKernel(const NodeView& node, const BatchNormActivation& after) {
   node.RequireInputs(5, 5);
   if (node.Int("training_mode", 0) != 0 || node.outputs() > 1) {
     node.Unsupported("BatchNormalization in training mode (extra outputs); lockstep uses batch statistics while "
@@ -313,16 +317,18 @@ Kernel BatchNormKernel(const NodeView& node) {
   }
   const float eps = node.Float("epsilon", 1e-5f);
   const float momentum = 1.0f - node.Float("momentum", 0.9f);  // ONNX keeps the running share
-  return [eps, momentum](const Values& in, RunContext& context) -> Values {
+  return [eps, momentum, after](const Values& in, RunContext& context) -> Values {
     const Tensor x = FloatInput(Input(in, 0, "BatchNormalization"), "BatchNormalization");
     Tensor t[4];
     for (int i = 0; i < 4; ++i) t[i] = FloatInput(Input(in, i + 1, "BatchNormalization"), "BatchNormalization");
     LOCKSTEP_REQUIRE(x.dim() >= 2, "BatchNormalization: expected [N, C, ...], got " << ShapeString(x.shape()));
     const Tensor x4 = x.dim() == 2 || x.dim() == 4 ? x : x.Reshape({x.size(0), x.size(1), -1, 1});
-    const Tensor y = BatchNorm(x4, t[2], t[3], t[0], t[1], context.training, momentum, eps);
+    const Tensor y = BatchNorm(x4, t[2], t[3], t[0], t[1], context.training, momentum, eps, after);
     return {FloatValue(y.Reshape(x.shape()))};
   };
 }
+
+namespace {
 
 Kernel LayerNormKernel(const NodeView& node) {
   node.RequireInputs(2, 3);

@@ -211,6 +211,24 @@ void ChannelSumsTarget(const float* x, const float* center, size_t samples, size
     out[c] = partials.size() == 1 ? partials[0] : CombineBlocksPairwise(partials.data(), partials.size());
   }
 }
+// g as the gradient of the forward pass's activation at y = xhat * w + b, formed as the forward
+// pass formed y (ChannelNormSums): Relu's rule g * (y > 0), Clip's +0 outside [lo, hi].
+template <class D, class V>
+HWY_INLINE V ActivationGradient(D d, const NormActivation& a, V g, V xhat, V w, V b) {
+  if (a.kind == NormActivation::kNone) return g;
+  const V y = hn::Add(hn::Mul(xhat, w), b);
+  if (a.kind == NormActivation::kRelu) {
+    return Canonicalize(d, hn::Mul(g, hn::IfThenElseZero(hn::Gt(y, hn::Zero(d)), hn::Set(d, 1.0f))));
+  }
+  return Canonicalize(d, hn::IfThenZeroElse(hn::Or(hn::Lt(y, hn::Set(d, a.lo)), hn::Gt(y, hn::Set(d, a.hi))), g));
+}
+HWY_INLINE float ActivationGradientScalar(const NormActivation& a, float g, float xhat, float w, float b) {
+  if (a.kind == NormActivation::kNone) return g;
+  const float y = xhat * w + b;
+  if (a.kind == NormActivation::kRelu) return CanonicalScalar(g * (y > 0.0f ? 1.0f : 0.0f));
+  return y < a.lo || y > a.hi ? 0.0f : CanonicalScalar(g);
+}
+
 // ChannelNormBackwardSums where a plane is whole rows of the virtual lanes (as ChannelSumsInPlace):
 // g and xhat read in place, each row's products added into four sets of lanes as they are formed,
 // dxhat stored from the registers.
@@ -224,6 +242,7 @@ void ChannelNormBackwardSumsInPlace(const ChannelNormSums& a, size_t first, size
   for (size_t c = first; c < first + count; ++c) {
     for (std::vector<float>& p : partials) p.clear();
     const auto vs = hn::Set(d, a.weight != nullptr ? a.weight[c] : 1.0f);
+    const auto vb = hn::Set(d, a.bias != nullptr ? a.bias[c] : 0.0f);
     for (size_t start = 0; start < len; start += kReduceBlock) {
       const size_t end = len - start < kReduceBlock ? len : start + kReduceBlock;
       for (float* l : lanes) StartLanes(l);
@@ -233,7 +252,8 @@ void ChannelNormBackwardSumsInPlace(const ChannelNormSums& a, size_t first, size
         const size_t at = (sample * a.channels + c) * a.positions + position;
         for (size_t i = 0; i < take; i += kReduceLanes) {
           for (size_t l = 0; l < kReduceLanes; l += N) {
-            const auto g = hn::LoadU(d, a.g + at + i + l), x = hn::LoadU(d, a.xhat + at + i + l);
+            const auto x = hn::LoadU(d, a.xhat + at + i + l);
+            const auto g = ActivationGradient(d, a.activation, hn::LoadU(d, a.g + at + i + l), x, vs, vb);
             const auto dx = Canonicalize(d, hn::Mul(g, vs));
             if (a.dxhat_out != nullptr) hn::StoreU(dx, d, a.dxhat_out + at + i + l);
             hn::Store(hn::Add(hn::Load(d, lanes[0] + l), dx), d, lanes[0] + l);
@@ -263,10 +283,13 @@ void ChannelNormBackwardSumsSmallPlanes(const ChannelNormSums& a, size_t first, 
   const size_t N = hn::Lanes(d);
   const size_t positions = a.positions;
   const size_t groups = kReduceLanes / positions, width = count * positions, per_block = kReduceBlock / positions;
-  thread_local std::vector<float> rows_buffer, weights_buffer;
+  thread_local std::vector<float> rows_buffer, weights_buffer, biases_buffer;
   thread_local std::vector<std::vector<float>> partials[4];
   float* const rows = AtLeast(&rows_buffer, 4 * groups * width);
   const float* weights = RepeatEach(a.weight != nullptr ? a.weight + first : nullptr, 1.0f, count, positions, &weights_buffer);
+  const bool activated = a.activation.kind != NormActivation::kNone;
+  const float* biases =
+      activated ? RepeatEach(a.bias != nullptr ? a.bias + first : nullptr, 0.0f, count, positions, &biases_buffer) : nullptr;
   float* const outs[4] = {a.sum_dxhat, a.sum_dxhat_xhat, a.sum_g_xhat, a.sum_g};
   for (std::vector<std::vector<float>>& k : partials) {
     k.resize(count);
@@ -285,8 +308,10 @@ void ChannelNormBackwardSumsSmallPlanes(const ChannelNormSums& a, size_t first, 
       float *r1 = r0 + set, *r2 = r1 + set, *r3 = r2 + set;
       size_t i = 0;
       for (; i + N <= width; i += N) {
-        const auto vg = hn::LoadU(d, g + i), vx = hn::LoadU(d, xhat + i);
-        const auto dx = Canonicalize(d, hn::Mul(vg, hn::LoadU(d, weights + i)));
+        const auto vx = hn::LoadU(d, xhat + i), vw = hn::LoadU(d, weights + i);
+        const auto vg = activated ? ActivationGradient(d, a.activation, hn::LoadU(d, g + i), vx, vw, hn::LoadU(d, biases + i))
+                                  : hn::LoadU(d, g + i);
+        const auto dx = Canonicalize(d, hn::Mul(vg, vw));
         if (dxhat != nullptr) hn::StoreU(dx, d, dxhat + i);
         hn::StoreU(hn::Add(hn::LoadU(d, r0 + i), dx), d, r0 + i);
         hn::StoreU(hn::Add(hn::LoadU(d, r1 + i), hn::Mul(dx, vx)), d, r1 + i);
@@ -294,12 +319,13 @@ void ChannelNormBackwardSumsSmallPlanes(const ChannelNormSums& a, size_t first, 
         hn::StoreU(hn::Add(hn::LoadU(d, r3 + i), vg), d, r3 + i);
       }
       for (; i < width; ++i) {
-        const float dx = CanonicalScalar(g[i] * weights[i]);
+        const float gi = activated ? ActivationGradientScalar(a.activation, g[i], xhat[i], weights[i], biases[i]) : g[i];
+        const float dx = CanonicalScalar(gi * weights[i]);
         if (dxhat != nullptr) dxhat[i] = dx;
         r0[i] = r0[i] + dx;
         r1[i] = r1[i] + dx * xhat[i];
-        r2[i] = r2[i] + g[i] * xhat[i];
-        r3[i] = r3[i] + g[i];
+        r2[i] = r2[i] + gi * xhat[i];
+        r3[i] = r3[i] + gi;
       }
     }
     for (int k = 0; k < 4; ++k) {
@@ -335,6 +361,7 @@ void ChannelNormBackwardSumsTarget(const ChannelNormSums& a, size_t first, size_
   for (size_t c = first; c < first + count; ++c) {
     for (std::vector<float>& p : partials) p.clear();
     const float scale = a.weight != nullptr ? a.weight[c] : 1.0f;
+    const float shift = a.bias != nullptr ? a.bias[c] : 0.0f;
     size_t sample = 0, position = 0;  // the block's first element
     for (size_t start = 0; start < len; start += kReduceBlock) {
       const size_t n = len - start < kReduceBlock ? len - start : kReduceBlock;
@@ -351,17 +378,25 @@ void ChannelNormBackwardSumsTarget(const ChannelNormSums& a, size_t first, size_
           ++s;
         }
       }
-      // The products, rounded once each; g * 1 is g (the null weight's product, canonical).
-      const auto vs = hn::Set(d, scale);
+      // The products, rounded once each; g * 1 is g (the null weight's product, canonical). The
+      // activation's gradient replaces g in the block, which sum_g sums.
+      const auto vs = hn::Set(d, scale), vb = hn::Set(d, shift);
+      const bool activated = a.activation.kind != NormActivation::kNone;
       size_t i = 0;
       for (; i + N <= n; i += N) {
-        const auto g = hn::LoadU(d, gb + i), x = hn::LoadU(d, xb + i);
+        const auto x = hn::LoadU(d, xb + i);
+        auto g = hn::LoadU(d, gb + i);
+        if (activated) {
+          g = ActivationGradient(d, a.activation, g, x, vs, vb);
+          hn::StoreU(g, d, gb + i);
+        }
         const auto dx = Canonicalize(d, hn::Mul(g, vs));
         hn::StoreU(dx, d, db + i);
         hn::StoreU(hn::Mul(dx, x), d, p1 + i);
         hn::StoreU(hn::Mul(g, x), d, p2 + i);
       }
       for (; i < n; ++i) {
+        if (activated) gb[i] = ActivationGradientScalar(a.activation, gb[i], xb[i], scale, shift);
         db[i] = CanonicalScalar(gb[i] * scale);
         p1[i] = db[i] * xb[i];
         p2[i] = gb[i] * xb[i];

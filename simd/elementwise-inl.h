@@ -230,11 +230,32 @@ HWY_INLINE void ClampImpl(const float* x, float lo, float hi, float* out, size_t
   MapUnary(d, x, out, n, ClampFn{lo, hi});
 }
 
+// Batch normalisation's forward activations (NormActivation) on canonical values: none, or the
+// functions of the Relu and Clip passes; the scalar form for the tables' tails.
+struct NoActivationFn {
+  template <class D, class V> HWY_INLINE V operator()(D, V v) const { return v; }
+};
+template <class Visit>
+HWY_INLINE void WithNormActivation(const NormActivation& a, const Visit& visit) {
+  switch (a.kind) {
+    case NormActivation::kRelu: return visit(ReluFn());
+    case NormActivation::kClamp: return visit(ClampFn{a.lo, a.hi});
+    default: return visit(NoActivationFn());
+  }
+}
+HWY_INLINE float ActivateScalar(const NormActivation& a, float v) {
+  if (a.kind == NormActivation::kRelu) return v > 0.0f || v != v ? CanonicalScalar(v) : 0.0f;
+  if (a.kind != NormActivation::kClamp) return v;
+  v = v < a.lo ? a.lo : v;
+  return CanonicalScalar(v > a.hi ? a.hi : v);
+}
+
 // Batch normalisation over one run of a channel: the steps of the scalar passes it replaces (each
 // rounded and canonical as theirs), in one pass over memory. Forward: xhat = (x - mean) * rstd,
-// out = xhat * weight + bias.
-HWY_INLINE void NormalizeRunImpl(const float* x, float mean, float rstd, float weight, float bias, float* xhat,
-                                 float* out, size_t n) {
+// out = activation(xhat * weight + bias).
+template <class Activation>
+HWY_INLINE void NormalizeRunWith(const float* x, float mean, float rstd, float weight, float bias, float* xhat,
+                                 float* out, size_t n, const Activation& activation) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const auto vm = hn::Set(d, mean), vr = hn::Set(d, rstd), vw = hn::Set(d, weight), vb = hn::Set(d, bias);
@@ -245,7 +266,7 @@ HWY_INLINE void NormalizeRunImpl(const float* x, float mean, float rstd, float w
   auto step = [&](const float* from, float* h_to, float* to) HWY_ATTR {
     const auto h = hn::Mul(hn::Sub(hn::LoadU(d, from), vm), vr);
     if (h_to != nullptr) hn::StoreU(Canonicalize(d, h), d, h_to);
-    hn::StoreU(Canonicalize(d, hn::Add(hn::Mul(h, vw), vb)), d, to);
+    hn::StoreU(activation(d, Canonicalize(d, hn::Add(hn::Mul(h, vw), vb))), d, to);
   };
   size_t i = 0;
   if (xhat != nullptr) {
@@ -259,6 +280,10 @@ HWY_INLINE void NormalizeRunImpl(const float* x, float mean, float rstd, float w
   step(in_buf, h_buf, out_buf);
   if (xhat != nullptr) memcpy(xhat + i, h_buf, (n - i) * sizeof(float));
   memcpy(out + i, out_buf, (n - i) * sizeof(float));
+}
+HWY_INLINE void NormalizeRunImpl(const float* x, float mean, float rstd, float weight, float bias, float* xhat,
+                                 float* out, size_t n, const NormActivation& a) {
+  WithNormActivation(a, [&](const auto& fn) HWY_ATTR { NormalizeRunWith(x, mean, rstd, weight, bias, xhat, out, n, fn); });
 }
 
 // Backward: dx = ((g - mean_g) - xhat * mean_g_xhat) * rstd.
@@ -283,8 +308,10 @@ HWY_INLINE void NormalizeRunBackwardImpl(const float* g, const float* xhat, floa
 }
 
 // NormalizeRunImpl and NormalizeRunBackwardImpl with per-element parameters (NormalizeTabled).
-HWY_INLINE void NormalizeTabledImpl(const float* x, const float* mean, const float* rstd, const float* weight,
-                                    const float* bias, float* xhat, float* out, size_t n) {
+template <class Activation>
+HWY_INLINE void NormalizeTabledWith(const float* x, const float* mean, const float* rstd, const float* weight,
+                                    const float* bias, float* xhat, float* out, size_t n, const NormActivation& a,
+                                    const Activation& activation) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   auto step = [&](size_t at, const float* from, float* h_to, float* to) HWY_ATTR {
@@ -292,15 +319,19 @@ HWY_INLINE void NormalizeTabledImpl(const float* x, const float* mean, const flo
     if (h_to != nullptr) hn::StoreU(Canonicalize(d, h), d, h_to);
     const auto w = weight != nullptr ? hn::LoadU(d, weight + at) : hn::Set(d, 1.0f);
     const auto b = bias != nullptr ? hn::LoadU(d, bias + at) : hn::Zero(d);
-    hn::StoreU(Canonicalize(d, hn::Add(hn::Mul(h, w), b)), d, to);
+    hn::StoreU(activation(d, Canonicalize(d, hn::Add(hn::Mul(h, w), b))), d, to);
   };
   size_t i = 0;
   for (; i + N <= n; i += N) step(i, x + i, xhat != nullptr ? xhat + i : nullptr, out + i);
   for (; i < n; ++i) {  // the same operations one lane at a time
     const float h = (x[i] - mean[i]) * rstd[i];
     if (xhat != nullptr) xhat[i] = CanonicalScalar(h);
-    out[i] = CanonicalScalar(h * (weight != nullptr ? weight[i] : 1.0f) + (bias != nullptr ? bias[i] : 0.0f));
+    out[i] = ActivateScalar(a, CanonicalScalar(h * (weight != nullptr ? weight[i] : 1.0f) + (bias != nullptr ? bias[i] : 0.0f)));
   }
+}
+HWY_INLINE void NormalizeTabledImpl(const float* x, const float* mean, const float* rstd, const float* weight,
+                                    const float* bias, float* xhat, float* out, size_t n, const NormActivation& a) {
+  WithNormActivation(a, [&](const auto& fn) HWY_ATTR { NormalizeTabledWith(x, mean, rstd, weight, bias, xhat, out, n, a, fn); });
 }
 
 HWY_INLINE void NormalizeBackwardTabledImpl(const float* g, const float* xhat, const float* mean_g,

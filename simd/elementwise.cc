@@ -32,16 +32,16 @@ void ClampBackwardTarget(const float* x, float lo, float hi, const float* g, flo
   ClampBackwardImpl(x, lo, hi, g, out, n);
 }
 void NormalizeRunTarget(const float* x, float mean, float rstd, float weight, float bias, float* xhat, float* out,
-                        size_t n) {
-  NormalizeRunImpl(x, mean, rstd, weight, bias, xhat, out, n);
+                        size_t n, const NormActivation& activation) {
+  NormalizeRunImpl(x, mean, rstd, weight, bias, xhat, out, n, activation);
 }
 void NormalizeRunBackwardTarget(const float* g, const float* xhat, float mean_g, float mean_g_xhat, float rstd,
                                 float* dx, size_t n) {
   NormalizeRunBackwardImpl(g, xhat, mean_g, mean_g_xhat, rstd, dx, n);
 }
 void NormalizeTabledTarget(const float* x, const float* mean, const float* rstd, const float* weight, const float* bias,
-                           float* xhat, float* out, size_t n) {
-  NormalizeTabledImpl(x, mean, rstd, weight, bias, xhat, out, n);
+                           float* xhat, float* out, size_t n, const NormActivation& activation) {
+  NormalizeTabledImpl(x, mean, rstd, weight, bias, xhat, out, n, activation);
 }
 void NormalizeBackwardTabledTarget(const float* g, const float* xhat, const float* mean_g, const float* mean_g_xhat,
                                    const float* rstd, float* dx, size_t n) {
@@ -126,16 +126,16 @@ void ClampBackward(const float* x, float lo, float hi, const float* g, float* ou
 }
 
 void NormalizeRun(const float* x, float mean, float rstd, float weight, float bias, float* xhat, float* out,
-                  size_t n) {
-  HWY_DYNAMIC_DISPATCH(NormalizeRunTarget)(x, mean, rstd, weight, bias, xhat, out, n);
+                  size_t n, const NormActivation& activation) {
+  HWY_DYNAMIC_DISPATCH(NormalizeRunTarget)(x, mean, rstd, weight, bias, xhat, out, n, activation);
 }
 void NormalizeRunBackward(const float* g, const float* xhat, float mean_g, float mean_g_xhat, float rstd, float* dx,
                           size_t n) {
   HWY_DYNAMIC_DISPATCH(NormalizeRunBackwardTarget)(g, xhat, mean_g, mean_g_xhat, rstd, dx, n);
 }
 void NormalizeTabled(const float* x, const float* mean, const float* rstd, const float* weight, const float* bias,
-                     float* xhat, float* out, size_t n) {
-  HWY_DYNAMIC_DISPATCH(NormalizeTabledTarget)(x, mean, rstd, weight, bias, xhat, out, n);
+                     float* xhat, float* out, size_t n, const NormActivation& activation) {
+  HWY_DYNAMIC_DISPATCH(NormalizeTabledTarget)(x, mean, rstd, weight, bias, xhat, out, n, activation);
 }
 void NormalizeBackwardTabled(const float* g, const float* xhat, const float* mean_g, const float* mean_g_xhat,
                              const float* rstd, float* dx, size_t n) {

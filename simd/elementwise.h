@@ -5,6 +5,7 @@
 #define LOCKSTEP_SIMD_ELEMENTWISE_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 namespace lockstep {
 namespace simd {
@@ -64,11 +65,21 @@ void Clamp(const float* x, float lo, float hi, float* out, size_t n);
 // out may alias g.
 void ClampBackward(const float* x, float lo, float hi, const float* g, float* out, size_t n);
 
+// The activation that batch normalisation's forward pass applies to out as it stores it (a Relu or
+// Clip that alone reads its output): kRelu out > 0 or NaN ? out : +0, as Unary's kRelu; kClamp as
+// Clamp. The same bits as that op's pass after it; xhat stays the normalised value. (The values
+// are core/backend/kernel_table.h's kConvRelu and kConvClamp.)
+struct NormActivation {
+  enum Kind : int32_t { kNone = 0, kRelu = 1, kClamp = 2 } kind = kNone;
+  float lo = 0.0f, hi = 0.0f;  // kClamp's bounds
+};
+
 // Batch normalisation over one run of a channel (core/backend/cpu_channel_norm.cc), single-threaded:
-// xhat = (x - mean) * rstd, out = xhat * weight + bias; backward dx = ((g - mean_g) - xhat *
-// mean_g_xhat) * rstd. Each step rounded and canonical: the bits of one BinaryScalarRight or Binary
-// pass per step, in one pass over memory.
-void NormalizeRun(const float* x, float mean, float rstd, float weight, float bias, float* xhat, float* out, size_t n);
+// xhat = (x - mean) * rstd, out = activation(xhat * weight + bias); backward dx = ((g - mean_g) -
+// xhat * mean_g_xhat) * rstd. Each step rounded and canonical: the bits of one BinaryScalarRight or
+// Binary pass per step, in one pass over memory.
+void NormalizeRun(const float* x, float mean, float rstd, float weight, float bias, float* xhat, float* out, size_t n,
+                  const NormActivation& activation = {});
 void NormalizeRunBackward(const float* g, const float* xhat, float mean_g, float mean_g_xhat, float rstd, float* dx,
                           size_t n);
 // The same arithmetic over whole samples of small planes, single-threaded: element i takes its
@@ -77,7 +88,7 @@ void NormalizeRunBackward(const float* g, const float* xhat, float mean_g, float
 // the forward pass but x and out may be null where NormalizeRun's would be (weight 1, bias 0, xhat
 // not stored).
 void NormalizeTabled(const float* x, const float* mean, const float* rstd, const float* weight, const float* bias,
-                     float* xhat, float* out, size_t n);
+                     float* xhat, float* out, size_t n, const NormActivation& activation = {});
 void NormalizeBackwardTabled(const float* g, const float* xhat, const float* mean_g, const float* mean_g_xhat,
                              const float* rstd, float* dx, size_t n);
 

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "simd/elementwise.h"
+
 namespace lockstep {
 namespace simd {
 
@@ -42,12 +44,16 @@ void ChannelDeviationSquareSums(const float* x, const float* mean, size_t sample
 // Batch normalisation's gradient sums in one pass (core/backend/kernel_table.h,
 // ChannelNormSumsCall): dxhat = g * weight[c] (null weight: g), and per channel the sums, as
 // ChannelSums sums them, of dxhat, dxhat * xhat, g * xhat and g, each product one rounded
-// multiplication; null outputs are skipped.
+// multiplication; null outputs are skipped. With an activation (the forward pass's), g is first its
+// gradient at y = xhat * weight[c] + bias[c]: g * (y > 0 ? 1 : 0) for kRelu, y < lo or y > hi ? +0
+// : g for kClamp, canonical (the bits of Relu's and Clip's backward rules).
 struct ChannelNormSums {
   size_t samples = 0, channels = 0, positions = 0;
   const float* g = nullptr;
   const float* xhat = nullptr;
   const float* weight = nullptr;
+  const float* bias = nullptr;  // null: +0
+  NormActivation activation;
   float* dxhat_out = nullptr;
   float* sum_dxhat = nullptr;
   float* sum_dxhat_xhat = nullptr;

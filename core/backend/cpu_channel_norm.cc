@@ -23,10 +23,17 @@ const float* Repeated(const float* values, size_t channels, size_t inner, std::v
   return values != nullptr ? simd::RepeatEach(values, 0.0f, channels, inner, table) : nullptr;
 }
 
+static_assert(simd::NormActivation::kRelu == backend::kConvRelu && simd::NormActivation::kClamp == backend::kConvClamp,
+              "one numbering of the activations");
+
 }  // namespace
 
 void ChannelNormalize(const backend::ChannelNormCall& c) {
   const size_t runs = c.outer * c.channels;
+  simd::NormActivation activation;
+  activation.kind = static_cast<simd::NormActivation::Kind>(c.activation);
+  activation.lo = c.lo;
+  activation.hi = c.hi;
   if (c.inner > 0 && c.inner < kTabledBelow) {
     std::vector<float> tables[4];
     const float* mean = Repeated(c.mean, c.channels, c.inner, &tables[0]);
@@ -38,7 +45,7 @@ void ChannelNormalize(const backend::ChannelNormCall& c) {
       for (size_t n = first; n < first + count; ++n) {
         const size_t at = n * sample;
         simd::NormalizeTabled(c.x + at, mean, rstd, weight, bias, c.xhat_out != nullptr ? c.xhat_out + at : nullptr,
-                              c.out + at, sample);
+                              c.out + at, sample, activation);
       }
     });
     return;
@@ -47,7 +54,8 @@ void ChannelNormalize(const backend::ChannelNormCall& c) {
     for (size_t run = first; run < first + count; ++run) {
       const size_t ch = run % c.channels, at = run * c.inner;
       simd::NormalizeRun(c.x + at, c.mean[ch], c.rstd[ch], c.weight != nullptr ? c.weight[ch] : 1.0f,
-                         c.bias != nullptr ? c.bias[ch] : 0.0f, c.xhat_out != nullptr ? c.xhat_out + at : nullptr, c.out + at, c.inner);
+                         c.bias != nullptr ? c.bias[ch] : 0.0f, c.xhat_out != nullptr ? c.xhat_out + at : nullptr, c.out + at, c.inner,
+                         activation);
     }
   });
 }

@@ -110,6 +110,10 @@ struct Cpu {
     a.g = c->g;
     a.xhat = c->xhat;
     a.weight = c->weight;
+    a.bias = c->bias;
+    a.activation.kind = static_cast<simd::NormActivation::Kind>(c->activation);
+    a.activation.lo = c->lo;
+    a.activation.hi = c->hi;
     a.dxhat_out = c->dxhat_out;
     a.sum_dxhat = c->sum_dxhat;
     a.sum_dxhat_xhat = c->sum_dxhat_xhat;

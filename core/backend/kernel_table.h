@@ -21,7 +21,7 @@ namespace backend {
 
 // Bumped whenever the table's layout or a kernel's meaning changes; a plugin built for another
 // version is refused with both versions named.
-constexpr uint32_t kKernelTableAbi = 13;
+constexpr uint32_t kKernelTableAbi = 14;
 
 // The same values as simd::BinaryOp, simd::UnaryOp and simd::MathFn (checked where the CPU table
 // is built).
@@ -169,6 +169,9 @@ struct PoolCall {
 //             (weight null: times 1; bias null: plus +0, so -0 becomes +0 as with a zero bias)
 //   backward: dx = ((x - sum_x[c] / count) - xhat * (sum_x_xhat[c] / count)) * rstd[c], where x is
 //             the gradient of xhat (training mode: the statistics came from the batch)
+// The forward pass's activation (a Relu or Clip that alone reads the output, in training too) is
+// applied to out as it is stored, as ConvEpilogue's kConvRelu and kConvClamp (the bits of the op
+// run after it); xhat_out stays the normalised value. A zero activation (the default) does nothing.
 struct ChannelNormCall {
   size_t outer, channels, inner;
   const float* x;     // forward: the input; backward: the gradient of xhat
@@ -179,6 +182,8 @@ struct ChannelNormCall {
   const float* bias;                 // [channels] or null
   float* xhat_out;                   // [outer, channels, inner], or null: not kept (no gradient)
   float* out;                        // forward: y; backward: dx
+  int32_t activation;                // forward: kConvNoActivation, kConvRelu or kConvClamp
+  float lo, hi;                      // kConvClamp's bounds
   // Backward.
   const float* xhat;                 // [outer, channels, inner]
   const float* sum_x;                // [channels]
@@ -190,12 +195,19 @@ struct ChannelNormCall {
 // c in (sample, position) order as channel_sums sums: with dxhat = g * weight[c] (weight null: g
 // itself), sum_dxhat[c] = sum of dxhat, sum_dxhat_xhat[c] = sum of dxhat * xhat, sum_g_xhat[c] = sum
 // of g * xhat, sum_g[c] = sum of g. Each output may be null (not computed); dxhat_out (null: not
-// stored) receives dxhat, canonical.
+// stored) receives dxhat, canonical. With an activation (the forward pass's, ChannelNormCall), g
+// is first the activation's gradient of the given one at y = xhat * weight[c] + bias[c] (y formed
+// again as the forward pass formed it), canonical, as the op's backward rule forms it:
+//   kConvRelu:  g * (y > 0 ? 1 : 0)
+//   kConvClamp: y < lo or y > hi ? +0 : g
 struct ChannelNormSumsCall {
   size_t samples, channels, positions;
   const float* g;
   const float* xhat;
   const float* weight;
+  const float* bias;     // [channels] or null (plus +0); read only with an activation
+  int32_t activation;    // kConvNoActivation, kConvRelu or kConvClamp
+  float lo, hi;          // kConvClamp's bounds
   float* dxhat_out;
   float* sum_dxhat;
   float* sum_dxhat_xhat;

@@ -76,14 +76,43 @@ struct AvgPoolBackwardBody {
   }
 };
 
+// Batch normalisation's y = xhat * weight + bias for channel ch (null weight: times 1; null bias:
+// plus +0), canonical.
+LS_HD float NormAffine(const float* weight, const float* bias, size_t ch, float xhat) {
+  const float scaled = Canonical(xhat * (weight != nullptr ? weight[ch] : 1.0f));
+  return Canonical(scaled + (bias != nullptr ? bias[ch] : 0.0f));
+}
+
+// The forward activation on a canonical y (ChannelNormCall): Relu's and Clip's bits.
+LS_HD float NormActivate(int32_t activation, float lo, float hi, float y) {
+  if (activation == backend::kConvRelu) return y > 0.0f || y != y ? y : 0.0f;
+  if (activation != backend::kConvClamp) return y;
+  y = y < lo ? lo : y;
+  return Canonical(y > hi ? hi : y);
+}
+
 struct ChannelNormalizeBody {
   backend::ChannelNormCall c;
   LS_HD void operator()(size_t i) const {
     const size_t ch = (i / c.inner) % c.channels;
     const float xhat = Canonical(Canonical(c.x[i] - c.mean[ch]) * c.rstd[ch]);
     if (c.xhat_out != nullptr) c.xhat_out[i] = xhat;
-    const float scaled = Canonical(xhat * (c.weight != nullptr ? c.weight[ch] : 1.0f));
-    c.out[i] = Canonical(scaled + (c.bias != nullptr ? c.bias[ch] : 0.0f));
+    c.out[i] = NormActivate(c.activation, c.lo, c.hi, NormAffine(c.weight, c.bias, ch, xhat));
+  }
+};
+
+// The gradient of the forward activation at y formed again from xhat (ChannelNormSumsCall): Relu's
+// rule g * (y > 0 ? 1 : 0), Clip's +0 outside [lo, hi], canonical.
+struct NormActivationGradientBody {
+  backend::ChannelNormSumsCall c;
+  float* out;
+  LS_HD void operator()(size_t i) const {
+    const float y = NormAffine(c.weight, c.bias, (i / c.positions) % c.channels, c.xhat[i]);
+    if (c.activation == backend::kConvRelu) {
+      out[i] = Canonical(c.g[i] * (y > 0.0f ? 1.0f : 0.0f));
+    } else {
+      out[i] = y < c.lo || y > c.hi ? 0.0f : Canonical(c.g[i]);
+    }
   }
 };
 
