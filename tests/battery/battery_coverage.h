@@ -24,9 +24,11 @@ namespace battery {
 // normalisation's channel sums read in place; `total-fused-3`: the forward convolution's epilogue;
 // `total-fused-4`: Clip's gradient in one pass, batch normalisation's gradient sums in one pass;
 // `total-fused-5`: SiLU's gradient in one pass, batch normalisation's variance sums in one pass, its
-// arithmetic on small planes).
-enum class GoldenSection { kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1, kFused2, kFused3, kFused4, kFused5 };
-constexpr int kGoldenSections = 9;
+// arithmetic on small planes; `total-fused-6`: batch normalisation with the Relu or Clip after it).
+enum class GoldenSection {
+  kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1, kFused2, kFused3, kFused4, kFused5, kFused6
+};
+constexpr int kGoldenSections = 10;
 
 struct CaseCoverage {
   const char* name;       // the battery case (its `kernel NAME HASH` line)
@@ -44,6 +46,7 @@ inline constexpr GoldenSection kFused2 = GoldenSection::kFused2;
 inline constexpr GoldenSection kFused3 = GoldenSection::kFused3;
 inline constexpr GoldenSection kFused4 = GoldenSection::kFused4;
 inline constexpr GoldenSection kFused5 = GoldenSection::kFused5;
+inline constexpr GoldenSection kFused6 = GoldenSection::kFused6;
 inline constexpr const char* kBinaryEntries = "binary binary_scalar_right binary_scalar_left";
 
 inline constexpr CaseCoverage kCaseCoverage[] = {
@@ -152,6 +155,7 @@ inline constexpr CaseCoverage kCaseCoverage[] = {
     {"silu_backward", kFused5, "silu_backward"},
     {"channel_deviation_square_sums", kFused5, "channel_deviation_square_sums"},
     {"channel_normalize_small_planes", kFused5, "channel_normalize channel_normalize_backward"},
+    {"channel_norm_activation", kFused6, "channel_normalize channel_norm_backward_sums"},
 };
 
 // The row of a case, or null.

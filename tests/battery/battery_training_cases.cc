@@ -1,4 +1,4 @@
-// Battery cases of the kernels added for training speed on real models (golden sections 8 and 9;
+// Battery cases of the kernels added for training speed on real models (golden sections 8 to 10;
 // Clip's gradient, elementwise, is with clamp in battery_cases.cc).
 #include <stddef.h>
 
@@ -170,6 +170,89 @@ void ChannelNormalizeSmallPlaneCases(Runner& r, std::vector<KernelOutput>& outpu
   outputs.push_back(std::move(k));
 }
 
+// Batch normalisation with the Relu or Clip after it: the forward pass's activation on runs of a
+// plane (64 positions and more) and on small planes, and the backward sums with the activation's
+// gradient on the shapes of channel_norm_backward_sums (read in place, small planes, gathered),
+// with and without the affine parameters, over moderate values and values with every special
+// class; Clip's bounds at 0 and 6, at -0 and +inf, and around zero.
+void ChannelNormActivationCases(Runner& r, std::vector<KernelOutput>& outputs) {
+  const size_t length = 32 * 3 * 300 + 16;
+  const float* moderate = r.Upload(ModerateInputs(length, 93)) + 1;  // misaligned
+  const float* mixed = r.Upload(MixedInputs(length, 94)) + 3;
+  const float* xhat = r.Upload(ModerateInputs(length, 95));
+  const float* parameters[2] = {r.Upload(ModerateInputs(4 * 64, 96)), r.Upload(MixedInputs(4 * 64, 97))};
+  std::vector<float> positive_host = ModerateInputs(64, 98);
+  for (float& v : positive_host) v = v < 0.0f ? -v : v;
+  const float* positive = r.Upload(positive_host);
+  float* xhat_out = r.Alloc<float>(length);
+  float* out = r.Alloc<float>(length);
+  float* sums = r.Alloc<float>(4 * 64);
+  const float inf = __builtin_inff();
+  const struct {
+    int32_t kind;
+    float lo, hi;
+  } activations[] = {{backend::kConvRelu, 0.0f, 0.0f}, {backend::kConvClamp, 0.0f, 6.0f},
+                     {backend::kConvClamp, -0.0f, inf}, {backend::kConvClamp, -0.5f, 0.25f}};
+  KernelOutput k{"channel_norm_activation", {}};
+  const size_t forward_shapes[][3] = {{2, 3, 300}, {3, 5, 64}, {3, 20, 4}, {2, 7, 9}, {5, 33, 1}};
+  for (const auto& s : forward_shapes) {
+    const size_t n = s[0] * s[1] * s[2];
+    for (int variant = 0; variant < 8; ++variant) {
+      const auto& a = activations[variant % 4];
+      const float* p = parameters[variant % 3 == 1 ? 1 : 0];
+      backend::ChannelNormCall c{};
+      c.outer = s[0];
+      c.channels = s[1];
+      c.inner = s[2];
+      c.x = variant % 3 == 1 ? mixed : moderate + variant;
+      c.mean = p;
+      c.rstd = variant % 3 == 1 ? p + 64 : positive;
+      c.weight = variant < 4 ? p + 128 : nullptr;
+      c.bias = variant % 2 == 0 ? p + 192 : nullptr;
+      c.xhat_out = variant == 5 ? nullptr : xhat_out;
+      c.out = out;
+      c.activation = a.kind;
+      c.lo = a.lo;
+      c.hi = a.hi;
+      r.Check(r.k.channel_normalize(&c), "channel_normalize");
+      if (c.xhat_out != nullptr) r.Fetch(k, xhat_out, n);
+      r.Fetch(k, out, n);
+    }
+  }
+  const size_t sum_shapes[][3] = {{32, 40, 4}, {3, 5, 7}, {2, 3, 4097}, {32, 3, 300}, {1, 64, 1},
+                                  {5, 2, 33},  {4, 6, 0}, {9, 2, 1024}, {3, 4, 192}};
+  for (const auto& s : sum_shapes) {
+    const size_t n = s[0] * s[1] * s[2];
+    for (int variant = 0; variant < 8; ++variant) {
+      const auto& a = activations[variant % 4];
+      const float* p = parameters[variant % 3 == 2 ? 1 : 0];
+      backend::ChannelNormSumsCall call{};
+      call.samples = s[0];
+      call.channels = s[1];
+      call.positions = s[2];
+      call.g = variant % 2 == 0 ? moderate : mixed;
+      call.xhat = variant % 3 == 2 ? mixed + 5 : xhat;
+      call.weight = variant < 4 ? p : nullptr;
+      call.bias = variant % 4 < 2 ? p + 64 : nullptr;
+      call.activation = a.kind;
+      call.lo = a.lo;
+      call.hi = a.hi;
+      call.dxhat_out = variant % 2 == 0 ? xhat_out : nullptr;
+      call.sum_dxhat = sums;
+      call.sum_dxhat_xhat = sums + 64;
+      call.sum_g_xhat = sums + 128;
+      call.sum_g = variant == 7 ? nullptr : sums + 192;
+      r.Check(r.k.channel_norm_backward_sums(&call), "channel_norm_backward_sums");
+      for (int o = 0; o < 4; ++o) {
+        const float* outs[4] = {call.sum_dxhat, call.sum_dxhat_xhat, call.sum_g_xhat, call.sum_g};
+        if (outs[o] != nullptr) r.Fetch(k, outs[o], s[1]);
+      }
+      if (call.dxhat_out != nullptr) r.Fetch(k, xhat_out, n);
+    }
+  }
+  outputs.push_back(std::move(k));
+}
+
 }  // namespace
 
 void TrainingCases(Runner& r, std::vector<KernelOutput>& outputs) {
@@ -177,6 +260,7 @@ void TrainingCases(Runner& r, std::vector<KernelOutput>& outputs) {
   SiluBackwardCases(r, outputs);             // golden section 9
   ChannelDeviationSquareSumsCases(r, outputs);
   ChannelNormalizeSmallPlaneCases(r, outputs);
+  ChannelNormActivationCases(r, outputs);  // golden section 10
 }
 
 }  // namespace battery
