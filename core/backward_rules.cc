@@ -215,15 +215,11 @@ Grads BatchNormGrad(const Node& node, const Tensor& g_in) {
   const bool want_dx = Wants(node, 0);
   // The activation applied after the normalisation (BatchNormActivation), as the kernel table numbers it.
   BatchNormActivation after;
-  after.kind = node.ints[2] == backend::kConvRelu    ? BatchNormActivation::Kind::kRelu
-               : node.ints[2] == backend::kConvClamp ? BatchNormActivation::Kind::kClamp
-                                                     : BatchNormActivation::Kind::kNone;
-  if (after.kind == BatchNormActivation::Kind::kClamp) {
-    after.lo = node.floats[0];
-    after.hi = node.floats[1];
-  }
+  after.kind = ActivationKind(static_cast<int32_t>(node.ints[2]));
+  after.lo = node.floats[0];
+  after.hi = node.floats[1];
   const BatchNormGradSums sums = BatchNormGradSumsOf(g, xhat, w, n, c, p, want_dx, want_dx && training, Wants(node, 1),
-                                                     Wants(node, 2), node.inputs[2], after);
+                                                     Wants(node, 2), node.inputs[2], after, node.saved[2]);
   if (want_dx) {
     Tensor dx = Tensor::Empty(xhat.shape());
     const Tensor& dxhat = sums.dxhat;

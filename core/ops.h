@@ -187,9 +187,9 @@ Tensor StochasticDepth(const Tensor& x, float p, bool row_mode, bool training, u
 Tensor LayerNorm(const Tensor& x, int64_t normalized_dims, const Tensor& weight, const Tensor& bias,
                  float eps);
 
-// The activation BatchNorm may apply to its output: Relu, or Clamp(lo, hi).
+// The activation BatchNorm may apply to its output: Relu, Clamp(lo, hi) or Silu.
 struct BatchNormActivation {
-  enum class Kind { kNone, kRelu, kClamp } kind = Kind::kNone;
+  enum class Kind { kNone, kRelu, kClamp, kSilu } kind = Kind::kNone;
   float lo = 0.0f, hi = 0.0f;  // kClamp's bounds
 };
 
@@ -197,8 +197,8 @@ struct BatchNormActivation {
 // (when defined) are updated in place: running = (1 - momentum) * running + momentum * batch
 // (unbiased variance), as PyTorch does. With `after`, the activation is applied as the output is
 // stored and its gradient folded into the normalisation's backward passes: the bits and gradients
-// of BatchNorm, then Relu or Clamp, with two passes over memory fewer each way (the trace names
-// the op batch_norm_relu or batch_norm_clip).
+// of BatchNorm, then Relu, Clamp or Silu, with passes over memory fewer each way (the trace names
+// the op batch_norm_relu, batch_norm_clip or batch_norm_silu).
 Tensor BatchNorm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                  const Tensor& weight, const Tensor& bias, bool training, float momentum, float eps,
                  const BatchNormActivation& after = {});

@@ -72,13 +72,18 @@ Tensor ChannelDeviationSquareSums(const Tensor& t, const Tensor& mean, int64_t n
 // dxhat = g * weight (weight undefined: 1), and [C] sums of dxhat and dxhat * xhat (dx_sums), of
 // g * xhat (g_xhat) and of g (g_sum); in one pass over g and xhat (channel_norm_backward_sums),
 // or as the separate products and ChannelSums across ranks. Unrequested fields stay undefined.
-// With an activation, g is first its gradient at y = xhat * weight + bias (Relu's or Clip's rule).
+// With an activation, g is first its gradient at y = xhat * weight + bias (Relu's, Clip's or, with
+// the forward pass's sigmoid(y), SiLU's rule).
 struct BatchNormGradSums {
   Tensor dxhat, sum_dxhat, sum_dxhat_xhat, sum_g_xhat, sum_g;
 };
 BatchNormGradSums BatchNormGradSumsOf(const Tensor& g, const Tensor& xhat, const Tensor& weight, int64_t n, int64_t c,
                                       int64_t p, bool dxhat, bool dx_sums, bool g_xhat, bool g_sum,
-                                      const Tensor& bias = Tensor(), const BatchNormActivation& after = {});
+                                      const Tensor& bias = Tensor(), const BatchNormActivation& after = {},
+                                      const Tensor& sigmoid = Tensor());
+// The kernel table's number for a BatchNormActivation kind (kConvNoActivation ... kConvSilu), and back.
+int32_t KernelActivation(BatchNormActivation::Kind kind);
+BatchNormActivation::Kind ActivationKind(int32_t kernel_activation);
 // Batch normalisation's rstd [C] = rsqrt(var + eps) (the contract's rsqrt), var contiguous [C]:
 // one definition for BatchNorm and the fused convolution block, so both give the same bits.
 Tensor BatchNormRstd(const Tensor& var, float eps);

@@ -127,10 +127,10 @@ Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& runn
   if (after.kind != Kind::kNone && parallel::CurrentBatch() != nullptr) {
     // Across ranks the gradient sums are the separate ops (BatchNormGradSumsOf): so are the two ops.
     const Tensor y = BatchNorm(a, running_mean, running_var, weight, bias, training, momentum, eps);
-    return after.kind == Kind::kRelu ? Relu(y) : Clamp(y, after.lo, after.hi);
+    return after.kind == Kind::kRelu ? Relu(y) : after.kind == Kind::kSilu ? Silu(y) : Clamp(y, after.lo, after.hi);
   }
-  const char* name = after.kind == Kind::kRelu ? "batch_norm_relu" : after.kind == Kind::kClamp ? "batch_norm_clip"
-                                                                                                 : "batch_norm";
+  const char* const names[] = {"batch_norm", "batch_norm_relu", "batch_norm_clip", "batch_norm_silu"};
+  const char* name = names[static_cast<int>(after.kind)];
   return trace::Op(name, [&]() -> Tensor {
     const Tensor x = ContiguousData(a, "batch_norm");
     LOCKSTEP_REQUIRE(x.dim() == 2 || x.dim() == 4,
@@ -191,15 +191,16 @@ Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& runn
     call.bias = b.defined() ? b.data_f32() : nullptr;
     call.xhat_out = keeps_graph ? xhat.data_f32() : nullptr;
     call.out = out.data_f32();
-    call.activation = after.kind == Kind::kRelu ? backend::kConvRelu
-                      : after.kind == Kind::kClamp ? backend::kConvClamp
-                                                   : backend::kConvNoActivation;
+    call.activation = KernelActivation(after.kind);
     call.lo = after.lo;
     call.hi = after.hi;
+    // SiLU's gradient reads its sigmoid, kept as the forward pass forms it.
+    const Tensor sigmoid = keeps_graph && after.kind == Kind::kSilu ? Tensor::Empty(x.shape()) : Tensor();
+    call.sigmoid_out = sigmoid.defined() ? sigmoid.data_f32() : nullptr;
     kernels.ChannelNormalize(&call);
     if (keeps_graph) {
       Node& node = RecordNode(out, OpKind::kBatchNorm, {a, weight, bias});
-      node.saved = {xhat, rstd};
+      node.saved = {xhat, rstd, sigmoid};
       node.ints = {training ? 1 : 0, count, call.activation};
       node.floats = {after.lo, after.hi};
     }

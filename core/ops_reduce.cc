@@ -112,9 +112,27 @@ Tensor ChannelDeviationSquareSums(const Tensor& t, const Tensor& mean, int64_t n
   return ChannelSumsOf(t, mean, n, c, p);
 }
 
+int32_t KernelActivation(BatchNormActivation::Kind kind) {
+  switch (kind) {
+    case BatchNormActivation::Kind::kRelu: return backend::kConvRelu;
+    case BatchNormActivation::Kind::kClamp: return backend::kConvClamp;
+    case BatchNormActivation::Kind::kSilu: return backend::kConvSilu;
+    default: return backend::kConvNoActivation;
+  }
+}
+
+BatchNormActivation::Kind ActivationKind(int32_t kernel_activation) {
+  switch (kernel_activation) {
+    case backend::kConvRelu: return BatchNormActivation::Kind::kRelu;
+    case backend::kConvClamp: return BatchNormActivation::Kind::kClamp;
+    case backend::kConvSilu: return BatchNormActivation::Kind::kSilu;
+    default: return BatchNormActivation::Kind::kNone;
+  }
+}
+
 BatchNormGradSums BatchNormGradSumsOf(const Tensor& g_in, const Tensor& xhat_in, const Tensor& weight, int64_t n,
                                       int64_t c, int64_t p, bool dxhat, bool dx_sums, bool g_xhat, bool g_sum,
-                                      const Tensor& bias, const BatchNormActivation& after) {
+                                      const Tensor& bias, const BatchNormActivation& after, const Tensor& sigmoid) {
   using Kind = BatchNormActivation::Kind;
   BatchNormGradSums r;
   Tensor g = ContiguousData(g_in, "batch_norm").Reshape({n, c, p});
@@ -130,6 +148,11 @@ BatchNormGradSums BatchNormGradSumsOf(const Tensor& g_in, const Tensor& xhat_in,
       y = Add(y, b.defined() ? b.Reshape({1, c, 1}) : Tensor::Zeros({1, c, 1}));
       if (after.kind == Kind::kRelu) {
         g = Mul(g, Greater(y, Tensor::Scalar(0.0f)));
+      } else if (after.kind == Kind::kSilu) {
+        Tensor silu = Tensor::Empty(g.shape());
+        Kernels().SiluBackward(y.data_f32(), sigmoid.data_f32(), g.data_f32(), silu.data_f32(),
+                               static_cast<size_t>(g.numel()));
+        g = silu;
       } else {
         Tensor masked = Tensor::Empty(g.shape());
         Kernels().ClampBackward(y.data_f32(), after.lo, after.hi, g.data_f32(), masked.data_f32(),
@@ -166,11 +189,10 @@ BatchNormGradSums BatchNormGradSumsOf(const Tensor& g_in, const Tensor& xhat_in,
     call.xhat = xhat.data_f32() + first * c * p;
     call.weight = w.defined() ? w.data_f32() : nullptr;
     call.bias = b.defined() ? b.data_f32() : nullptr;
-    call.activation = after.kind == Kind::kRelu    ? backend::kConvRelu
-                      : after.kind == Kind::kClamp ? backend::kConvClamp
-                                                   : backend::kConvNoActivation;
+    call.activation = KernelActivation(after.kind);
     call.lo = after.lo;
     call.hi = after.hi;
+    call.sigmoid = sigmoid.defined() ? sigmoid.data_f32() + first * c * p : nullptr;
     call.dxhat_out = dxhat ? r.dxhat.data_f32() + first * c * p : nullptr;
     call.sum_dxhat = row(r.sum_dxhat);
     call.sum_dxhat_xhat = row(r.sum_dxhat_xhat);

@@ -135,8 +135,16 @@ struct TableImpl {
   static int AvgPoolBackward(const backend::PoolCall* p, const float* grad, float* dx) {
     return Dev::Launch(static_cast<size_t>(p->planes * p->h * p->w), AvgPoolBackwardBody{*p, grad, dx});
   }
+  // SiLU after the normalisation: its sigmoid (into sigmoid_out, or scratch), then the product in place.
   static int ChannelNormalize(const backend::ChannelNormCall* c) {
-    return Dev::Launch(c->outer * c->channels * c->inner, ChannelNormalizeBody{*c});
+    const size_t n = c->outer * c->channels * c->inner;
+    int status = Dev::Launch(n, ChannelNormalizeBody{*c});
+    if (status != 0 || c->activation != backend::kConvSilu) return status;
+    Scratch scratch(c->sigmoid_out == nullptr ? n * sizeof(float) : 0);
+    if (scratch.ptr == nullptr) return Dev::Fail("out of device memory for batch_norm's SiLU");
+    float* const s = c->sigmoid_out != nullptr ? c->sigmoid_out : scratch.f();
+    status = Math(MathFn::kSigmoid, c->out, s, n);
+    return status != 0 ? status : Binary(BinaryOp::kMul, c->out, s, c->out, n);
   }
   static int ChannelNormalizeBackward(const backend::ChannelNormCall* c) {
     return Dev::Launch(c->outer * c->channels * c->inner, ChannelNormalizeBackwardBody{*c});

@@ -82,13 +82,15 @@ Kernel ConvBlockKernel(const ConvBlockNodes& nodes, const ConvNormActivation& ac
   const Kernel conv_kernel = nodes.conv_kernel;
   const Kernel norm_kernel = nodes.norm != nullptr ? nodes.norm_kernel : Kernel();
   const Kernel activation_kernel = nodes.activation != nullptr ? nodes.activation_kernel : Kernel();
-  // Node by node, a Relu or Clip after the normalisation runs inside its passes (float32 values).
+  // Node by node, a Relu, Clip or SiLU after the normalisation runs inside its passes (float32
+  // values).
   Kernel norm_activation_kernel;
   using Activation = ConvNormActivation::Activation;
-  if (nodes.norm != nullptr && (after.activation == Activation::kRelu || after.activation == Activation::kClamp)) {
+  if (nodes.norm != nullptr && after.activation != Activation::kNone) {
     BatchNormActivation fused;
-    fused.kind = after.activation == Activation::kRelu ? BatchNormActivation::Kind::kRelu
-                                                       : BatchNormActivation::Kind::kClamp;
+    fused.kind = after.activation == Activation::kRelu    ? BatchNormActivation::Kind::kRelu
+                 : after.activation == Activation::kClamp ? BatchNormActivation::Kind::kClamp
+                                                          : BatchNormActivation::Kind::kSilu;
     fused.lo = after.lo;
     fused.hi = after.hi;
     norm_activation_kernel = BatchNormActivationKernel(ViewOf(*nodes.norm, nodes.opset), fused);

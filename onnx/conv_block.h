@@ -4,8 +4,8 @@
 // core's Conv2dNormActivation (the other nodes' steps applied as each output leaves the
 // convolution's registers). The same bits as the nodes one after another, which is what runs
 // where the block cannot be fused: while the module trains, for narrow float or float64 values,
-// 3-D convolutions, and (inside Conv2dNormActivation) where a gradient is needed; there, a Relu or
-// Clip runs inside the BatchNormalization's passes (BatchNormActivationKernel).
+// 3-D convolutions, and (inside Conv2dNormActivation) where a gradient is needed; there, the
+// activation runs inside the BatchNormalization's passes (BatchNormActivationKernel).
 #ifndef LOCKSTEP_ONNX_CONV_BLOCK_H_
 #define LOCKSTEP_ONNX_CONV_BLOCK_H_
 
@@ -37,7 +37,7 @@ struct ConvBlockNodes {
 };
 
 // BatchNormalization's kernel (ops_network.cc), with `after` applied by core's BatchNorm as the
-// output is stored (the bits of the Relu or Clip node after it, and of its gradient): what a block
+// output is stored (the bits of the Relu, Clip or SiLU after it, and of its gradient): what a block
 // runs while the module trains, its convolution's output read by the normalisation alone.
 Kernel BatchNormActivationKernel(const NodeView& node, const BatchNormActivation& after);
 

@@ -212,21 +212,32 @@ void ChannelSumsTarget(const float* x, const float* center, size_t samples, size
   }
 }
 // g as the gradient of the forward pass's activation at y = xhat * w + b, formed as the forward
-// pass formed y (ChannelNormSums): Relu's rule g * (y > 0), Clip's +0 outside [lo, hi].
+// pass formed y (ChannelNormSums): Relu's rule g * (y > 0), Clip's +0 outside [lo, hi], SiLU's
+// g * s + ((g * y) * (-s + 1)) * s with s the forward pass's sigmoid (simd/silu_backward.h).
 template <class D, class V>
-HWY_INLINE V ActivationGradient(D d, const NormActivation& a, V g, V xhat, V w, V b) {
+HWY_INLINE V ActivationGradient(D d, const NormActivation& a, V g, V xhat, V w, V b, V s) {
   if (a.kind == NormActivation::kNone) return g;
   const V y = hn::Add(hn::Mul(xhat, w), b);
   if (a.kind == NormActivation::kRelu) {
     return Canonicalize(d, hn::Mul(g, hn::IfThenElseZero(hn::Gt(y, hn::Zero(d)), hn::Set(d, 1.0f))));
   }
+  if (a.kind == NormActivation::kSilu) {
+    const V sigmoid_part = hn::Mul(hn::Mul(hn::Mul(g, y), hn::Add(hn::Neg(s), hn::Set(d, 1.0f))), s);
+    return Canonicalize(d, hn::Add(hn::Mul(g, s), sigmoid_part));
+  }
   return Canonicalize(d, hn::IfThenZeroElse(hn::Or(hn::Lt(y, hn::Set(d, a.lo)), hn::Gt(y, hn::Set(d, a.hi))), g));
 }
-HWY_INLINE float ActivationGradientScalar(const NormActivation& a, float g, float xhat, float w, float b) {
+HWY_INLINE float ActivationGradientScalar(const NormActivation& a, float g, float xhat, float w, float b, float s) {
   if (a.kind == NormActivation::kNone) return g;
   const float y = xhat * w + b;
   if (a.kind == NormActivation::kRelu) return CanonicalScalar(g * (y > 0.0f ? 1.0f : 0.0f));
+  if (a.kind == NormActivation::kSilu) return CanonicalScalar(g * s + ((g * y) * (-s + 1.0f)) * s);
   return y < a.lo || y > a.hi ? 0.0f : CanonicalScalar(g);
+}
+// The sigmoid vector the activation's gradient reads (a zero one where it reads none).
+template <class D>
+HWY_INLINE hn::Vec<D> SigmoidAt(D d, const NormActivation& a, const float* sigmoid, size_t at) {
+  return a.kind == NormActivation::kSilu ? hn::LoadU(d, sigmoid + at) : hn::Zero(d);
 }
 
 // ChannelNormBackwardSums where a plane is whole rows of the virtual lanes (as ChannelSumsInPlace):
@@ -253,7 +264,8 @@ void ChannelNormBackwardSumsInPlace(const ChannelNormSums& a, size_t first, size
         for (size_t i = 0; i < take; i += kReduceLanes) {
           for (size_t l = 0; l < kReduceLanes; l += N) {
             const auto x = hn::LoadU(d, a.xhat + at + i + l);
-            const auto g = ActivationGradient(d, a.activation, hn::LoadU(d, a.g + at + i + l), x, vs, vb);
+            const auto g = ActivationGradient(d, a.activation, hn::LoadU(d, a.g + at + i + l), x, vs, vb,
+                                              SigmoidAt(d, a.activation, a.sigmoid, at + i + l));
             const auto dx = Canonicalize(d, hn::Mul(g, vs));
             if (a.dxhat_out != nullptr) hn::StoreU(dx, d, a.dxhat_out + at + i + l);
             hn::Store(hn::Add(hn::Load(d, lanes[0] + l), dx), d, lanes[0] + l);
@@ -303,13 +315,15 @@ void ChannelNormBackwardSumsSmallPlanes(const ChannelNormSums& a, size_t first, 
       const size_t at = (n * a.channels + first) * positions;
       const float* g = a.g + at;
       const float* xhat = a.xhat + at;
+      const float* sigmoid = a.sigmoid != nullptr ? a.sigmoid + at : nullptr;
       float* dxhat = a.dxhat_out != nullptr ? a.dxhat_out + at : nullptr;
       float* r0 = rows + (n % groups) * width;
       float *r1 = r0 + set, *r2 = r1 + set, *r3 = r2 + set;
       size_t i = 0;
       for (; i + N <= width; i += N) {
         const auto vx = hn::LoadU(d, xhat + i), vw = hn::LoadU(d, weights + i);
-        const auto vg = activated ? ActivationGradient(d, a.activation, hn::LoadU(d, g + i), vx, vw, hn::LoadU(d, biases + i))
+        const auto vg = activated ? ActivationGradient(d, a.activation, hn::LoadU(d, g + i), vx, vw, hn::LoadU(d, biases + i),
+                                                       SigmoidAt(d, a.activation, sigmoid, i))
                                   : hn::LoadU(d, g + i);
         const auto dx = Canonicalize(d, hn::Mul(vg, vw));
         if (dxhat != nullptr) hn::StoreU(dx, d, dxhat + i);
@@ -319,7 +333,9 @@ void ChannelNormBackwardSumsSmallPlanes(const ChannelNormSums& a, size_t first, 
         hn::StoreU(hn::Add(hn::LoadU(d, r3 + i), vg), d, r3 + i);
       }
       for (; i < width; ++i) {
-        const float gi = activated ? ActivationGradientScalar(a.activation, g[i], xhat[i], weights[i], biases[i]) : g[i];
+        const float gi = activated ? ActivationGradientScalar(a.activation, g[i], xhat[i], weights[i], biases[i],
+                                                              sigmoid != nullptr ? sigmoid[i] : 0.0f)
+                                   : g[i];
         const float dx = CanonicalScalar(gi * weights[i]);
         if (dxhat != nullptr) dxhat[i] = dx;
         r0[i] = r0[i] + dx;
@@ -346,15 +362,17 @@ void ChannelNormBackwardSumsTarget(const ChannelNormSums& a, size_t first, size_
   const size_t len = a.samples * a.positions;
   if (len != 0 && a.positions % kReduceLanes == 0) return ChannelNormBackwardSumsInPlace(a, first, count);
   if (len != 0 && SmallPlanes(a.positions)) return ChannelNormBackwardSumsSmallPlanes(a, first, count);
-  // The block's values: g, xhat, dxhat, dxhat * xhat, g * xhat (on the heap: 80 KB would not fit
-  // every thread's stack, WebAssembly's workers among them).
+  // The block's values: g, xhat, dxhat, dxhat * xhat, g * xhat, and SiLU's sigmoid (on the heap:
+  // 96 KB would not fit every thread's stack, WebAssembly's workers among them).
   thread_local std::vector<float> buffer;
-  if (buffer.size() < 5 * kReduceBlock) buffer.resize(5 * kReduceBlock);
+  if (buffer.size() < 6 * kReduceBlock) buffer.resize(6 * kReduceBlock);
   float* const gb = buffer.data();
   float* const xb = gb + kReduceBlock;
   float* const db = xb + kReduceBlock;
   float* const p1 = db + kReduceBlock;
   float* const p2 = p1 + kReduceBlock;
+  float* const sb = p2 + kReduceBlock;
+  const bool silu = a.activation.kind == NormActivation::kSilu;
   std::vector<float> partials[4];
   float* const outs[4] = {a.sum_dxhat, a.sum_dxhat_xhat, a.sum_g_xhat, a.sum_g};
   const float* const blocks[4] = {db, p1, p2, gb};
@@ -371,6 +389,7 @@ void ChannelNormBackwardSumsTarget(const ChannelNormSums& a, size_t first, size_
         const size_t take = a.positions - p < n - filled ? a.positions - p : n - filled;
         CopyPiece(a.g + at, take, gb + filled);
         CopyPiece(a.xhat + at, take, xb + filled);
+        if (silu) CopyPiece(a.sigmoid + at, take, sb + filled);
         filled += take;
         p += take;
         if (p == a.positions) {
@@ -387,7 +406,7 @@ void ChannelNormBackwardSumsTarget(const ChannelNormSums& a, size_t first, size_
         const auto x = hn::LoadU(d, xb + i);
         auto g = hn::LoadU(d, gb + i);
         if (activated) {
-          g = ActivationGradient(d, a.activation, g, x, vs, vb);
+          g = ActivationGradient(d, a.activation, g, x, vs, vb, SigmoidAt(d, a.activation, sb, i));
           hn::StoreU(g, d, gb + i);
         }
         const auto dx = Canonicalize(d, hn::Mul(g, vs));
@@ -396,7 +415,7 @@ void ChannelNormBackwardSumsTarget(const ChannelNormSums& a, size_t first, size_
         hn::StoreU(hn::Mul(g, x), d, p2 + i);
       }
       for (; i < n; ++i) {
-        if (activated) gb[i] = ActivationGradientScalar(a.activation, gb[i], xb[i], scale, shift);
+        if (activated) gb[i] = ActivationGradientScalar(a.activation, gb[i], xb[i], scale, shift, silu ? sb[i] : 0.0f);
         db[i] = CanonicalScalar(gb[i] * scale);
         p1[i] = db[i] * xb[i];
         p2[i] = gb[i] * xb[i];

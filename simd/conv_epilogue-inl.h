@@ -16,6 +16,7 @@
 #include "simd/contract-inl.h"
 #include "simd/conv.h"
 #include "simd/math.h"
+#include "simd/silu_forward.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace lockstep {
@@ -61,24 +62,10 @@ struct ChannelEpilogue {
   }
 };
 
-// v * sigmoid(v) over a run of stored values, in place, canonical: the sigmoid in blocks through
-// a buffer in the cache (the math kernel's own evaluation, on this thread), then the products.
+// v * sigmoid(v) over a run of stored values, in place, canonical (simd/silu_forward.h).
 template <class D>
-HWY_INLINE void SiluRun(D d, float* run, size_t n) {
-  const size_t N = hn::Lanes(d);
-  constexpr size_t kBlock = 1024;
-  HWY_ALIGN float s[kBlock];
-  for (size_t p0 = 0; p0 < n; p0 += kBlock) {
-    const size_t len = n - p0 < kBlock ? n - p0 : kBlock;
-    float* v = run + p0;
-    MathOnThisThread(MathFn::kSigmoid, v, s, len);
-    size_t p = 0;
-    for (; p + N <= len; p += N) hn::StoreU(Canonicalize(d, hn::Mul(hn::LoadU(d, v + p), hn::Load(d, s + p))), d, v + p);
-    for (; p < len; ++p) {
-      const float y = v[p] * s[p];
-      v[p] = y != y ? __builtin_nanf("") : y;
-    }
-  }
+HWY_INLINE void SiluRun(D, float* run, size_t n) {
+  SiluInPlace(run, nullptr, n);
 }
 
 // The same steps on one float (the rows' tails), canonical; SiLU's sigmoid comes after (SiluRun).

@@ -231,7 +231,8 @@ HWY_INLINE void ClampImpl(const float* x, float lo, float hi, float* out, size_t
 }
 
 // Batch normalisation's forward activations (NormActivation) on canonical values: none, or the
-// functions of the Relu and Clip passes; the scalar form for the tables' tails.
+// functions of the Relu and Clip passes (SiLU runs over the stored values after them); the scalar
+// form for the tables' tails.
 struct NoActivationFn {
   template <class D, class V> HWY_INLINE V operator()(D, V v) const { return v; }
 };

@@ -65,12 +65,14 @@ void Clamp(const float* x, float lo, float hi, float* out, size_t n);
 // out may alias g.
 void ClampBackward(const float* x, float lo, float hi, const float* g, float* out, size_t n);
 
-// The activation that batch normalisation's forward pass applies to out as it stores it (a Relu or
-// Clip that alone reads its output): kRelu out > 0 or NaN ? out : +0, as Unary's kRelu; kClamp as
-// Clamp. The same bits as that op's pass after it; xhat stays the normalised value. (The values
-// are core/backend/kernel_table.h's kConvRelu and kConvClamp.)
+// The activation that batch normalisation's forward pass applies to out as it stores it (a Relu,
+// Clip or SiLU that alone reads its output): kRelu out > 0 or NaN ? out : +0, as Unary's kRelu;
+// kClamp as Clamp; kSilu by SiluInPlace (simd/silu_forward.h) over the stored run, which the
+// normalisation's own passes leave as it is. The same bits as that op's pass after it; xhat stays
+// the normalised value. (The values are core/backend/kernel_table.h's kConvRelu, kConvClamp and
+// kConvSilu.)
 struct NormActivation {
-  enum Kind : int32_t { kNone = 0, kRelu = 1, kClamp = 2 } kind = kNone;
+  enum Kind : int32_t { kNone = 0, kRelu = 1, kClamp = 2, kSilu = 3 } kind = kNone;
   float lo = 0.0f, hi = 0.0f;  // kClamp's bounds
 };
 

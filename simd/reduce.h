@@ -46,13 +46,15 @@ void ChannelDeviationSquareSums(const float* x, const float* mean, size_t sample
 // ChannelSums sums them, of dxhat, dxhat * xhat, g * xhat and g, each product one rounded
 // multiplication; null outputs are skipped. With an activation (the forward pass's), g is first its
 // gradient at y = xhat * weight[c] + bias[c]: g * (y > 0 ? 1 : 0) for kRelu, y < lo or y > hi ? +0
-// : g for kClamp, canonical (the bits of Relu's and Clip's backward rules).
+// : g for kClamp, g * s + ((g * y) * (-s + 1)) * s for kSilu (s = sigmoid[i]), canonical (the bits
+// of Relu's, Clip's and SiLU's backward rules).
 struct ChannelNormSums {
   size_t samples = 0, channels = 0, positions = 0;
   const float* g = nullptr;
   const float* xhat = nullptr;
   const float* weight = nullptr;
-  const float* bias = nullptr;  // null: +0
+  const float* bias = nullptr;     // null: +0
+  const float* sigmoid = nullptr;  // kSilu: the forward pass's sigmoid(y), laid out as g
   NormActivation activation;
   float* dxhat_out = nullptr;
   float* sum_dxhat = nullptr;

@@ -2,13 +2,15 @@
 // floats per (sample, channel), all its steps in one vectorised pass (simd::NormalizeRun); planes
 // of fewer than kTabledBelow floats (the late stages of mobile networks: 2 x 2 to 7 x 7) a sample
 // at a time, with each channel's parameters repeated over its plane (simd::NormalizeTabled): a
-// call per plane of four floats cost more than its arithmetic.
+// call per plane of four floats cost more than its arithmetic. SiLU runs over each run or sample
+// once it is stored, while it is in the cache.
 
 #include <vector>
 
 #include "core/backend/cpu_layers.h"
 #include "simd/elementwise.h"
 #include "simd/scratch.h"
+#include "simd/silu_forward.h"
 #include "simd/thread_pool.h"
 
 namespace lockstep {
@@ -23,7 +25,8 @@ const float* Repeated(const float* values, size_t channels, size_t inner, std::v
   return values != nullptr ? simd::RepeatEach(values, 0.0f, channels, inner, table) : nullptr;
 }
 
-static_assert(simd::NormActivation::kRelu == backend::kConvRelu && simd::NormActivation::kClamp == backend::kConvClamp,
+static_assert(simd::NormActivation::kRelu == backend::kConvRelu && simd::NormActivation::kClamp == backend::kConvClamp &&
+                  simd::NormActivation::kSilu == backend::kConvSilu,
               "one numbering of the activations");
 
 }  // namespace
@@ -34,6 +37,7 @@ void ChannelNormalize(const backend::ChannelNormCall& c) {
   activation.kind = static_cast<simd::NormActivation::Kind>(c.activation);
   activation.lo = c.lo;
   activation.hi = c.hi;
+  const bool silu = activation.kind == simd::NormActivation::kSilu;  // over each run once stored
   if (c.inner > 0 && c.inner < kTabledBelow) {
     std::vector<float> tables[4];
     const float* mean = Repeated(c.mean, c.channels, c.inner, &tables[0]);
@@ -46,6 +50,7 @@ void ChannelNormalize(const backend::ChannelNormCall& c) {
         const size_t at = n * sample;
         simd::NormalizeTabled(c.x + at, mean, rstd, weight, bias, c.xhat_out != nullptr ? c.xhat_out + at : nullptr,
                               c.out + at, sample, activation);
+        if (silu) simd::SiluInPlace(c.out + at, c.sigmoid_out != nullptr ? c.sigmoid_out + at : nullptr, sample);
       }
     });
     return;
@@ -56,6 +61,7 @@ void ChannelNormalize(const backend::ChannelNormCall& c) {
       simd::NormalizeRun(c.x + at, c.mean[ch], c.rstd[ch], c.weight != nullptr ? c.weight[ch] : 1.0f,
                          c.bias != nullptr ? c.bias[ch] : 0.0f, c.xhat_out != nullptr ? c.xhat_out + at : nullptr, c.out + at, c.inner,
                          activation);
+      if (silu) simd::SiluInPlace(c.out + at, c.sigmoid_out != nullptr ? c.sigmoid_out + at : nullptr, c.inner);
     }
   });
 }

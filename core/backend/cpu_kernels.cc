@@ -111,6 +111,7 @@ struct Cpu {
     a.xhat = c->xhat;
     a.weight = c->weight;
     a.bias = c->bias;
+    a.sigmoid = c->sigmoid;
     a.activation.kind = static_cast<simd::NormActivation::Kind>(c->activation);
     a.activation.lo = c->lo;
     a.activation.hi = c->hi;

@@ -169,9 +169,11 @@ struct PoolCall {
 //             (weight null: times 1; bias null: plus +0, so -0 becomes +0 as with a zero bias)
 //   backward: dx = ((x - sum_x[c] / count) - xhat * (sum_x_xhat[c] / count)) * rstd[c], where x is
 //             the gradient of xhat (training mode: the statistics came from the batch)
-// The forward pass's activation (a Relu or Clip that alone reads the output, in training too) is
-// applied to out as it is stored, as ConvEpilogue's kConvRelu and kConvClamp (the bits of the op
-// run after it); xhat_out stays the normalised value. A zero activation (the default) does nothing.
+// The forward pass's activation (a Relu, Clip or SiLU that alone reads the output, in training
+// too) is applied to out as it is stored, as ConvEpilogue's kConvRelu, kConvClamp and kConvSilu
+// (the bits of the op run after it; SiLU's sigmoid(y) goes to sigmoid_out where that is not null,
+// for the gradient); xhat_out stays the normalised value. A zero activation (the default) does
+// nothing.
 struct ChannelNormCall {
   size_t outer, channels, inner;
   const float* x;     // forward: the input; backward: the gradient of xhat
@@ -182,8 +184,9 @@ struct ChannelNormCall {
   const float* bias;                 // [channels] or null
   float* xhat_out;                   // [outer, channels, inner], or null: not kept (no gradient)
   float* out;                        // forward: y; backward: dx
-  int32_t activation;                // forward: kConvNoActivation, kConvRelu or kConvClamp
+  int32_t activation;                // forward: kConvNoActivation, kConvRelu, kConvClamp or kConvSilu
   float lo, hi;                      // kConvClamp's bounds
+  float* sigmoid_out;                // kConvSilu: sigmoid(y), or null: not kept
   // Backward.
   const float* xhat;                 // [outer, channels, inner]
   const float* sum_x;                // [channels]
@@ -200,14 +203,17 @@ struct ChannelNormCall {
 // again as the forward pass formed it), canonical, as the op's backward rule forms it:
 //   kConvRelu:  g * (y > 0 ? 1 : 0)
 //   kConvClamp: y < lo or y > hi ? +0 : g
+//   kConvSilu:  g * s + ((g * y) * (-s + 1)) * s, s = sigmoid[i] (the forward pass's sigmoid_out),
+//               as silu_backward forms it
 struct ChannelNormSumsCall {
   size_t samples, channels, positions;
   const float* g;
   const float* xhat;
   const float* weight;
   const float* bias;     // [channels] or null (plus +0); read only with an activation
-  int32_t activation;    // kConvNoActivation, kConvRelu or kConvClamp
+  int32_t activation;    // kConvNoActivation, kConvRelu, kConvClamp or kConvSilu
   float lo, hi;          // kConvClamp's bounds
+  const float* sigmoid;  // kConvSilu: [samples, channels, positions] sigmoid(y)
   float* dxhat_out;
   float* sum_dxhat;
   float* sum_dxhat_xhat;

@@ -170,11 +170,11 @@ void ChannelNormalizeSmallPlaneCases(Runner& r, std::vector<KernelOutput>& outpu
   outputs.push_back(std::move(k));
 }
 
-// Batch normalisation with the Relu or Clip after it: the forward pass's activation on runs of a
-// plane (64 positions and more) and on small planes, and the backward sums with the activation's
-// gradient on the shapes of channel_norm_backward_sums (read in place, small planes, gathered),
-// with and without the affine parameters, over moderate values and values with every special
-// class; Clip's bounds at 0 and 6, at -0 and +inf, and around zero.
+// Batch normalisation with the Relu, Clip or SiLU after it: the forward pass's activation on runs of
+// a plane (64 positions and more) and on small planes (SiLU's sigmoid kept or not), and the backward
+// sums with the activation's gradient on the shapes of channel_norm_backward_sums (read in place,
+// small planes, gathered), with and without the affine parameters, over moderate values and values
+// with every special class; Clip's bounds at 0 and 6, at -0 and +inf, and around zero.
 void ChannelNormActivationCases(Runner& r, std::vector<KernelOutput>& outputs) {
   const size_t length = 32 * 3 * 300 + 16;
   const float* moderate = r.Upload(ModerateInputs(length, 93)) + 1;  // misaligned
@@ -186,19 +186,24 @@ void ChannelNormActivationCases(Runner& r, std::vector<KernelOutput>& outputs) {
   const float* positive = r.Upload(positive_host);
   float* xhat_out = r.Alloc<float>(length);
   float* out = r.Alloc<float>(length);
+  float* sigmoid_out = r.Alloc<float>(length);
   float* sums = r.Alloc<float>(4 * 64);
+  std::vector<float> sigmoid_host = ModerateInputs(length, 99);
+  for (float& v : sigmoid_host) v = 1.0f / (2.0f + v);  // within (0.2, 1.0]: as a sigmoid's values
+  const float* sigmoid = r.Upload(sigmoid_host);
   const float inf = __builtin_inff();
   const struct {
     int32_t kind;
     float lo, hi;
   } activations[] = {{backend::kConvRelu, 0.0f, 0.0f}, {backend::kConvClamp, 0.0f, 6.0f},
-                     {backend::kConvClamp, -0.0f, inf}, {backend::kConvClamp, -0.5f, 0.25f}};
+                     {backend::kConvClamp, -0.0f, inf}, {backend::kConvClamp, -0.5f, 0.25f},
+                     {backend::kConvSilu, 0.0f, 0.0f}};
   KernelOutput k{"channel_norm_activation", {}};
   const size_t forward_shapes[][3] = {{2, 3, 300}, {3, 5, 64}, {3, 20, 4}, {2, 7, 9}, {5, 33, 1}};
   for (const auto& s : forward_shapes) {
     const size_t n = s[0] * s[1] * s[2];
-    for (int variant = 0; variant < 8; ++variant) {
-      const auto& a = activations[variant % 4];
+    for (int variant = 0; variant < 10; ++variant) {
+      const auto& a = activations[variant % 5];
       const float* p = parameters[variant % 3 == 1 ? 1 : 0];
       backend::ChannelNormCall c{};
       c.outer = s[0];
@@ -207,24 +212,26 @@ void ChannelNormActivationCases(Runner& r, std::vector<KernelOutput>& outputs) {
       c.x = variant % 3 == 1 ? mixed : moderate + variant;
       c.mean = p;
       c.rstd = variant % 3 == 1 ? p + 64 : positive;
-      c.weight = variant < 4 ? p + 128 : nullptr;
+      c.weight = variant < 4 || variant == 9 ? p + 128 : nullptr;
       c.bias = variant % 2 == 0 ? p + 192 : nullptr;
       c.xhat_out = variant == 5 ? nullptr : xhat_out;
       c.out = out;
       c.activation = a.kind;
       c.lo = a.lo;
       c.hi = a.hi;
+      c.sigmoid_out = a.kind == backend::kConvSilu && variant != 9 ? sigmoid_out : nullptr;
       r.Check(r.k.channel_normalize(&c), "channel_normalize");
       if (c.xhat_out != nullptr) r.Fetch(k, xhat_out, n);
       r.Fetch(k, out, n);
+      if (c.sigmoid_out != nullptr) r.Fetch(k, sigmoid_out, n);
     }
   }
   const size_t sum_shapes[][3] = {{32, 40, 4}, {3, 5, 7}, {2, 3, 4097}, {32, 3, 300}, {1, 64, 1},
                                   {5, 2, 33},  {4, 6, 0}, {9, 2, 1024}, {3, 4, 192}};
   for (const auto& s : sum_shapes) {
     const size_t n = s[0] * s[1] * s[2];
-    for (int variant = 0; variant < 8; ++variant) {
-      const auto& a = activations[variant % 4];
+    for (int variant = 0; variant < 10; ++variant) {
+      const auto& a = activations[variant % 5];
       const float* p = parameters[variant % 3 == 2 ? 1 : 0];
       backend::ChannelNormSumsCall call{};
       call.samples = s[0];
@@ -232,11 +239,12 @@ void ChannelNormActivationCases(Runner& r, std::vector<KernelOutput>& outputs) {
       call.positions = s[2];
       call.g = variant % 2 == 0 ? moderate : mixed;
       call.xhat = variant % 3 == 2 ? mixed + 5 : xhat;
-      call.weight = variant < 4 ? p : nullptr;
+      call.weight = variant < 4 || variant == 9 ? p : nullptr;
       call.bias = variant % 4 < 2 ? p + 64 : nullptr;
       call.activation = a.kind;
       call.lo = a.lo;
       call.hi = a.hi;
+      call.sigmoid = a.kind == backend::kConvSilu ? sigmoid + variant : nullptr;
       call.dxhat_out = variant % 2 == 0 ? xhat_out : nullptr;
       call.sum_dxhat = sums;
       call.sum_dxhat_xhat = sums + 64;
