@@ -161,7 +161,7 @@ const char* OpKindName(OpKind kind) {
       "batch_norm", "embedding", "nll_loss", "masked_fill", "abs", "erf", "rsqrt", "where",
       "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
       "fmod", "remainder", "round_float16", "round_bfloat16", "conv_transpose2d",
-      "clamp", "silu"};
+      "clamp", "silu", "hardtanh"};
   return kNames[static_cast<int>(kind)];
 }
 

@@ -31,7 +31,7 @@ enum class OpKind {
   // added later: appended, so the earlier values never change
   kAbs, kErf, kRsqrt, kWhere,
   kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh,
-  kFmod, kRemainder, kRoundFloat16, kRoundBFloat16, kConvTranspose2d, kClamp, kSilu,
+  kFmod, kRemainder, kRoundFloat16, kRoundBFloat16, kConvTranspose2d, kClamp, kSilu, kHardtanh,
 };
 const char* OpKindName(OpKind kind);
 

@@ -425,6 +425,13 @@ std::vector<Tensor> ApplyBackwardRule(const Node& node, const Tensor& g) {
                               static_cast<size_t>(x.numel()));
       return {out};
     }
+    case OpKind::kHardtanh: {  // +0 where x <= lo or x >= hi: the two masked fills' gradient in one pass
+      const Tensor x = ContiguousData(in[0], "hardtanh"), gc = ContiguousData(g, "hardtanh");
+      Tensor out = Tensor::Empty(x.shape());
+      Kernels().HardtanhBackward(x.data_f32(), node.floats[0], node.floats[1], gc.data_f32(), out.data_f32(),
+                                 static_cast<size_t>(x.numel()));
+      return {out};
+    }
     case OpKind::kMaxPool2d:
     case OpKind::kAvgPool2d: return PoolGrad(node, g);
     case OpKind::kDropout: return {Mul(g, node.saved[0])};

@@ -156,12 +156,15 @@ Tensor AvgPool2d(const Tensor& x, const Pool2dOptions& options);  // padding cou
 Tensor Dropout(const Tensor& x, float p, bool training, uint64_t seed, uint64_t stream,
                uint64_t offset);
 
-// ---- composed of the ops above (ops_composite.cc): PyTorch's values, and its gradients at the
-// bounds, with no kernel of their own.
-// min(max(x, lo), hi) as masked fills, NaN kept; the gradient is 0 where x <= lo or x >= hi
-// (PyTorch's hardtanh_backward). ReLU6 is Hardtanh(x, 0, 6).
+// PyTorch's hardtanh in one pass (min_val <= max_val): x >= max_val ? max_val : x <= min_val ?
+// min_val : x, NaN kept (-0 becomes min_val at a bound of +0); the gradient is 0 where x <= min_val
+// or x >= max_val (PyTorch's hardtanh_backward). The bits of its two masked fills, each testing x.
+// ReLU6 is Hardtanh(x, 0, 6).
 Tensor Hardtanh(const Tensor& x, float min_val, float max_val);
 Tensor Relu6(const Tensor& x);
+
+// ---- composed of the ops above (ops_composite.cc): PyTorch's values, and its gradients at the
+// bounds, with no kernel of their own.
 Tensor Silu(const Tensor& x);  // x * sigmoid(x)
 // min(max(x + 3, 0), 6) / 6; gradient 1/6 for -3 < x < 3, else 0.
 Tensor Hardsigmoid(const Tensor& x);

@@ -50,16 +50,6 @@ Tensor Mean(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
   return keepdim ? out.Reshape(keepdim_shape) : out;
 }
 
-Tensor Hardtanh(const Tensor& x, float min_val, float max_val) {
-  LOCKSTEP_REQUIRE(min_val <= max_val, "hardtanh: min_val " << min_val << " is above max_val " << max_val);
-  // The masks take the bounds in: PyTorch's gradient is 0 there (and exact zeros before a ReLU6
-  // are common), while the values are those of min(max(x, lo), hi).
-  const Tensor low = Fill(x, LessEqual(x, S(min_val)), min_val);
-  return Fill(low, GreaterEqual(x, S(max_val)), max_val);
-}
-
-Tensor Relu6(const Tensor& x) { return Hardtanh(x, 0.0f, 6.0f); }
-
 Tensor Hardsigmoid(const Tensor& x) {
   // The masks test x itself (as PyTorch's gradient does), not x + 3, which rounds to 6 just below 3.
   const Tensor t = Fill(Fill(AddScalar(x, 3.0f), LessEqual(x, S(-3.0f)), 0.0f), GreaterEqual(x, S(3.0f)), 6.0f);

@@ -272,6 +272,20 @@ Tensor Clamp(const Tensor& x_in, float lo, float hi) {
   });
 }
 
+Tensor Hardtanh(const Tensor& x_in, float min_val, float max_val) {
+  return trace::Op("hardtanh", [&]() -> Tensor {
+    // min_val > max_val is refused, as PyTorch refuses it; a NaN bound too (no order to keep).
+    LOCKSTEP_REQUIRE(min_val <= max_val, "hardtanh: min_val " << min_val << " is above max_val " << max_val);
+    const Tensor x = ContiguousData(x_in, "hardtanh");
+    Tensor out = Tensor::Empty(x.shape());
+    Kernels().Hardtanh(x.data_f32(), min_val, max_val, out.data_f32(), static_cast<size_t>(x.numel()));
+    if (NeedsGrad({x_in})) RecordNode(out, OpKind::kHardtanh, {x_in}).floats = {min_val, max_val};
+    return out;
+  });
+}
+
+Tensor Relu6(const Tensor& x) { return Hardtanh(x, 0.0f, 6.0f); }
+
 int64_t MaskPeriod(const Shape& x, const Shape& mask) {
   const size_t lead = x.size() - mask.size();  // the mask broadcasts to x: it has no more dimensions
   size_t first = 0;                            // the mask's first dimension that is not 1

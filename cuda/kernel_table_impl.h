@@ -51,6 +51,12 @@ struct TableImpl {
   static int ClampBackward(const float* x, float lo, float hi, const float* g, float* out, size_t n) {
     return Dev::Launch(n, ClampBackwardBody{x, lo, hi, g, out});
   }
+  static int Hardtanh(const float* x, float lo, float hi, float* out, size_t n) {
+    return Dev::Launch(n, HardtanhBody{x, lo, hi, out});
+  }
+  static int HardtanhBackward(const float* x, float lo, float hi, const float* g, float* out, size_t n) {
+    return Dev::Launch(n, HardtanhBackwardBody{x, lo, hi, g, out});
+  }
   static int Select(const float* cond, const float* a, const float* b, float* out, size_t n) {
     return Dev::Launch(n, SelectBody{cond, a, b, out});
   }

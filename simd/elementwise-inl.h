@@ -150,6 +150,24 @@ struct ClampBackwardFn {
   }
 };
 
+// PyTorch's hardtanh, lo <= hi: x >= hi ? hi : x <= lo ? lo : x (the bits of its two masked fills,
+// each mask testing x), and its gradient, +0 where x <= lo or x >= hi (NaN fails both), else g.
+struct HardtanhFn {
+  float lo, hi;
+  template <class D, class V> HWY_INLINE V operator()(D d, V x) const {
+    const V vlo = hn::Set(d, lo), vhi = hn::Set(d, hi);
+    const V y = hn::IfThenElse(hn::Le(x, vlo), vlo, x);
+    return Canonicalize(d, hn::IfThenElse(hn::Ge(x, vhi), vhi, y));
+  }
+};
+struct HardtanhBackwardFn {
+  float lo, hi;
+  template <class D, class V> HWY_INLINE V operator()(D d, V x, V g) const {
+    const auto outside = hn::Or(hn::Le(x, hn::Set(d, lo)), hn::Ge(x, hn::Set(d, hi)));
+    return Canonicalize(d, hn::IfThenZeroElse(outside, g));
+  }
+};
+
 // Binds one operand to a broadcast scalar.
 template <class Fn>
 struct ScalarRight {
@@ -351,6 +369,16 @@ HWY_INLINE void NormalizeBackwardTabledImpl(const float* g, const float* xhat, c
 HWY_INLINE void ClampBackwardImpl(const float* x, float lo, float hi, const float* g, float* out, size_t n) {
   const hn::ScalableTag<float> d;
   MapBinary(d, x, g, out, n, ClampBackwardFn{lo, hi});
+}
+
+HWY_INLINE void HardtanhImpl(const float* x, float lo, float hi, float* out, size_t n) {
+  const hn::ScalableTag<float> d;
+  MapUnary(d, x, out, n, HardtanhFn{lo, hi});
+}
+
+HWY_INLINE void HardtanhBackwardImpl(const float* x, float lo, float hi, const float* g, float* out, size_t n) {
+  const hn::ScalableTag<float> d;
+  MapBinary(d, x, g, out, n, HardtanhBackwardFn{lo, hi});
 }
 
 HWY_INLINE void SelectImpl(const float* cond, const float* a, const float* b, float* out, size_t n) {

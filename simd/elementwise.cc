@@ -31,6 +31,10 @@ void ClampTarget(const float* x, float lo, float hi, float* out, size_t n) { Cla
 void ClampBackwardTarget(const float* x, float lo, float hi, const float* g, float* out, size_t n) {
   ClampBackwardImpl(x, lo, hi, g, out, n);
 }
+void HardtanhTarget(const float* x, float lo, float hi, float* out, size_t n) { HardtanhImpl(x, lo, hi, out, n); }
+void HardtanhBackwardTarget(const float* x, float lo, float hi, const float* g, float* out, size_t n) {
+  HardtanhBackwardImpl(x, lo, hi, g, out, n);
+}
 void NormalizeRunTarget(const float* x, float mean, float rstd, float weight, float bias, float* xhat, float* out,
                         size_t n, const NormActivation& activation) {
   NormalizeRunImpl(x, mean, rstd, weight, bias, xhat, out, n, activation);
@@ -64,6 +68,8 @@ HWY_EXPORT(UnaryTarget);
 HWY_EXPORT(SelectTarget);
 HWY_EXPORT(ClampTarget);
 HWY_EXPORT(ClampBackwardTarget);
+HWY_EXPORT(HardtanhTarget);
+HWY_EXPORT(HardtanhBackwardTarget);
 HWY_EXPORT(NormalizeRunTarget);
 HWY_EXPORT(NormalizeRunBackwardTarget);
 HWY_EXPORT(NormalizeTabledTarget);
@@ -122,6 +128,18 @@ void Clamp(const float* x, float lo, float hi, float* out, size_t n) {
 void ClampBackward(const float* x, float lo, float hi, const float* g, float* out, size_t n) {
   ForEachChunk(n, kElementwiseChunk, [&](size_t first, size_t count) {
     HWY_DYNAMIC_DISPATCH(ClampBackwardTarget)(x + first, lo, hi, g + first, out + first, count);
+  });
+}
+
+void Hardtanh(const float* x, float lo, float hi, float* out, size_t n) {
+  ForEachChunk(n, kElementwiseChunk, [&](size_t first, size_t count) {
+    HWY_DYNAMIC_DISPATCH(HardtanhTarget)(x + first, lo, hi, out + first, count);
+  });
+}
+
+void HardtanhBackward(const float* x, float lo, float hi, const float* g, float* out, size_t n) {
+  ForEachChunk(n, kElementwiseChunk, [&](size_t first, size_t count) {
+    HWY_DYNAMIC_DISPATCH(HardtanhBackwardTarget)(x + first, lo, hi, g + first, out + first, count);
   });
 }
 

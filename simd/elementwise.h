@@ -64,6 +64,11 @@ void Clamp(const float* x, float lo, float hi, float* out, size_t n);
 // Clamp's gradient: out[i] = x[i] < lo || x[i] > hi ? +0 : g[i], canonical (a NaN x passes g[i]).
 // out may alias g.
 void ClampBackward(const float* x, float lo, float hi, const float* g, float* out, size_t n);
+// PyTorch's hardtanh (lo <= hi): out[i] = x[i] >= hi ? hi : x[i] <= lo ? lo : x[i], canonical (NaN
+// kept; -0 becomes lo at a bound of +0). out may alias x.
+void Hardtanh(const float* x, float lo, float hi, float* out, size_t n);
+// Its gradient: out[i] = x[i] <= lo || x[i] >= hi ? +0 : g[i], canonical. out may alias g.
+void HardtanhBackward(const float* x, float lo, float hi, const float* g, float* out, size_t n);
 
 // The activation that batch normalisation's forward pass applies to out as it stores it (a Relu,
 // Clip or SiLU that alone reads its output): kRelu out > 0 or NaN ? out : +0, as Unary's kRelu;

@@ -72,6 +72,14 @@ struct Cpu {
     simd::ClampBackward(x, lo, hi, g, out, n);
     return 0;
   }
+  static int Hardtanh(const float* x, float lo, float hi, float* out, size_t n) {
+    simd::Hardtanh(x, lo, hi, out, n);
+    return 0;
+  }
+  static int HardtanhBackward(const float* x, float lo, float hi, const float* g, float* out, size_t n) {
+    simd::HardtanhBackward(x, lo, hi, g, out, n);
+    return 0;
+  }
   static int Select(const float* cond, const float* a, const float* b, float* out, size_t n) {
     simd::Select(cond, a, b, out, n);
     return 0;

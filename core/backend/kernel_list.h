@@ -35,6 +35,14 @@
   /* the bits of the two masked fills it replaces (out may alias g). */ \
   X(clamp_backward, ClampBackward, "clip backward", \
     (const float* x, float lo, float hi, const float* g, float* out, size_t n), (x, lo, hi, g, out, n)) \
+  /* PyTorch's hardtanh (ReLU6 = hardtanh(x, 0, 6)), lo <= hi: out[i] = x[i] >= hi ? hi : */ \
+  /* x[i] <= lo ? lo : x[i], canonical (NaN kept; -0 becomes lo at a bound of +0): the bits of */ \
+  /* its two masked fills. */ \
+  X(hardtanh, Hardtanh, "hardtanh", (const float* x, float lo, float hi, float* out, size_t n), (x, lo, hi, out, n)) \
+  /* Its gradient: out[i] = x[i] <= lo || x[i] >= hi ? +0 : g[i], canonical (PyTorch's */ \
+  /* hardtanh_backward; the bits of the two fills' gradients; out may alias g). */ \
+  X(hardtanh_backward, HardtanhBackward, "hardtanh backward", \
+    (const float* x, float lo, float hi, const float* g, float* out, size_t n), (x, lo, hi, g, out, n)) \
   /* out[i] = a[i] op b[i] over broadcast operands (BroadcastOperand), i < n. */ \
   X(binary_broadcast, BinaryBroadcast, "binary", \
     (backend::BinaryOp op, backend::BroadcastOperand a, backend::BroadcastOperand b, float* out, size_t n), \

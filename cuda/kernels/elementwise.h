@@ -128,6 +128,24 @@ struct ClampBackwardBody {
   LS_HD void operator()(size_t i) const { out[i] = x[i] < lo || x[i] > hi ? 0.0f : Canonical(g[i]); }
 };
 
+// PyTorch's hardtanh (each mask tests x) and its gradient, 0 at and beyond the bounds.
+struct HardtanhBody {
+  const float* x;
+  float lo, hi;
+  float* out;
+  LS_HD void operator()(size_t i) const {
+    const float v = x[i];
+    out[i] = Canonical(v >= hi ? hi : v <= lo ? lo : v);
+  }
+};
+struct HardtanhBackwardBody {
+  const float* x;
+  float lo, hi;
+  const float* g;
+  float* out;
+  LS_HD void operator()(size_t i) const { out[i] = x[i] <= lo || x[i] >= hi ? 0.0f : Canonical(g[i]); }
+};
+
 struct SelectBody {
   const float* cond;
   const float* a;

@@ -25,11 +25,11 @@ namespace battery {
 // `total-fused-4`: Clip's gradient in one pass, batch normalisation's gradient sums in one pass;
 // `total-fused-5`: SiLU's gradient in one pass, batch normalisation's variance sums in one pass, its
 // arithmetic on small planes; `total-fused-6`: batch normalisation with the Relu, Clip or SiLU after
-// it).
+// it; `total-fused-7`: PyTorch's hardtanh and its gradient in one pass each).
 enum class GoldenSection {
-  kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1, kFused2, kFused3, kFused4, kFused5, kFused6
+  kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1, kFused2, kFused3, kFused4, kFused5, kFused6, kFused7
 };
-constexpr int kGoldenSections = 10;
+constexpr int kGoldenSections = 11;
 
 struct CaseCoverage {
   const char* name;       // the battery case (its `kernel NAME HASH` line)
@@ -48,6 +48,7 @@ inline constexpr GoldenSection kFused3 = GoldenSection::kFused3;
 inline constexpr GoldenSection kFused4 = GoldenSection::kFused4;
 inline constexpr GoldenSection kFused5 = GoldenSection::kFused5;
 inline constexpr GoldenSection kFused6 = GoldenSection::kFused6;
+inline constexpr GoldenSection kFused7 = GoldenSection::kFused7;
 inline constexpr const char* kBinaryEntries = "binary binary_scalar_right binary_scalar_left";
 
 inline constexpr CaseCoverage kCaseCoverage[] = {
@@ -157,6 +158,8 @@ inline constexpr CaseCoverage kCaseCoverage[] = {
     {"channel_deviation_square_sums", kFused5, "channel_deviation_square_sums"},
     {"channel_normalize_small_planes", kFused5, "channel_normalize channel_normalize_backward"},
     {"channel_norm_activation", kFused6, "channel_normalize channel_norm_backward_sums"},
+    {"hardtanh", kFused7, "hardtanh"},
+    {"hardtanh_backward", kFused7, "hardtanh_backward"},
 };
 
 // The row of a case, or null.

@@ -91,6 +91,10 @@ const SectionText kSectionText[kGoldenSections] = {
      "# section 10: batch normalisation with the Relu, Clip or SiLU after it (channel_normalize applying\n"
      "# the activation as it stores y, channel_norm_backward_sums forming its gradient from y formed again:\n"
      "# the bits of the two ops), hashed into their own total\n"},
+    {"total-fused-7",
+     "# section 11: PyTorch's hardtanh (ReLU6) and its gradient in one pass each (hardtanh,\n"
+     "# hardtanh_backward: the bits of its two masked fills and their gradients), hashed into their own\n"
+     "# total\n"},
 };
 
 struct Hashes {

@@ -1,4 +1,4 @@
-// Battery cases of the kernels added for training speed on real models (golden sections 8 to 10;
+// Battery cases of the kernels added for training speed on real models (golden sections 8 to 11;
 // Clip's gradient, elementwise, is with clamp in battery_cases.cc).
 #include <stddef.h>
 
@@ -261,6 +261,30 @@ void ChannelNormActivationCases(Runner& r, std::vector<KernelOutput>& outputs) {
   outputs.push_back(std::move(k));
 }
 
+// PyTorch's hardtanh and its gradient at every battery length, over mixed values (NaN, infinities,
+// +-0) in x and in g: ReLU6's bounds, bounds of either sign, zero's two signs, one-sided and equal
+// bounds.
+void HardtanhCases(Runner& r, std::vector<KernelOutput>& outputs) {
+  const size_t longest = 12345 + 8;
+  const float* x = r.Upload(MixedInputs(longest, 100));
+  const float* g = r.Upload(MixedInputs(longest, 101));
+  float* out = r.Alloc<float>(longest);
+  const float inf = __builtin_inff();
+  const float bounds[][2] = {{0.0f, 6.0f}, {-1.5f, 2.25f}, {-0.0f, 0.0f}, {0.0f, -0.0f},
+                             {-inf, 0.5f}, {-3.0f, inf},   {1.0f, 1.0f},  {-inf, inf}};
+  KernelOutput forward{"hardtanh", {}}, backward{"hardtanh_backward", {}};
+  for (size_t n : BatteryLengths()) {
+    for (const auto& b : bounds) {
+      r.Check(r.k.hardtanh(x + n % 5, b[0], b[1], out, n), "hardtanh");
+      r.Fetch(forward, out, n);
+      r.Check(r.k.hardtanh_backward(x + n % 5, b[0], b[1], g + n % 3, out, n), "hardtanh_backward");
+      r.Fetch(backward, out, n);
+    }
+  }
+  outputs.push_back(std::move(forward));
+  outputs.push_back(std::move(backward));
+}
+
 }  // namespace
 
 void TrainingCases(Runner& r, std::vector<KernelOutput>& outputs) {
@@ -269,6 +293,7 @@ void TrainingCases(Runner& r, std::vector<KernelOutput>& outputs) {
   ChannelDeviationSquareSumsCases(r, outputs);
   ChannelNormalizeSmallPlaneCases(r, outputs);
   ChannelNormActivationCases(r, outputs);  // golden section 10
+  HardtanhCases(r, outputs);               // golden section 11
 }
 
 }  // namespace battery

@@ -238,8 +238,8 @@ def _twice(model, x):
 
 @pytest.mark.parametrize("act", [tnn.ReLU6(), tnn.Hardtanh(-2.0, 2.5), tnn.Hardswish(), tnn.Hardsigmoid(), tnn.SiLU()])
 def test_composed_activations_follow_pytorch_at_their_bounds(act):
-    """ReLU6, hardtanh, hardswish, hardsigmoid and SiLU are compositions of lockstep ops (masked
-    fills, sigmoid): PyTorch's values (the same bits where it computes in the same order) and its
+    """ReLU6 and hardtanh (one kernel each way), hardswish and hardsigmoid (compositions of masked
+    fills) and SiLU (one op): PyTorch's values (the same bits where it computes in the same order) and its
     gradients, which are 0 at some bounds and not at others (exact zeros at a ReLU6's bound are
     common: a convolution of zeros)."""
     # 16 values (one vector of PyTorch's kernels: its scalar tail differs at hardswish's 3), the

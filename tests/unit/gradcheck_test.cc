@@ -112,6 +112,7 @@ std::vector<OpCase> OpTable() {
        }},
       // The modules composed of ops (core/ops_composite.cc).
       {"relu6", {{9}}, [](auto& x) { return Relu6(x[0]); }, -2.0f, 8.0f},
+      {"hardtanh", {{9}}, [](auto& x) { return Hardtanh(x[0], -1.5f, 2.0f); }, -3.0f, 3.0f},
       {"hardsigmoid", {{9}}, [](auto& x) { return Hardsigmoid(x[0]); }, -5.0f, 5.0f},
       {"hardswish", {{9}}, [](auto& x) { return Hardswish(x[0]); }, -5.0f, 5.0f},
       // SiLU, one op since its gradient became one kernel (silu_backward).

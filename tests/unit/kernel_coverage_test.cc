@@ -40,6 +40,8 @@ const std::vector<Checked> kGradientChecked = {
     {"select", {"where (broadcast)", "masked_fill"}},
     {"clamp", {"clamp", "clamp lower bound only"}},
     {"clamp_backward", {"clamp", "clamp lower bound only"}},
+    {"hardtanh", {"relu6", "hardtanh"}},
+    {"hardtanh_backward", {"relu6", "hardtanh"}},
     {"binary_broadcast", {"add (broadcast)", "sub (broadcast)", "mul (broadcast)"}},
     {"strided_copy", {"permute", "batch_norm train", "conv2d (data-parallel batch)"}},
     {"math", {"exp", "log", "tanh", "sigmoid", "erf", "gelu erf", "gelu tanh", "rsqrt", "sin", "cos", "tan", "asin",

@@ -1,5 +1,5 @@
-// The modules composed of other ops (core/ops_composite.cc, core/nn/layers.h): ReLU6, Hardtanh,
-// SiLU, Hardsigmoid, Hardswish with PyTorch's values and gradients at their bounds; MaxPool2d with
+// The activation modules (core/ops_composite.cc, core/nn/layers.h): ReLU6, Hardtanh, SiLU,
+// Hardsigmoid, Hardswish with PyTorch's values and gradients at their bounds; MaxPool2d with
 // ceil_mode against the same pooling over an input padded with -inf; the mean over several
 // dimensions; AdaptiveAvgPool2d's three ways against its definition; ChannelShuffle as a
 // permutation; StochasticDepth's masks and streams.

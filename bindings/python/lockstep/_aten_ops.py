@@ -151,9 +151,14 @@ def _clamp(x, lo=None, hi=None):
 def _hardtanh(x, lo=-1.0, hi=1.0):
     """hardtanh (ReLU6 = hardtanh(x, 0, 6)): the same values as clamp, but PyTorch's gradient is 0
     at the bounds too (hardtanh_backward: x <= lo or x >= hi); the masks include the bounds (and
-    exact zeros are common there: a ReLU6 after a convolution of zeros)."""
-    x = _C.masked_fill(x, _binary("le", x, lo), float(lo))
-    return _C.masked_fill(x, _binary("ge", x, hi), float(hi))
+    exact zeros are common there: a ReLU6 after a convolution of zeros). lockstep's one-pass
+    hardtanh gives the two masked fills' bits; bounds the wrong way round (PyTorch then gives hi
+    everywhere) keep the fills."""
+    lo, hi = float(lo), float(hi)
+    if lo <= hi:
+        return _C.hardtanh(x, lo, hi)
+    x = _C.masked_fill(x, _binary("le", x, lo), lo)
+    return _C.masked_fill(x, _binary("ge", x, hi), hi)
 
 
 def _hardsigmoid(x):
