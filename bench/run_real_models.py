@@ -360,7 +360,11 @@ def peak_rates(binary):
             print("run_real_models: no peak rates (%s)" % e, flush=True)
             return None
         best = [line.split("\t") for line in out.splitlines() if line.split("\t")[4:5] == ["best"]]
-        rates.append(float(best[0][5]))
+        try:
+            rates.append(float(best[0][5]))
+        except (IndexError, ValueError):
+            print("run_real_models: no peak rates (%s printed no \"best\" line with a rate)" % exe, flush=True)
+            return None
     print("this CPU's peaks at 1 thread: multiply-then-add %.1f GFLOP/s, fused multiply-add %.1f" % tuple(rates),
           flush=True)
     return tuple(rates)
@@ -368,7 +372,7 @@ def peak_rates(binary):
 
 def peak_sentence(peaks):
     if peaks is None:
-        return "This CPU's multiply-then-add and FMA peaks were not measured (lockstep_peak_flops not built)."
+        return "This CPU's multiply-then-add and FMA peaks were not measured (lockstep_peak_flops not built or not run)."
     return ("This CPU's float32 peaks at 1 thread (`lockstep_peak_flops`, its best target): %.0f GFLOP/s multiplying "
             "then adding, the contract's two roundings, and %.0f with fused multiply-adds, which PyTorch's kernels "
             "use: where both sides' time is products (convolutions, matrix products) at the same share of their peak, the ratio is %.2fx "
