@@ -190,18 +190,18 @@ Tensor StochasticDepth(const Tensor& x, float p, bool row_mode, bool training, u
 Tensor LayerNorm(const Tensor& x, int64_t normalized_dims, const Tensor& weight, const Tensor& bias,
                  float eps);
 
-// The activation BatchNorm may apply to its output: Relu, Clamp(lo, hi) or Silu.
+// The activation BatchNorm may apply to its output: Relu, Clamp(lo, hi), Silu or Hardtanh(lo, hi).
 struct BatchNormActivation {
-  enum class Kind { kNone, kRelu, kClamp, kSilu } kind = Kind::kNone;
-  float lo = 0.0f, hi = 0.0f;  // kClamp's bounds
+  enum class Kind { kNone, kRelu, kClamp, kSilu, kHardtanh } kind = Kind::kNone;
+  float lo = 0.0f, hi = 0.0f;  // kClamp's and kHardtanh's bounds
 };
 
 // x [N, C] or [N, C, H, W]. In training, batch statistics are used and the running statistics
 // (when defined) are updated in place: running = (1 - momentum) * running + momentum * batch
 // (unbiased variance), as PyTorch does. With `after`, the activation is applied as the output is
 // stored and its gradient folded into the normalisation's backward passes: the bits and gradients
-// of BatchNorm, then Relu, Clamp or Silu, with passes over memory fewer each way (the trace names
-// the op batch_norm_relu, batch_norm_clip or batch_norm_silu).
+// of BatchNorm, then Relu, Clamp, Silu or Hardtanh, with passes over memory fewer each way (the
+// trace names the op batch_norm_relu, batch_norm_clip, batch_norm_silu or batch_norm_hardtanh).
 Tensor BatchNorm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                  const Tensor& weight, const Tensor& bias, bool training, float momentum, float eps,
                  const BatchNormActivation& after = {});

@@ -127,9 +127,17 @@ Tensor BatchNorm(const Tensor& a, const Tensor& running_mean, const Tensor& runn
   if (after.kind != Kind::kNone && parallel::CurrentBatch() != nullptr) {
     // Across ranks the gradient sums are the separate ops (BatchNormGradSumsOf): so are the two ops.
     const Tensor y = BatchNorm(a, running_mean, running_var, weight, bias, training, momentum, eps);
-    return after.kind == Kind::kRelu ? Relu(y) : after.kind == Kind::kSilu ? Silu(y) : Clamp(y, after.lo, after.hi);
+    switch (after.kind) {
+      case Kind::kRelu: return Relu(y);
+      case Kind::kSilu: return Silu(y);
+      case Kind::kHardtanh: return Hardtanh(y, after.lo, after.hi);
+      default: return Clamp(y, after.lo, after.hi);
+    }
   }
-  const char* const names[] = {"batch_norm", "batch_norm_relu", "batch_norm_clip", "batch_norm_silu"};
+  LOCKSTEP_REQUIRE(after.kind != Kind::kHardtanh || after.lo <= after.hi,
+                   "hardtanh: min_val " << after.lo << " is above max_val " << after.hi);
+  const char* const names[] = {"batch_norm", "batch_norm_relu", "batch_norm_clip", "batch_norm_silu",
+                               "batch_norm_hardtanh"};
   const char* name = names[static_cast<int>(after.kind)];
   return trace::Op(name, [&]() -> Tensor {
     const Tensor x = ContiguousData(a, "batch_norm");

@@ -117,6 +117,7 @@ int32_t KernelActivation(BatchNormActivation::Kind kind) {
     case BatchNormActivation::Kind::kRelu: return backend::kConvRelu;
     case BatchNormActivation::Kind::kClamp: return backend::kConvClamp;
     case BatchNormActivation::Kind::kSilu: return backend::kConvSilu;
+    case BatchNormActivation::Kind::kHardtanh: return backend::kConvHardtanh;
     default: return backend::kConvNoActivation;
   }
 }
@@ -126,6 +127,7 @@ BatchNormActivation::Kind ActivationKind(int32_t kernel_activation) {
     case backend::kConvRelu: return BatchNormActivation::Kind::kRelu;
     case backend::kConvClamp: return BatchNormActivation::Kind::kClamp;
     case backend::kConvSilu: return BatchNormActivation::Kind::kSilu;
+    case backend::kConvHardtanh: return BatchNormActivation::Kind::kHardtanh;
     default: return BatchNormActivation::Kind::kNone;
   }
 }
@@ -155,8 +157,9 @@ BatchNormGradSums BatchNormGradSumsOf(const Tensor& g_in, const Tensor& xhat_in,
         g = silu;
       } else {
         Tensor masked = Tensor::Empty(g.shape());
-        Kernels().ClampBackward(y.data_f32(), after.lo, after.hi, g.data_f32(), masked.data_f32(),
-                                static_cast<size_t>(g.numel()));
+        const auto rule = after.kind == Kind::kHardtanh ? &Kernels::HardtanhBackward : &Kernels::ClampBackward;
+        (Kernels().*rule)(y.data_f32(), after.lo, after.hi, g.data_f32(), masked.data_f32(),
+                          static_cast<size_t>(g.numel()));
         g = masked;
       }
     }

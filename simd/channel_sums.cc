@@ -212,7 +212,8 @@ void ChannelSumsTarget(const float* x, const float* center, size_t samples, size
   }
 }
 // g as the gradient of the forward pass's activation at y = xhat * w + b, formed as the forward
-// pass formed y (ChannelNormSums): Relu's rule g * (y > 0), Clip's +0 outside [lo, hi], SiLU's
+// pass formed y (ChannelNormSums): Relu's rule g * (y > 0), Clip's +0 outside [lo, hi], hardtanh's
+// +0 at and beyond them, SiLU's
 // g * s + ((g * y) * (-s + 1)) * s with s the forward pass's sigmoid (simd/silu_backward.h).
 template <class D, class V>
 HWY_INLINE V ActivationGradient(D d, const NormActivation& a, V g, V xhat, V w, V b, V s) {
@@ -220,6 +221,9 @@ HWY_INLINE V ActivationGradient(D d, const NormActivation& a, V g, V xhat, V w, 
   const V y = hn::Add(hn::Mul(xhat, w), b);
   if (a.kind == NormActivation::kRelu) {
     return Canonicalize(d, hn::Mul(g, hn::IfThenElseZero(hn::Gt(y, hn::Zero(d)), hn::Set(d, 1.0f))));
+  }
+  if (a.kind == NormActivation::kHardtanh) {
+    return Canonicalize(d, hn::IfThenZeroElse(hn::Or(hn::Le(y, hn::Set(d, a.lo)), hn::Ge(y, hn::Set(d, a.hi))), g));
   }
   if (a.kind == NormActivation::kSilu) {
     const V sigmoid_part = hn::Mul(hn::Mul(hn::Mul(g, y), hn::Add(hn::Neg(s), hn::Set(d, 1.0f))), s);
@@ -232,6 +236,7 @@ HWY_INLINE float ActivationGradientScalar(const NormActivation& a, float g, floa
   const float y = xhat * w + b;
   if (a.kind == NormActivation::kRelu) return CanonicalScalar(g * (y > 0.0f ? 1.0f : 0.0f));
   if (a.kind == NormActivation::kSilu) return CanonicalScalar(g * s + ((g * y) * (-s + 1.0f)) * s);
+  if (a.kind == NormActivation::kHardtanh) return y <= a.lo || y >= a.hi ? 0.0f : CanonicalScalar(g);
   return y < a.lo || y > a.hi ? 0.0f : CanonicalScalar(g);
 }
 // The sigmoid vector the activation's gradient reads (a zero one where it reads none).

@@ -259,11 +259,13 @@ HWY_INLINE void WithNormActivation(const NormActivation& a, const Visit& visit) 
   switch (a.kind) {
     case NormActivation::kRelu: return visit(ReluFn());
     case NormActivation::kClamp: return visit(ClampFn{a.lo, a.hi});
+    case NormActivation::kHardtanh: return visit(HardtanhFn{a.lo, a.hi});
     default: return visit(NoActivationFn());
   }
 }
 HWY_INLINE float ActivateScalar(const NormActivation& a, float v) {
   if (a.kind == NormActivation::kRelu) return v > 0.0f || v != v ? CanonicalScalar(v) : 0.0f;
+  if (a.kind == NormActivation::kHardtanh) return CanonicalScalar(v >= a.hi ? a.hi : v <= a.lo ? a.lo : v);
   if (a.kind != NormActivation::kClamp) return v;
   v = v < a.lo ? a.lo : v;
   return CanonicalScalar(v > a.hi ? a.hi : v);

@@ -72,13 +72,13 @@ void HardtanhBackward(const float* x, float lo, float hi, const float* g, float*
 
 // The activation that batch normalisation's forward pass applies to out as it stores it (a Relu,
 // Clip or SiLU that alone reads its output): kRelu out > 0 or NaN ? out : +0, as Unary's kRelu;
-// kClamp as Clamp; kSilu by SiluInPlace (simd/silu_forward.h) over the stored run, which the
-// normalisation's own passes leave as it is. The same bits as that op's pass after it; xhat stays
-// the normalised value. (The values are core/backend/kernel_table.h's kConvRelu, kConvClamp and
-// kConvSilu.)
+// kClamp as Clamp; kHardtanh as Hardtanh; kSilu by SiluInPlace (simd/silu_forward.h) over the
+// stored run, which the normalisation's own passes leave as it is. The same bits as that op's pass
+// after it; xhat stays the normalised value. (The values are core/backend/kernel_table.h's
+// kConvRelu ... kConvHardtanh.)
 struct NormActivation {
-  enum Kind : int32_t { kNone = 0, kRelu = 1, kClamp = 2, kSilu = 3 } kind = kNone;
-  float lo = 0.0f, hi = 0.0f;  // kClamp's bounds
+  enum Kind : int32_t { kNone = 0, kRelu = 1, kClamp = 2, kSilu = 3, kHardtanh = 4 } kind = kNone;
+  float lo = 0.0f, hi = 0.0f;  // kClamp's and kHardtanh's bounds
 };
 
 // Batch normalisation over one run of a channel (core/backend/cpu_channel_norm.cc), single-threaded:

@@ -46,8 +46,8 @@ void ChannelDeviationSquareSums(const float* x, const float* mean, size_t sample
 // ChannelSums sums them, of dxhat, dxhat * xhat, g * xhat and g, each product one rounded
 // multiplication; null outputs are skipped. With an activation (the forward pass's), g is first its
 // gradient at y = xhat * weight[c] + bias[c]: g * (y > 0 ? 1 : 0) for kRelu, y < lo or y > hi ? +0
-// : g for kClamp, g * s + ((g * y) * (-s + 1)) * s for kSilu (s = sigmoid[i]), canonical (the bits
-// of Relu's, Clip's and SiLU's backward rules).
+// : g for kClamp, y <= lo or y >= hi ? +0 : g for kHardtanh, g * s + ((g * y) * (-s + 1)) * s for
+// kSilu (s = sigmoid[i]), canonical (the bits of those ops' backward rules).
 struct ChannelNormSums {
   size_t samples = 0, channels = 0, positions = 0;
   const float* g = nullptr;

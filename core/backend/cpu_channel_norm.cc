@@ -26,7 +26,8 @@ const float* Repeated(const float* values, size_t channels, size_t inner, std::v
 }
 
 static_assert(simd::NormActivation::kRelu == backend::kConvRelu && simd::NormActivation::kClamp == backend::kConvClamp &&
-                  simd::NormActivation::kSilu == backend::kConvSilu,
+                  simd::NormActivation::kSilu == backend::kConvSilu &&
+                  simd::NormActivation::kHardtanh == backend::kConvHardtanh,
               "one numbering of the activations");
 
 }  // namespace

@@ -127,7 +127,9 @@ struct ConvCall {
 //   kConvClamp: v < lo ? lo : v, then v > hi ? hi : v
 //   kConvSilu:  v * sigmoid(v), sigmoid the contract's correctly rounded one (MathFn::kSigmoid)
 // A zero epilogue (the default) does nothing; the gradients ignore it.
-enum ConvActivation : int32_t { kConvNoActivation = 0, kConvRelu = 1, kConvClamp = 2, kConvSilu = 3 };
+// kConvHardtanh (batch normalisation's alone, not an epilogue's): PyTorch's hardtanh, the kernel
+// table's hardtanh entry.
+enum ConvActivation : int32_t { kConvNoActivation = 0, kConvRelu = 1, kConvClamp = 2, kConvSilu = 3, kConvHardtanh = 4 };
 struct ConvEpilogue {
   const float* mean = nullptr;
   const float* rstd = nullptr;
@@ -169,9 +171,9 @@ struct PoolCall {
 //             (weight null: times 1; bias null: plus +0, so -0 becomes +0 as with a zero bias)
 //   backward: dx = ((x - sum_x[c] / count) - xhat * (sum_x_xhat[c] / count)) * rstd[c], where x is
 //             the gradient of xhat (training mode: the statistics came from the batch)
-// The forward pass's activation (a Relu, Clip or SiLU that alone reads the output, in training
-// too) is applied to out as it is stored, as ConvEpilogue's kConvRelu, kConvClamp and kConvSilu
-// (the bits of the op run after it; SiLU's sigmoid(y) goes to sigmoid_out where that is not null,
+// The forward pass's activation (a Relu, Clip, SiLU or PyTorch's hardtanh that alone reads the
+// output, in training too) is applied to out as it is stored, as ConvEpilogue's kConvRelu,
+// kConvClamp and kConvSilu and the hardtanh entry (the bits of the op run after it; SiLU's sigmoid(y) goes to sigmoid_out where that is not null,
 // for the gradient); xhat_out stays the normalised value. A zero activation (the default) does
 // nothing.
 struct ChannelNormCall {
@@ -184,8 +186,8 @@ struct ChannelNormCall {
   const float* bias;                 // [channels] or null
   float* xhat_out;                   // [outer, channels, inner], or null: not kept (no gradient)
   float* out;                        // forward: y; backward: dx
-  int32_t activation;                // forward: kConvNoActivation, kConvRelu, kConvClamp or kConvSilu
-  float lo, hi;                      // kConvClamp's bounds
+  int32_t activation;                // forward: kConvNoActivation ... kConvHardtanh
+  float lo, hi;                      // kConvClamp's and kConvHardtanh's bounds
   float* sigmoid_out;                // kConvSilu: sigmoid(y), or null: not kept
   // Backward.
   const float* xhat;                 // [outer, channels, inner]
@@ -205,14 +207,15 @@ struct ChannelNormCall {
 //   kConvClamp: y < lo or y > hi ? +0 : g
 //   kConvSilu:  g * s + ((g * y) * (-s + 1)) * s, s = sigmoid[i] (the forward pass's sigmoid_out),
 //               as silu_backward forms it
+//   kConvHardtanh: y <= lo or y >= hi ? +0 : g (hardtanh_backward)
 struct ChannelNormSumsCall {
   size_t samples, channels, positions;
   const float* g;
   const float* xhat;
   const float* weight;
   const float* bias;     // [channels] or null (plus +0); read only with an activation
-  int32_t activation;    // kConvNoActivation, kConvRelu, kConvClamp or kConvSilu
-  float lo, hi;          // kConvClamp's bounds
+  int32_t activation;    // kConvNoActivation ... kConvHardtanh
+  float lo, hi;          // kConvClamp's and kConvHardtanh's bounds
   const float* sigmoid;  // kConvSilu: [samples, channels, positions] sigmoid(y)
   float* dxhat_out;
   float* sum_dxhat;

@@ -83,10 +83,11 @@ LS_HD float NormAffine(const float* weight, const float* bias, size_t ch, float 
   return Canonical(scaled + (bias != nullptr ? bias[ch] : 0.0f));
 }
 
-// The forward activation on a canonical y (ChannelNormCall): Relu's and Clip's bits (SiLU's
+// The forward activation on a canonical y (ChannelNormCall): Relu's, Clip's and hardtanh's bits (SiLU's
 // sigmoid and product run after, over the stored y).
 LS_HD float NormActivate(int32_t activation, float lo, float hi, float y) {
   if (activation == backend::kConvRelu) return y > 0.0f || y != y ? y : 0.0f;
+  if (activation == backend::kConvHardtanh) return Canonical(y >= hi ? hi : y <= lo ? lo : y);
   if (activation != backend::kConvClamp) return y;
   y = y < lo ? lo : y;
   return Canonical(y > hi ? hi : y);
@@ -103,8 +104,8 @@ struct ChannelNormalizeBody {
 };
 
 // The gradient of the forward activation at y formed again from xhat (ChannelNormSumsCall): Relu's
-// rule g * (y > 0 ? 1 : 0), Clip's +0 outside [lo, hi], SiLU's g * s + ((g * y) * (-s + 1)) * s,
-// canonical.
+// rule g * (y > 0 ? 1 : 0), Clip's +0 outside [lo, hi], hardtanh's +0 at and beyond them, SiLU's
+// g * s + ((g * y) * (-s + 1)) * s, canonical.
 struct NormActivationGradientBody {
   backend::ChannelNormSumsCall c;
   float* out;
@@ -112,6 +113,8 @@ struct NormActivationGradientBody {
     const float y = NormAffine(c.weight, c.bias, (i / c.positions) % c.channels, c.xhat[i]);
     if (c.activation == backend::kConvRelu) {
       out[i] = Canonical(c.g[i] * (y > 0.0f ? 1.0f : 0.0f));
+    } else if (c.activation == backend::kConvHardtanh) {
+      out[i] = y <= c.lo || y >= c.hi ? 0.0f : Canonical(c.g[i]);
     } else if (c.activation == backend::kConvSilu) {
       const float s = c.sigmoid[i], g = c.g[i];
       const float sigmoid_part = Canonical(Canonical(Canonical(g * y) * Canonical(-s + 1.0f)) * s);

@@ -24,8 +24,8 @@ namespace battery {
 // normalisation's channel sums read in place; `total-fused-3`: the forward convolution's epilogue;
 // `total-fused-4`: Clip's gradient in one pass, batch normalisation's gradient sums in one pass;
 // `total-fused-5`: SiLU's gradient in one pass, batch normalisation's variance sums in one pass, its
-// arithmetic on small planes; `total-fused-6`: batch normalisation with the Relu, Clip or SiLU after
-// it; `total-fused-7`: PyTorch's hardtanh and its gradient in one pass each).
+// arithmetic on small planes; `total-fused-6`: batch normalisation with the Relu, Clip, SiLU or
+// hardtanh after it; `total-fused-7`: PyTorch's hardtanh and its gradient in one pass each).
 enum class GoldenSection {
   kContract1, kLayers, kOnnxOps1, kOnnxOps2, kFused1, kFused2, kFused3, kFused4, kFused5, kFused6, kFused7
 };

@@ -88,9 +88,9 @@ const SectionText kSectionText[kGoldenSections] = {
      "# the bits of the subtraction, the square and channel_sums), and its arithmetic on planes of 1 to 63\n"
      "# positions, hashed into their own total\n"},
     {"total-fused-6",
-     "# section 10: batch normalisation with the Relu, Clip or SiLU after it (channel_normalize applying\n"
-     "# the activation as it stores y, channel_norm_backward_sums forming its gradient from y formed again:\n"
-     "# the bits of the two ops), hashed into their own total\n"},
+     "# section 10: batch normalisation with the Relu, Clip, SiLU or hardtanh after it (channel_normalize\n"
+     "# applying the activation as it stores y, channel_norm_backward_sums forming its gradient from y\n"
+     "# formed again: the bits of the two ops), hashed into their own total\n"},
     {"total-fused-7",
      "# section 11: PyTorch's hardtanh (ReLU6) and its gradient in one pass each (hardtanh,\n"
      "# hardtanh_backward: the bits of its two masked fills and their gradients), hashed into their own\n"

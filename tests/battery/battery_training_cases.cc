@@ -170,7 +170,7 @@ void ChannelNormalizeSmallPlaneCases(Runner& r, std::vector<KernelOutput>& outpu
   outputs.push_back(std::move(k));
 }
 
-// Batch normalisation with the Relu, Clip or SiLU after it: the forward pass's activation on runs of
+// Batch normalisation with the Relu, Clip, SiLU or hardtanh after it: the forward pass's activation on runs of
 // a plane (64 positions and more) and on small planes (SiLU's sigmoid kept or not), and the backward
 // sums with the activation's gradient on the shapes of channel_norm_backward_sums (read in place,
 // small planes, gathered), with and without the affine parameters, over moderate values and values
@@ -197,13 +197,14 @@ void ChannelNormActivationCases(Runner& r, std::vector<KernelOutput>& outputs) {
     float lo, hi;
   } activations[] = {{backend::kConvRelu, 0.0f, 0.0f}, {backend::kConvClamp, 0.0f, 6.0f},
                      {backend::kConvClamp, -0.0f, inf}, {backend::kConvClamp, -0.5f, 0.25f},
-                     {backend::kConvSilu, 0.0f, 0.0f}};
+                     {backend::kConvSilu, 0.0f, 0.0f},         {backend::kConvHardtanh, 0.0f, 6.0f},
+                     {backend::kConvHardtanh, -0.5f, 0.25f}};
   KernelOutput k{"channel_norm_activation", {}};
   const size_t forward_shapes[][3] = {{2, 3, 300}, {3, 5, 64}, {3, 20, 4}, {2, 7, 9}, {5, 33, 1}};
   for (const auto& s : forward_shapes) {
     const size_t n = s[0] * s[1] * s[2];
-    for (int variant = 0; variant < 10; ++variant) {
-      const auto& a = activations[variant % 5];
+    for (int variant = 0; variant < 14; ++variant) {
+      const auto& a = activations[variant % 7];
       const float* p = parameters[variant % 3 == 1 ? 1 : 0];
       backend::ChannelNormCall c{};
       c.outer = s[0];
@@ -212,14 +213,14 @@ void ChannelNormActivationCases(Runner& r, std::vector<KernelOutput>& outputs) {
       c.x = variant % 3 == 1 ? mixed : moderate + variant;
       c.mean = p;
       c.rstd = variant % 3 == 1 ? p + 64 : positive;
-      c.weight = variant < 4 || variant == 9 ? p + 128 : nullptr;
+      c.weight = variant < 4 || variant == 11 || variant == 12 ? p + 128 : nullptr;
       c.bias = variant % 2 == 0 ? p + 192 : nullptr;
       c.xhat_out = variant == 5 ? nullptr : xhat_out;
       c.out = out;
       c.activation = a.kind;
       c.lo = a.lo;
       c.hi = a.hi;
-      c.sigmoid_out = a.kind == backend::kConvSilu && variant != 9 ? sigmoid_out : nullptr;
+      c.sigmoid_out = a.kind == backend::kConvSilu && variant != 11 ? sigmoid_out : nullptr;
       r.Check(r.k.channel_normalize(&c), "channel_normalize");
       if (c.xhat_out != nullptr) r.Fetch(k, xhat_out, n);
       r.Fetch(k, out, n);
@@ -230,8 +231,8 @@ void ChannelNormActivationCases(Runner& r, std::vector<KernelOutput>& outputs) {
                                   {5, 2, 33},  {4, 6, 0}, {9, 2, 1024}, {3, 4, 192}};
   for (const auto& s : sum_shapes) {
     const size_t n = s[0] * s[1] * s[2];
-    for (int variant = 0; variant < 10; ++variant) {
-      const auto& a = activations[variant % 5];
+    for (int variant = 0; variant < 14; ++variant) {
+      const auto& a = activations[variant % 7];
       const float* p = parameters[variant % 3 == 2 ? 1 : 0];
       backend::ChannelNormSumsCall call{};
       call.samples = s[0];
@@ -239,7 +240,7 @@ void ChannelNormActivationCases(Runner& r, std::vector<KernelOutput>& outputs) {
       call.positions = s[2];
       call.g = variant % 2 == 0 ? moderate : mixed;
       call.xhat = variant % 3 == 2 ? mixed + 5 : xhat;
-      call.weight = variant < 4 || variant == 9 ? p : nullptr;
+      call.weight = variant < 4 || variant == 11 || variant == 12 ? p : nullptr;
       call.bias = variant % 4 < 2 ? p + 64 : nullptr;
       call.activation = a.kind;
       call.lo = a.lo;

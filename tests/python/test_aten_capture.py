@@ -312,3 +312,42 @@ def test_the_norm_of_a_zero_vector_has_pytorchs_zero_gradient(tmp_path):
         (m(ls.from_numpy(x.numpy())) * ls.from_numpy(w.numpy())).sum().backward()
         grad = dict(m.named_parameters())["fc.weight"].grad.numpy()
         assert np.all(np.isfinite(grad)) and rel_error(grad, want) < 16, grad
+
+
+@pytest.mark.parametrize("act", [tnn.ReLU6(inplace=True), tnn.ReLU(), tnn.SiLU(inplace=True), tnn.Hardtanh(-0.5, 0.25)])
+def test_batch_norm_folds_the_activation_after_it_with_the_ops_bits(act):
+    """A ReLU, ReLU6/hardtanh or SiLU whose input is a batch norm's output that nothing else reads runs
+    inside the batch norm (core's BatchNorm with an activation): the output, the running statistics
+    and every gradient are the bits of lockstep's separate ops, in training."""
+    torch.manual_seed(5)
+    model = tnn.Sequential(tnn.Conv2d(3, 6, 3, padding=1), tnn.BatchNorm2d(6), act)
+    x = np.random.default_rng(6).uniform(-2, 2, (4, 3, 7, 7)).astype(np.float32)
+    x[0, 0, :3, :3] = 0.0  # exact zeros reach the bounds
+    g = np.random.default_rng(7).uniform(-1, 1, (4, 6, 7, 7)).astype(np.float32)
+    converted = _aten.convert(model, torch.from_numpy(x))
+    converted.train()
+    programs = converted.__dict__["_programs"].values()
+    assert any(getattr(ins.fn, "keywords", {}).get("activation") for p in programs for ins in p)  # folded
+    y = converted(ls.from_numpy(x))
+    y.backward(ls.from_numpy(g))
+    grads = {n: p.grad.numpy() for n, p in converted.named_parameters()}
+
+    # The same step with lockstep's ops one after another.
+    conv, norm = model[0], model[1]
+    w, b = ls.from_numpy(conv.weight.detach().numpy()), ls.from_numpy(conv.bias.detach().numpy())
+    gamma, beta = ls.from_numpy(norm.weight.detach().numpy()), ls.from_numpy(norm.bias.detach().numpy())
+    mean, var = ls.from_numpy(norm.running_mean.numpy().copy()), ls.from_numpy(norm.running_var.numpy().copy())
+    for t in (w, b, gamma, beta):
+        t.requires_grad = True
+    z = ls.nn.functional.conv2d(ls.from_numpy(x), w, b, padding=1)
+    z = ls._C.batch_norm(z, mean, var, gamma, beta, True, 0.1, 1e-5)
+    z = {tnn.ReLU6: lambda t: ls._C.hardtanh(t, 0.0, 6.0), tnn.ReLU: ls._C.relu, tnn.SiLU: ls._C.silu,
+         tnn.Hardtanh: lambda t: ls._C.hardtanh(t, -0.5, 0.25)}[type(act)](z)
+    z.backward(ls.from_numpy(g))
+    bits = lambda a: np.asarray(a, np.float32).view(np.uint32)
+    assert np.array_equal(bits(y.detach().numpy()), bits(z.detach().numpy()))
+    for name, want in (("0.weight", w), ("0.bias", b), ("1.weight", gamma), ("1.bias", beta)):
+        assert np.array_equal(bits(grads[name]), bits(want.grad.numpy())), name
+    state = converted.state_dict()
+    assert np.array_equal(bits(state["1.running_mean"].numpy()), bits(mean.numpy()))
+    assert np.array_equal(bits(state["1.running_var"].numpy()), bits(var.numpy()))

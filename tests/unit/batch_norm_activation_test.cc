@@ -1,5 +1,5 @@
-// BatchNorm with an activation (the Relu, Clamp or SiLU applied as the output is stored, and its gradient
-// folded into the normalisation's backward sums) gives the bits of BatchNorm, then Relu, Clamp or Silu:
+// BatchNorm with an activation (the Relu, Clamp, SiLU or Hardtanh applied as the output is stored, and its gradient
+// folded into the normalisation's backward sums) gives the bits of BatchNorm, then that op:
 // the output, the running statistics and the gradients of x, weight and bias, on every target, at 1
 // and 2 threads, in training and evaluation, with and without the affine parameters, over planes
 // that take each path of the kernels (whole rows of the reduction's lanes read in place, planes
@@ -66,7 +66,12 @@ Run Forward(const Shape& shape, bool training, bool affine, const BatchNormActiv
     r.y = BatchNorm(x, r.running_mean, r.running_var, weight, bias, training, 0.1f, 1e-3f, after);
   } else {
     r.y = BatchNorm(x, r.running_mean, r.running_var, weight, bias, training, 0.1f, 1e-3f);
-    r.y = after.kind == Kind::kRelu ? Relu(r.y) : after.kind == Kind::kSilu ? Silu(r.y) : Clamp(r.y, after.lo, after.hi);
+    switch (after.kind) {
+      case Kind::kRelu: r.y = Relu(r.y); break;
+      case Kind::kSilu: r.y = Silu(r.y); break;
+      case Kind::kHardtanh: r.y = Hardtanh(r.y, after.lo, after.hi); break;
+      default: r.y = Clamp(r.y, after.lo, after.hi);
+    }
   }
   // The gradient reaching y: mixed values, every special class among them.
   const Tensor g = Tensor::FromVector(shape, testing::MixedValues(static_cast<size_t>(NumElements(shape)), 16, 13));
@@ -79,14 +84,18 @@ Run Forward(const Shape& shape, bool training, bool affine, const BatchNormActiv
   return r;
 }
 
-TEST_CASE("batch_norm with relu, clamp or silu equals batch_norm and then the activation, values and gradients, bit for bit") {
+TEST_CASE("batch_norm with relu, clamp, silu or hardtanh equals batch_norm and then the activation, values and gradients, bit for bit") {
   const float inf = __builtin_inff();
   // 64 positions (read in place), 16 and 4 and 1 (dividing the lanes), 49 and 65 (gathered; runs
   // with tails).
   const Shape shapes[] = {{2, 5, 8, 8}, {3, 5, 4, 4}, {4, 5, 2, 2}, {6, 5}, {2, 5, 7, 7}, {2, 5, 5, 13}};
-  BatchNormActivation activations[5];
+  BatchNormActivation activations[7];
   activations[0].kind = Kind::kRelu;
   activations[4].kind = Kind::kSilu;
+  activations[5].kind = activations[6].kind = Kind::kHardtanh;
+  activations[5].hi = 6.0f;
+  activations[6].lo = -1.5f;
+  activations[6].hi = 0.5f;
   activations[1].kind = activations[2].kind = activations[3].kind = Kind::kClamp;
   activations[1].lo = 0.0f;
   activations[1].hi = 6.0f;
@@ -98,7 +107,7 @@ TEST_CASE("batch_norm with relu, clamp or silu equals batch_norm and then the ac
     testing::ForOneAndTwoThreads([&](size_t) {
       for (const Shape& shape : shapes) {
         CAPTURE(ShapeString(shape));
-        for (int variant = 0; variant < 20; ++variant) {
+        for (int variant = 0; variant < 28; ++variant) {
           const bool training = variant % 2 == 0, affine = variant % 4 < 2;
           const BatchNormActivation& after = activations[variant / 4];
           CAPTURE(variant);

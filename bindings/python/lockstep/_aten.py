@@ -32,6 +32,7 @@ tracks; an in-place write whose target is read again through another alias after
 Integer tensors (positions, indices) are computed with NumPy; booleans are float32 0/1.
 """
 import collections
+import functools
 import operator
 
 import numpy as np
@@ -41,7 +42,7 @@ from ._errors import ArgumentError
 from ._runtime import no_grad
 from . import nn
 from .nn import functional as F
-from ._aten_ops import _INPLACE, _META_ONLY, _OPS, _RANDOM, _VIEWS, _bernoulli_mask, _linear_t
+from ._aten_ops import _INPLACE, _META_ONLY, _OPS, _RANDOM, _VIEWS, _bernoulli_mask, _linear_t, _passthrough
 from ._aten_program import AtenModule, _Affine, _Instr, _Ref, _place, _run
 
 
@@ -165,6 +166,41 @@ def _meta_shape(node):
 def _op_name(target):
     name = str(target)
     return name[5:] if name.startswith("aten.") else name
+
+
+_BATCH_NORMS = ("native_batch_norm.default", "_native_batch_norm_legit.default", "_native_batch_norm_legit.no_stats")
+
+
+def _fold_activations(torch, nodes, users, live):
+    """{batch norm node: (name, lo, hi)} and {activation node: its batch norm node} for each ReLU,
+    hardtanh or SiLU whose input is a batch norm's output 0 that nothing else reads (the norm's other
+    outputs unread too): core's BatchNorm then applies it as it stores its output and forms its
+    gradient inside its own (the bits and gradients of the two ops)."""
+    folded, absorbed = {}, {}
+    for n in nodes:
+        if n not in live or n.op != "call_function" or n.target is operator.getitem:
+            continue
+        name = _op_name(n.target).replace("_.default", ".default")
+        if name not in ("relu.default", "hardtanh.default", "silu.default") or not n.args:
+            continue
+        item = n.args[0]
+        if not isinstance(item, torch.fx.Node) or item.target is not operator.getitem or item.args[1] != 0:
+            continue
+        norm = item.args[0]
+        if not isinstance(norm, torch.fx.Node) or norm.op != "call_function" or _op_name(norm.target) not in _BATCH_NORMS:
+            continue
+        if [u for u in users[item] if u in live] != [n] or [u for u in users[norm] if u in live] != [item]:
+            continue
+        if name == "hardtanh.default":
+            lo = float(n.args[1]) if len(n.args) > 1 else float(n.kwargs.get("min_val", -1.0))
+            hi = float(n.args[2]) if len(n.args) > 2 else float(n.kwargs.get("max_val", 1.0))
+            if not lo <= hi:
+                continue  # PyTorch gives hi everywhere: the fills, not the kernel
+            folded[norm] = ("hardtanh", lo, hi)
+        else:
+            folded[norm] = (name.split(".")[0], 0.0, 0.0)
+        absorbed[n] = norm
+    return folded, absorbed
 
 
 def _batched(torch, inputs, extra):
@@ -358,6 +394,7 @@ class _Converter:
                 src = n.args[0]
                 root_of[n] = root_of.get(src, src)
 
+        folded, absorbed = _fold_activations(torch, nodes, users, live)
         program = []
         sites = collections.Counter()
         for n in nodes:
@@ -415,7 +452,7 @@ class _Converter:
                 site = None
             if name in _INPLACE:
                 functional = _INPLACE[name]
-                fn = None if functional.startswith("<") else _OPS[functional]
+                fn = None if functional.startswith("<") else _passthrough if n in absorbed else _OPS[functional]
                 write = self.classify_write(n, nodes, order, users, grad, root_of)
                 program.append(_Instr(name=n.name, op=name, fn=fn, args=args, kwargs=kwargs, kind="inplace",
                                       path=path, write=write, shape=shape, aux=site))
@@ -434,7 +471,11 @@ class _Converter:
             fn = _OPS.get(name)
             if fn is None:
                 raise self.fail("calls aten.%s, which lockstep cannot convert (yet)" % name, n)
-            if name == "silu.default" and isinstance(n.args[0], torch.fx.Node) and len(users[n.args[0]]) == 1:
+            if n in folded:
+                fn = functools.partial(fn, activation=folded[n])
+            elif n in absorbed:
+                fn = _passthrough
+            elif name == "silu.default" and isinstance(n.args[0], torch.fx.Node) and len(users[n.args[0]]) == 1:
                 # SiLU as one op (its gradient one pass): the bits of x * sigmoid(x) and its gradient
                 # when nothing else reads x, so that x's two gradients are all its gradient (the ONNX
                 # export's Sigmoid and Mul give the same bits wherever it runs).

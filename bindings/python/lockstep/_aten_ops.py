@@ -357,20 +357,27 @@ def _two(v):
     return (int(v[0]), int(v[0])) if len(v) == 1 else (int(v[0]), int(v[1]))
 
 
-def _batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps):
+def _batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps, activation=("", 0.0, 0.0)):
+    """activation: (name, lo, hi) of the op after it that the conversion folded in (_fold_activations:
+    core's BatchNorm applies it in its own passes, the bits of the two ops)."""
     rank = x.dim()
-    if rank == 3:  # [N, C, L] as [N, C, L, 1]
-        out = F.batch_norm(x.unsqueeze(-1), running_mean, running_var, weight, bias, bool(training), momentum, eps)
-        return (out.squeeze(-1), None, None)
-    return (F.batch_norm(x, running_mean, running_var, weight, bias, bool(training), momentum, eps), None, None)
+    flat = x.unsqueeze(-1) if rank == 3 else x  # [N, C, L] as [N, C, L, 1]
+    out = _C.batch_norm(flat, running_mean, running_var, weight, bias, bool(training), float(momentum), float(eps),
+                        *activation)
+    return (out.squeeze(-1) if rank == 3 else out, None, None)
 
 
-def _batch_norm_legit(x, weight, bias, running_mean, running_var, training, momentum, eps):
-    return _batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps)
+def _batch_norm_legit(x, weight, bias, running_mean, running_var, training, momentum, eps, activation=("", 0.0, 0.0)):
+    return _batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps, activation)
 
 
-def _batch_norm_no_stats(x, weight, bias, training, momentum, eps):
-    return _batch_norm(x, weight, bias, None, None, True, momentum, eps)
+def _batch_norm_no_stats(x, weight, bias, training, momentum, eps, activation=("", 0.0, 0.0)):
+    return _batch_norm(x, weight, bias, None, None, True, momentum, eps, activation)
+
+
+def _passthrough(x, *args, **kwargs):
+    """An activation folded into the batch norm before it: its value is that norm's output."""
+    return x
 
 
 def _layer_norm(x, shape, weight=None, bias=None, eps=1e-5):

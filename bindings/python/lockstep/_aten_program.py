@@ -170,8 +170,9 @@ def _run(module, program, outputs, inputs, batch, check=False):
                 else:
                     new = ins.fn(*args, **kwargs)
                 if ins.write == "real":
-                    with no_grad():
-                        target.copy_(new)
+                    if new is not target:  # a folded activation's value is its target already
+                        with no_grad():
+                            target.copy_(new)
                     out = target
                 elif ins.write == "rebind":
                     out = new

@@ -192,11 +192,32 @@ void BindOps(py::module_& m) {
   m.def("layer_norm", [](T x, int64_t dims, OptT w, OptT b, double eps) {
     return Sized(x.numel(), [&] { return LayerNorm(x, dims, Or(w), Or(b), static_cast<float>(eps)); });
   });
-  m.def("batch_norm", [](T x, OptT rm, OptT rv, OptT w, OptT b, bool training, double momentum, double eps) {
+  // activation: "relu", "clamp", "silu" or "hardtanh" (min_val, max_val: the bounds) applied inside
+  // the normalisation's passes, the bits of the op after it (core/ops.h); "" for none.
+  m.def("batch_norm", [](T x, OptT rm, OptT rv, OptT w, OptT b, bool training, double momentum, double eps,
+                         const std::string& activation, double min_val, double max_val) {
+    BatchNormActivation after;
+    using Kind = BatchNormActivation::Kind;
+    const std::pair<const char*, Kind> kinds[] = {{"", Kind::kNone},      {"relu", Kind::kRelu}, {"clamp", Kind::kClamp},
+                                                  {"silu", Kind::kSilu}, {"hardtanh", Kind::kHardtanh}};
+    bool known = false;
+    for (const auto& [name, kind] : kinds) {
+      if (activation == name) {
+        after.kind = kind;
+        known = true;
+      }
+    }
+    LOCKSTEP_REQUIRE_KIND(ErrorKind::kArgument, known, "batch_norm: activation must be '', 'relu', 'clamp', 'silu' or "
+                                                       "'hardtanh', got '" << activation << "'");
+    after.lo = static_cast<float>(min_val);
+    after.hi = static_cast<float>(max_val);
     return Sized(x.numel(), [&] {
-      return BatchNorm(x, Or(rm), Or(rv), Or(w), Or(b), training, static_cast<float>(momentum), static_cast<float>(eps));
+      return BatchNorm(x, Or(rm), Or(rv), Or(w), Or(b), training, static_cast<float>(momentum), static_cast<float>(eps),
+                       after);
     });
-  });
+  }, py::arg("input"), py::arg("running_mean").none(true), py::arg("running_var").none(true),
+        py::arg("weight").none(true), py::arg("bias").none(true), py::arg("training"), py::arg("momentum"),
+        py::arg("eps"), py::arg("activation") = "", py::arg("min_val") = 0.0, py::arg("max_val") = 0.0);
   m.def("embedding", [](T idx, T w) { return Sized(idx.numel() * (w.dim() == 2 ? w.size(1) : 1), [&] { return Embedding(idx, w); }); });
   m.def("nll_loss", [](T logp, T target, const std::string& reduction, int64_t ignore_index) {
     return Sized(logp.numel(), [&] { return NllLoss(logp, target, ReductionOf(reduction, "nll_loss"), ignore_index); });
