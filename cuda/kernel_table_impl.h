@@ -313,7 +313,7 @@ struct TableImpl {
     const size_t n = given->samples * given->channels * given->positions;
     const bool activated = given->activation != backend::kConvNoActivation;
     Scratch gradient(activated ? n * sizeof(float) : 0);
-    if (activated && n != 0 && gradient.ptr == nullptr) return Dev::Fail("out of device memory for batch_norm gradient sums");
+    if (activated && gradient.ptr == nullptr) return Dev::Fail("out of device memory for batch_norm gradient sums");
     backend::ChannelNormSumsCall masked = *given;
     if (activated) {
       const int status = Dev::Launch(n, NormActivationGradientBody{*given, gradient.f()});

@@ -13,6 +13,7 @@
 #define HWY_TARGET_INCLUDE "simd/channel_sums.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "simd/elementwise-inl.h"
 #include "simd/reduce-inl.h"
 #include "simd/scratch.h"
 
@@ -212,32 +213,28 @@ void ChannelSumsTarget(const float* x, const float* center, size_t samples, size
   }
 }
 // g as the gradient of the forward pass's activation at y = xhat * w + b, formed as the forward
-// pass formed y (ChannelNormSums): Relu's rule g * (y > 0), Clip's +0 outside [lo, hi], hardtanh's
-// +0 at and beyond them, SiLU's
-// g * s + ((g * y) * (-s + 1)) * s with s the forward pass's sigmoid (simd/silu_backward.h).
+// pass formed y (ChannelNormSums): the rules of the ops' own backward kernels (Relu's g * (y > 0),
+// clamp_backward's, hardtanh_backward's, silu_backward's with s the forward pass's sigmoid).
 template <class D, class V>
 HWY_INLINE V ActivationGradient(D d, const NormActivation& a, V g, V xhat, V w, V b, V s) {
   if (a.kind == NormActivation::kNone) return g;
   const V y = hn::Add(hn::Mul(xhat, w), b);
-  if (a.kind == NormActivation::kRelu) {
-    return Canonicalize(d, hn::Mul(g, hn::IfThenElseZero(hn::Gt(y, hn::Zero(d)), hn::Set(d, 1.0f))));
+  switch (a.kind) {
+    case NormActivation::kRelu: return MulFn()(d, g, GtFn()(d, y, hn::Zero(d)));
+    case NormActivation::kClamp: return ClampBackwardFn{a.lo, a.hi}(d, y, g);
+    case NormActivation::kHardtanh: return HardtanhBackwardFn{a.lo, a.hi}(d, y, g);
+    default: return SiluGradientFn()(d, y, s, g);
   }
-  if (a.kind == NormActivation::kHardtanh) {
-    return Canonicalize(d, hn::IfThenZeroElse(hn::Or(hn::Le(y, hn::Set(d, a.lo)), hn::Ge(y, hn::Set(d, a.hi))), g));
-  }
-  if (a.kind == NormActivation::kSilu) {
-    const V sigmoid_part = hn::Mul(hn::Mul(hn::Mul(g, y), hn::Add(hn::Neg(s), hn::Set(d, 1.0f))), s);
-    return Canonicalize(d, hn::Add(hn::Mul(g, s), sigmoid_part));
-  }
-  return Canonicalize(d, hn::IfThenZeroElse(hn::Or(hn::Lt(y, hn::Set(d, a.lo)), hn::Gt(y, hn::Set(d, a.hi))), g));
 }
 HWY_INLINE float ActivationGradientScalar(const NormActivation& a, float g, float xhat, float w, float b, float s) {
   if (a.kind == NormActivation::kNone) return g;
   const float y = xhat * w + b;
-  if (a.kind == NormActivation::kRelu) return CanonicalScalar(g * (y > 0.0f ? 1.0f : 0.0f));
-  if (a.kind == NormActivation::kSilu) return CanonicalScalar(g * s + ((g * y) * (-s + 1.0f)) * s);
-  if (a.kind == NormActivation::kHardtanh) return y <= a.lo || y >= a.hi ? 0.0f : CanonicalScalar(g);
-  return y < a.lo || y > a.hi ? 0.0f : CanonicalScalar(g);
+  switch (a.kind) {
+    case NormActivation::kRelu: return CanonicalScalar(g * (y > 0.0f ? 1.0f : 0.0f));
+    case NormActivation::kClamp: return y < a.lo || y > a.hi ? 0.0f : CanonicalScalar(g);
+    case NormActivation::kHardtanh: return y <= a.lo || y >= a.hi ? 0.0f : CanonicalScalar(g);
+    default: return SiluGradientScalar(y, s, g);
+  }
 }
 // The sigmoid vector the activation's gradient reads (a zero one where it reads none).
 template <class D>

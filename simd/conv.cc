@@ -402,7 +402,7 @@ void ConvForwardTarget(const ConvShape& s, const float* x, const float* w, const
         }
         // The channel's values are final (a later channel's vectors start at its own first
         // element): SiLU's sigmoid runs over them while they are in the cache.
-        if (silu) SiluRun(d, out + co * positions, positions);
+        if (silu) SiluInPlace(out + co * positions, nullptr, positions);
       }
     }
   });

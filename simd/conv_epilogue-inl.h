@@ -27,7 +27,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // One output channel's epilogue. Not canonical: the caller stores Canonicalize(d, Apply(d, v)).
 // Its constants are scalars (SVE's vectors cannot be members), set into vectors where Apply is
 // inlined, outside the caller's loop. SiLU is not applied here: its sigmoid runs over a stored run
-// (SiluRun), once the run's values are final.
+// (SiluInPlace, simd/silu_forward.h), once the run's values are final.
 struct ChannelEpilogue {
   bool normalize = false;
   ConvActivation activation = ConvActivation::kNone;
@@ -62,13 +62,7 @@ struct ChannelEpilogue {
   }
 };
 
-// v * sigmoid(v) over a run of stored values, in place, canonical (simd/silu_forward.h).
-template <class D>
-HWY_INLINE void SiluRun(D, float* run, size_t n) {
-  SiluInPlace(run, nullptr, n);
-}
-
-// The same steps on one float (the rows' tails), canonical; SiLU's sigmoid comes after (SiluRun).
+// The same steps on one float (the rows' tails), canonical; SiLU's sigmoid comes after (SiluInPlace).
 HWY_INLINE float EpilogueScalar(const ConvEpilogue* e, size_t channel, float v) {
   if (e != nullptr) {
     if (e->mean != nullptr) {
@@ -99,7 +93,7 @@ HWY_INLINE void ApplyEpilogueRuns(D d, const ConvEpilogue* e, size_t first_chann
     size_t p = 0;
     for (; p + N <= positions; p += N) hn::StoreU(Canonicalize(d, ep.Apply(d, hn::LoadU(d, run + p))), d, run + p);
     for (; p < positions; ++p) run[p] = EpilogueScalar(e, first_channel + c, run[p]);
-    if (e->activation == ConvActivation::kSilu) SiluRun(d, run, positions);
+    if (e->activation == ConvActivation::kSilu) SiluInPlace(run, nullptr, positions);
   }
 }
 

@@ -168,6 +168,18 @@ struct HardtanhBackwardFn {
   }
 };
 
+// SiLU's gradient at x with s = sigmoid(x): g * s + ((g * x) * (-s + 1)) * s, each operation
+// rounded, canonical (simd/silu_backward.h; batch normalisation's sums use it too).
+struct SiluGradientFn {
+  template <class D, class V> HWY_INLINE V operator()(D d, V x, V s, V g) const {
+    const V sigmoid_part = hn::Mul(hn::Mul(hn::Mul(g, x), hn::Add(hn::Neg(s), hn::Set(d, 1.0f))), s);
+    return Canonicalize(d, hn::Add(hn::Mul(g, s), sigmoid_part));
+  }
+};
+HWY_INLINE float SiluGradientScalar(float x, float s, float g) {
+  return CanonicalScalar(g * s + ((g * x) * (-s + 1.0f)) * s);
+}
+
 // Binds one operand to a broadcast scalar.
 template <class Fn>
 struct ScalarRight {

@@ -8,6 +8,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "simd/contract-inl.h"
+#include "simd/elementwise-inl.h"
 #include "simd/thread_pool.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -21,18 +22,12 @@ void SiluBackwardTarget(const float* x, const float* s, const float* g, float* o
   ForEachChunk(n, kChunk, [&](size_t first, size_t count) {
     const hn::ScalableTag<float> df;
     const size_t N = hn::Lanes(df);
-    const auto one = hn::Set(df, 1.0f);
     size_t i = first;
     const size_t end = first + count;
     for (; i + N <= end; i += N) {
-      const auto vx = hn::LoadU(df, x + i), vs = hn::LoadU(df, s + i), vg = hn::LoadU(df, g + i);
-      const auto sigmoid_part = hn::Mul(hn::Mul(hn::Mul(vg, vx), hn::Add(hn::Neg(vs), one)), vs);
-      hn::StoreU(Canonicalize(df, hn::Add(hn::Mul(vg, vs), sigmoid_part)), df, out + i);
+      hn::StoreU(SiluGradientFn()(df, hn::LoadU(df, x + i), hn::LoadU(df, s + i), hn::LoadU(df, g + i)), df, out + i);
     }
-    for (; i < end; ++i) {
-      const float sigmoid_part = ((g[i] * x[i]) * (-s[i] + 1.0f)) * s[i];
-      out[i] = CanonicalScalar(g[i] * s[i] + sigmoid_part);
-    }
+    for (; i < end; ++i) out[i] = SiluGradientScalar(x[i], s[i], g[i]);
   });
 }
 

@@ -108,15 +108,22 @@ struct UnaryBody {
   float* out;
   LS_HD void operator()(size_t i) const { out[i] = ApplyUnary(op, a[i]); }
 };
+// Clip's and hardtanh's values and gradients per element, canonical (the clamp, hardtanh and
+// batch normalisation bodies).
+LS_HD float ClampValue(float v, float lo, float hi) {
+  v = v < lo ? lo : v;
+  return Canonical(v > hi ? hi : v);
+}
+LS_HD float ClampGradient(float x, float lo, float hi, float g) { return x < lo || x > hi ? 0.0f : Canonical(g); }
+LS_HD float HardtanhValue(float v, float lo, float hi) { return Canonical(v >= hi ? hi : v <= lo ? lo : v); }
+LS_HD float HardtanhGradient(float x, float lo, float hi, float g) { return x <= lo || x >= hi ? 0.0f : Canonical(g); }
+
 // A NaN condition counts as true (NaN != 0).
 struct ClampBody {
   const float* x;
   float lo, hi;
   float* out;
-  LS_HD void operator()(size_t i) const {
-    const float y = x[i] < lo ? lo : x[i];
-    out[i] = Canonical(y > hi ? hi : y);
-  }
+  LS_HD void operator()(size_t i) const { out[i] = ClampValue(x[i], lo, hi); }
 };
 
 // Clip's gradient: +0 where x lies outside [lo, hi] (NaN fails both comparisons), else g.
@@ -125,7 +132,7 @@ struct ClampBackwardBody {
   float lo, hi;
   const float* g;
   float* out;
-  LS_HD void operator()(size_t i) const { out[i] = x[i] < lo || x[i] > hi ? 0.0f : Canonical(g[i]); }
+  LS_HD void operator()(size_t i) const { out[i] = ClampGradient(x[i], lo, hi, g[i]); }
 };
 
 // PyTorch's hardtanh (each mask tests x) and its gradient, 0 at and beyond the bounds.
@@ -133,17 +140,14 @@ struct HardtanhBody {
   const float* x;
   float lo, hi;
   float* out;
-  LS_HD void operator()(size_t i) const {
-    const float v = x[i];
-    out[i] = Canonical(v >= hi ? hi : v <= lo ? lo : v);
-  }
+  LS_HD void operator()(size_t i) const { out[i] = HardtanhValue(x[i], lo, hi); }
 };
 struct HardtanhBackwardBody {
   const float* x;
   float lo, hi;
   const float* g;
   float* out;
-  LS_HD void operator()(size_t i) const { out[i] = x[i] <= lo || x[i] >= hi ? 0.0f : Canonical(g[i]); }
+  LS_HD void operator()(size_t i) const { out[i] = HardtanhGradient(x[i], lo, hi, g[i]); }
 };
 
 struct SelectBody {

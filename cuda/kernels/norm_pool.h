@@ -5,6 +5,7 @@
 #define LOCKSTEP_CUDA_KERNELS_NORM_POOL_H_
 
 #include "core/backend/kernel_table.h"
+#include "cuda/kernels/elementwise.h"
 #include "cuda/kernels/portable.h"
 #include "cuda/kernels/reduce.h"
 
@@ -87,10 +88,8 @@ LS_HD float NormAffine(const float* weight, const float* bias, size_t ch, float 
 // sigmoid and product run after, over the stored y).
 LS_HD float NormActivate(int32_t activation, float lo, float hi, float y) {
   if (activation == backend::kConvRelu) return y > 0.0f || y != y ? y : 0.0f;
-  if (activation == backend::kConvHardtanh) return Canonical(y >= hi ? hi : y <= lo ? lo : y);
-  if (activation != backend::kConvClamp) return y;
-  y = y < lo ? lo : y;
-  return Canonical(y > hi ? hi : y);
+  if (activation == backend::kConvHardtanh) return HardtanhValue(y, lo, hi);
+  return activation == backend::kConvClamp ? ClampValue(y, lo, hi) : y;
 }
 
 struct ChannelNormalizeBody {
@@ -114,13 +113,13 @@ struct NormActivationGradientBody {
     if (c.activation == backend::kConvRelu) {
       out[i] = Canonical(c.g[i] * (y > 0.0f ? 1.0f : 0.0f));
     } else if (c.activation == backend::kConvHardtanh) {
-      out[i] = y <= c.lo || y >= c.hi ? 0.0f : Canonical(c.g[i]);
+      out[i] = HardtanhGradient(y, c.lo, c.hi, c.g[i]);
     } else if (c.activation == backend::kConvSilu) {
       const float s = c.sigmoid[i], g = c.g[i];
       const float sigmoid_part = Canonical(Canonical(Canonical(g * y) * Canonical(-s + 1.0f)) * s);
       out[i] = Canonical(Canonical(g * s) + sigmoid_part);
     } else {
-      out[i] = y < c.lo || y > c.hi ? 0.0f : Canonical(c.g[i]);
+      out[i] = ClampGradient(y, c.lo, c.hi, c.g[i]);
     }
   }
 };
